@@ -1,0 +1,166 @@
+//! The runtime's error type: one variant per cause a user can act on.
+
+use crate::graph::GraphError;
+
+/// Everything that can go wrong in autarky, from bad input to a device
+/// that timed out.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No usable CUDA driver or GPU.
+    #[error("no GPU available: {reason}")]
+    NoGpu {
+        /// What was missing, and where we looked.
+        reason: String,
+    },
+    /// libnvrtc could not be found.
+    #[error("NVRTC (libnvrtc.so.13) not found; looked in: {}. Install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc==13.0.88` and set AUTARKY_NVRTC_DIR to its site-packages/nvidia/cu13/lib", .looked.join(", "))]
+    NvrtcNotFound {
+        /// Every path tried.
+        looked: Vec<String>,
+    },
+    /// NVRTC rejected the megakernel source.
+    #[error("NVRTC failed to compile the megakernel (options: {}):\n{log}", .options.join(" "))]
+    Nvrtc {
+        /// The compile log, verbatim.
+        log: String,
+        /// The options passed to NVRTC.
+        options: Vec<String>,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA driver call {call} failed: {name} ({code})")]
+    Driver {
+        /// The driver function.
+        call: &'static str,
+        /// `CUresult` value.
+        code: u32,
+        /// Its name from the driver.
+        name: String,
+    },
+    /// The requested grid cannot be co-resident, so a cooperative launch would fail.
+    #[error("{wanted} blocks cannot be co-resident: {per_sm} per SM × {sms} SMs = {fits}")]
+    NotCoResident {
+        /// Blocks asked for.
+        wanted: u32,
+        /// Blocks that fit.
+        fits: u32,
+        /// Occupancy per SM.
+        per_sm: u32,
+        /// SMs on the device.
+        sms: u32,
+    },
+    /// The graph failed validation.
+    #[error("invalid graph: {0}")]
+    InvalidGraph(#[from] GraphError),
+    /// A runtime or run option is out of range.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// A bounded wait on the device ran past its deadline.
+    #[error("device timeout on PE {pe}, block {block} ({role}): {waiting_for} — seen {seen}, wanted {wanted}; task {task}, iteration {iteration}{report}")]
+    DeviceTimeout {
+        /// PE of the block that gave up.
+        pe: u32,
+        /// Block index.
+        block: u32,
+        /// Its role.
+        role: String,
+        /// Task involved (label), or "none".
+        task: String,
+        /// Iteration involved.
+        iteration: u32,
+        /// What the block waited for, in words.
+        waiting_for: String,
+        /// Value of the awaited word at the deadline.
+        seen: u64,
+        /// Value it wanted.
+        wanted: u64,
+        /// The deadlock report: every unfinished task and what it waits on.
+        report: String,
+    },
+    /// A task body reported failure through `ctx.fail(code)`.
+    #[error("task {task} failed on PE {pe}, iteration {iteration}, with code {code}")]
+    TaskFailed {
+        /// PE.
+        pe: u32,
+        /// Task label.
+        task: String,
+        /// Iteration.
+        iteration: u32,
+        /// Code passed to `fail`.
+        code: u64,
+    },
+    /// A task whose kind asks for finite outputs wrote NaN or Inf.
+    #[error("task {task} wrote a non-finite value on PE {pe}, iteration {iteration}, at element {index}")]
+    NonFinite {
+        /// PE.
+        pe: u32,
+        /// Task label.
+        task: String,
+        /// Iteration.
+        iteration: u32,
+        /// Element index reported by the check.
+        index: u64,
+    },
+    /// The device saw a task kind it was not compiled with.
+    #[error("task {task} on PE {pe} has kind {kind}, which the megakernel was not compiled with")]
+    UnknownTaskKind {
+        /// PE.
+        pe: u32,
+        /// Task label.
+        task: String,
+        /// The kind index found in the table.
+        kind: u64,
+    },
+    /// Host and kernel disagree on the ABI version.
+    #[error("ABI mismatch: the host speaks version {host}, the kernel was compiled for {kernel}")]
+    AbiMismatch {
+        /// Host's version.
+        host: u32,
+        /// Kernel's version.
+        kernel: u32,
+    },
+    /// The run was aborted from the host (watchdog or user).
+    #[error("run aborted by the host on PE {pe}: {reason}{report}")]
+    Aborted {
+        /// PE.
+        pe: u32,
+        /// Why.
+        reason: String,
+        /// The deadlock report at abort time.
+        report: String,
+    },
+    /// The kernel did not stop after abort was raised.
+    #[error("the megakernel on PE {pe} did not stop within {waited_ms} ms of abort; the GPU context is unusable: {report}")]
+    Unstoppable {
+        /// PE.
+        pe: u32,
+        /// How long the host waited.
+        waited_ms: u64,
+        /// What was known.
+        report: String,
+    },
+    /// A device-side error code the host does not know (ABI drift).
+    #[error("device reported unknown error code {code} on PE {pe}")]
+    UnknownDeviceError {
+        /// PE.
+        pe: u32,
+        /// Raw code.
+        code: u32,
+    },
+    /// A task kind has no CPU body, so the emulator cannot run it.
+    #[error("task kind `{kind}` has no CPU body (TaskKind::with_cpu); the emulator cannot run it")]
+    NoCpuBody {
+        /// Kind name.
+        kind: String,
+    },
+    /// File-system error (cubin cache).
+    #[error("I/O error at {path}: {source}")]
+    Io {
+        /// Path involved.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// `Result<T, autarky::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,149 @@
+//! Task kinds: a CUDA C++ device function (and optionally a Rust body for
+//! the CPU emulator) with a declared argument size.
+
+use std::sync::Arc;
+
+/// Index of a registered [`TaskKind`] in its graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KindId(pub(crate) u32);
+
+impl KindId {
+    /// This id's index (the dispatch switch's case label).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a CPU body sees of the instance it runs (emulator backend).
+#[derive(Clone, Copy, Debug)]
+pub struct CpuCtx<'a> {
+    /// Task id.
+    pub task: u32,
+    /// Iteration of this instance.
+    pub iteration: u32,
+    /// PE of the task.
+    pub pe: u32,
+    /// Emulated block (worker thread) running it.
+    pub block: u32,
+    /// Iterations of the whole run.
+    pub iterations: u32,
+    /// The task's argument bytes.
+    pub args: &'a [u8],
+}
+
+impl CpuCtx<'_> {
+    /// The arguments as `T`.
+    ///
+    /// # Panics
+    /// If the argument size differs from `size_of::<T>()`.
+    pub fn args<T: bytemuck::Pod>(&self) -> T {
+        bytemuck::pod_read_unaligned(self.args)
+    }
+}
+
+/// A Rust task body for the emulator: returns `Err(code)` to fail the run
+/// the way `ctx.fail(code)` does on the GPU.
+pub type CpuBody = Arc<dyn Fn(&CpuCtx<'_>) -> Result<(), u32> + Send + Sync>;
+
+/// A kind of task: a CUDA C++ device function compiled into the megakernel.
+///
+/// The source must define `__device__ void NAME(autarky::TaskCtx& ctx)`,
+/// where `NAME` is the kind's name. Every thread of the block calls it; it
+/// reads its arguments with `ctx.args<T>()`.
+///
+/// ```
+/// use autarky::TaskKind;
+/// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+/// #[repr(C)]
+/// struct Scale { data: u64, n: u32, factor: f32 }
+/// let kind = TaskKind::new("scale", r#"
+///     struct Scale { float* data; unsigned n; float factor; };
+///     __device__ void scale(autarky::TaskCtx& ctx) {
+///         const Scale& a = ctx.args<Scale>();
+///         for (unsigned i = threadIdx.x; i < a.n; i += blockDim.x) a.data[i] *= a.factor;
+///     }"#).args::<Scale>();
+/// assert_eq!(kind.arg_size(), 16);
+/// ```
+#[derive(Clone)]
+pub struct TaskKind {
+    pub(crate) name: String,
+    pub(crate) source: String,
+    pub(crate) arg_size: usize,
+    pub(crate) cpu: Option<CpuBody>,
+}
+
+impl std::fmt::Debug for TaskKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskKind")
+            .field("name", &self.name)
+            .field("arg_size", &self.arg_size)
+            .field("cpu", &self.cpu.is_some())
+            .finish()
+    }
+}
+
+impl TaskKind {
+    /// A kind whose device body is the function `name` defined in `source`.
+    /// Arguments default to none (size 0).
+    ///
+    /// # Panics
+    /// If `name` is not a C identifier, or starts with `autarky_` (reserved).
+    pub fn new(name: impl Into<String>, source: impl Into<String>) -> Self {
+        let name = name.into();
+        let ok = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        assert!(ok, "task kind name `{name}` is not a C identifier");
+        assert!(
+            !name.starts_with("autarky_"),
+            "task kind name `{name}` uses the reserved prefix `autarky_`"
+        );
+        TaskKind {
+            name,
+            source: source.into(),
+            arg_size: 0,
+            cpu: None,
+        }
+    }
+
+    /// Declares the argument type: every task of this kind must carry exactly
+    /// `size_of::<T>()` argument bytes.
+    pub fn args<T: bytemuck::Pod>(mut self) -> Self {
+        self.arg_size = std::mem::size_of::<T>();
+        self
+    }
+
+    /// Declares the argument size in bytes.
+    pub fn arg_size_bytes(mut self, size: usize) -> Self {
+        self.arg_size = size;
+        self
+    }
+
+    /// Adds a Rust body, so the kind can run on the CPU emulator.
+    pub fn with_cpu<F>(mut self, body: F) -> Self
+    where
+        F: Fn(&CpuCtx<'_>) -> Result<(), u32> + Send + Sync + 'static,
+    {
+        self.cpu = Some(Arc::new(body));
+        self
+    }
+
+    /// The device function's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The CUDA C++ source.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+    /// Declared argument size in bytes.
+    pub fn arg_size(&self) -> usize {
+        self.arg_size
+    }
+    /// The emulator body, if any.
+    pub fn cpu_body(&self) -> Option<&CpuBody> {
+        self.cpu.as_ref()
+    }
+}

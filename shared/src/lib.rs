@@ -1,0 +1,514 @@
+//! The host/device ABI of autarky.
+//!
+//! Every type the Rust host and the CUDA megakernel both read is defined here,
+//! once. The C header `device/include/autarky/abi.h` is generated from the
+//! tables below (`autarky::abi_header::generate`), and a test fails when the
+//! committed header is stale. Layouts are checked three ways: `const` asserts
+//! here, `static_assert`s in the header, and a GPU probe kernel that writes
+//! `sizeof`/`offsetof` back to the host.
+//!
+//! Rules: fixed-width integers only, explicit `_pad` fields, enums stored as
+//! `u32` fields (the enums themselves are `#[repr(u32)]` here and
+//! `enum class : uint32_t` in C), no host handles, no `#ifdef`-dependent
+//! layout. Device pointers travel as `u64`.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+/// Bumped whenever any type below changes layout or meaning. The kernel
+/// compares the value the host passes in [`RunParams::abi_version`] with the
+/// one it was compiled against and refuses to run on a mismatch.
+pub const ABI_VERSION: u32 = 1;
+
+/// "No task" in task-id fields (for example in a [`Status`] that records an
+/// error not tied to a task).
+pub const TASK_NONE: u32 = u32::MAX;
+
+/// Largest iteration count a run may ask for. Progress words are `u32` and
+/// compared with wraparound-safe arithmetic, so counts stay below 2^31.
+pub const MAX_ITERATIONS: u32 = (1 << 31) - 1;
+
+/// One field of an ABI struct, for the header generator and the layout probe.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    /// Field name, identical in Rust and C.
+    pub name: &'static str,
+    /// C element type (`uint32_t`, `uint64_t`, ...).
+    pub c_type: &'static str,
+    /// Array length, 0 for a scalar.
+    pub array: usize,
+    /// Byte offset in the struct.
+    pub offset: usize,
+    /// Size in bytes.
+    pub size: usize,
+    /// Doc comment, copied into the header.
+    pub doc: &'static str,
+}
+
+/// A `#[repr(C)]` struct that is part of the ABI.
+pub trait AbiStruct: bytemuck::Pod {
+    /// Type name, identical in Rust and C.
+    const NAME: &'static str;
+    /// Doc comment, copied into the header.
+    const DOC: &'static str;
+    /// Every field in declaration order.
+    const FIELDS: &'static [Field];
+    /// `size_of::<Self>()`.
+    const SIZE: usize = core::mem::size_of::<Self>();
+    /// `align_of::<Self>()`.
+    const ALIGN: usize = core::mem::align_of::<Self>();
+}
+
+/// A `#[repr(u32)]` enum that is part of the ABI.
+pub trait AbiEnum: Sized + Copy {
+    /// Type name, identical in Rust and C.
+    const NAME: &'static str;
+    /// Doc comment, copied into the header.
+    const DOC: &'static str;
+    /// `(name, value, doc)` for every variant.
+    const VARIANTS: &'static [(&'static str, u32, &'static str)];
+    /// The variant with this value, if any.
+    fn from_u32(v: u32) -> Option<Self>;
+}
+
+/// Scalar types allowed in ABI structs, with their C spelling.
+pub trait CType {
+    /// C spelling of the element type.
+    const C_TYPE: &'static str;
+    /// Array length (0 for scalars).
+    const ARRAY: usize = 0;
+}
+impl CType for u32 {
+    const C_TYPE: &'static str = "uint32_t";
+}
+impl CType for u64 {
+    const C_TYPE: &'static str = "uint64_t";
+}
+impl CType for i32 {
+    const C_TYPE: &'static str = "int32_t";
+}
+impl CType for f32 {
+    const C_TYPE: &'static str = "float";
+}
+impl CType for f64 {
+    const C_TYPE: &'static str = "double";
+}
+impl<T: CType, const N: usize> CType for [T; N] {
+    const C_TYPE: &'static str = T::C_TYPE;
+    const ARRAY: usize = N;
+}
+
+macro_rules! abi_struct {
+    (
+        $(#[doc = $doc:expr])*
+        pub struct $name:ident {
+            $( $(#[doc = $fdoc:expr])* pub $field:ident : $ty:ty ),* $(,)?
+        }
+        size = $size:expr;
+    ) => {
+        $(#[doc = $doc])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+        pub struct $name {
+            $( $(#[doc = $fdoc])* pub $field: $ty ),*
+        }
+        const _: () = assert!(core::mem::size_of::<$name>() == $size);
+        impl Default for $name {
+            fn default() -> Self {
+                bytemuck::Zeroable::zeroed()
+            }
+        }
+        impl AbiStruct for $name {
+            const NAME: &'static str = stringify!($name);
+            const DOC: &'static str = concat!($($doc, "\n"),*);
+            const FIELDS: &'static [Field] = &[
+                $( Field {
+                    name: stringify!($field),
+                    c_type: <$ty as CType>::C_TYPE,
+                    array: <$ty as CType>::ARRAY,
+                    offset: core::mem::offset_of!($name, $field),
+                    size: core::mem::size_of::<$ty>(),
+                    doc: concat!($($fdoc),*),
+                } ),*
+            ];
+        }
+    };
+}
+
+macro_rules! abi_enum {
+    (
+        $(#[doc = $doc:expr])*
+        pub enum $name:ident {
+            $( $(#[doc = $vdoc:expr])* $variant:ident = $value:expr ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[doc = $vdoc])* $variant = $value ),*
+        }
+        impl AbiEnum for $name {
+            const NAME: &'static str = stringify!($name);
+            const DOC: &'static str = concat!($($doc, "\n"),*);
+            const VARIANTS: &'static [(&'static str, u32, &'static str)] =
+                &[ $( (stringify!($variant), $value, concat!($($vdoc),*)) ),* ];
+            fn from_u32(v: u32) -> Option<Self> {
+                match v {
+                    $( $value => Some(Self::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+        impl From<$name> for u32 {
+            fn from(v: $name) -> u32 {
+                v as u32
+            }
+        }
+    };
+}
+
+abi_enum! {
+    /// Why a run ended early. Recorded once per PE in [`Status::error_code`]
+    /// by the first block that fails (compare-and-swap from `None`).
+    pub enum ErrorCode {
+        /// No error.
+        None = 0,
+        /// A bounded wait ran past its deadline ([`Status`] says what it awaited).
+        Timeout = 1,
+        /// A task body called `ctx.fail(code)`; `detail` holds the code.
+        TaskFailed = 2,
+        /// A task whose kind asks for finite outputs produced NaN or Inf; `detail` holds the element index.
+        NonFinite = 3,
+        /// The task table names a kind the megakernel was not compiled with; `detail` holds the kind.
+        UnknownTaskKind = 4,
+        /// The host passed an ABI version the kernel was not compiled for; `seen`/`wanted` hold both.
+        AbiMismatch = 5,
+        /// The host raised abort through host-mapped memory (watchdog or user).
+        HostAbort = 6,
+        /// A block was given a role that does not exist.
+        BadRole = 7,
+        /// An instance was pushed to a full ready queue (a scheduler invariant broke).
+        QueueOverflow = 8,
+    }
+}
+
+abi_enum! {
+    /// What a waiting block awaits. Written to [`BlockStats::wait_kind`] while it
+    /// waits and to [`Status::wait_kind`] when a wait times out.
+    pub enum WaitKind {
+        /// Not waiting.
+        None = 0,
+        /// A compute block waits for a ready-queue slot to be filled (`index` = slot).
+        QueueItem = 1,
+        /// A block waits for a ready-queue slot to be freed before pushing (`index` = slot).
+        QueueSpace = 2,
+        /// A task body waits on a word through the public wait helper (`index` = word id given by the body).
+        UserWord = 3,
+        /// Waiting for a remote signal (halo pulse); `index` = signal id.
+        Signal = 4,
+        /// A test hook holds a task back (fault injection); `index` = task.
+        TestHold = 5,
+    }
+}
+
+abi_enum! {
+    /// A block's role, fixed at launch: blocks `[0, comm_blocks)` communicate,
+    /// the rest compute.
+    pub enum Role {
+        /// Drives halo pulses, publishes progress, watches for stalls.
+        Comm = 1,
+        /// Pops ready task instances and runs them.
+        Compute = 2,
+    }
+}
+
+abi_struct! {
+    /// One task of the lowered graph. Indexed by task id.
+    pub struct TaskDesc {
+        /// Index of the task kind (the generated dispatch switch's case).
+        pub kind: u32,
+        /// PE that runs the task.
+        pub pe: u32,
+        /// Byte offset of the task's arguments in the argument arena (16-aligned).
+        pub arg_offset: u32,
+        /// Byte length of the task's arguments.
+        pub arg_len: u32,
+        /// First successor edge in [`RunParams::succ`].
+        pub succ_start: u32,
+        /// Number of successor edges.
+        pub succ_count: u32,
+        /// First predecessor edge in [`RunParams::pred`].
+        pub pred_start: u32,
+        /// Number of predecessor edges.
+        pub pred_count: u32,
+    }
+    size = 32;
+}
+
+abi_struct! {
+    /// One CSR edge entry: in the successor table `task` is the successor, in
+    /// the predecessor table it is the predecessor. Instance `i` of the
+    /// successor needs instance `i - distance` of the predecessor.
+    pub struct Edge {
+        /// The task at the other end of the edge.
+        pub task: u32,
+        /// 0 (same iteration) or 1 (loop-carried).
+        pub distance: u32,
+    }
+    size = 8;
+}
+
+abi_struct! {
+    /// Ready-queue control words (device memory). `head` and `tail` sit on
+    /// separate 128-byte lines so poppers and pushers do not share a line.
+    ///
+    /// `head`: pop tickets, taken by compute blocks with `atomicAdd`; only increases.
+    /// `tail`: push tickets, taken by blocks that claimed an instance; only increases.
+    pub struct QueueCtl {
+        /// Next pop ticket.
+        pub head: u32,
+        /// Padding to 128 bytes.
+        pub _pad0: [u32; 31],
+        /// Next push ticket.
+        pub tail: u32,
+        /// Padding to 128 bytes.
+        pub _pad1: [u32; 31],
+    }
+    size = 256;
+}
+
+abi_struct! {
+    /// One ready-queue slot (a ticketed Vyukov slot).
+    ///
+    /// `word = (seq << 32) | task`. Slot `i` starts with `seq = i`.
+    /// A pusher with ticket `k` waits for `seq == k` (slot free for round `k`),
+    /// writes `iteration`, then stores `word = ((k + 1) << 32) | task` with
+    /// release. A popper with ticket `k` waits (acquire) for `seq == k + 1`,
+    /// reads `task` and `iteration`, then stores `seq = k + capacity`, freeing
+    /// the slot for push ticket `k + capacity`. `seq` only increases (mod 2^32).
+    pub struct QueueSlot {
+        /// `(seq << 32) | task`.
+        pub word: u64,
+        /// Iteration of the queued instance.
+        pub iteration: u32,
+        /// Padding.
+        pub _pad: u32,
+    }
+    size = 16;
+}
+
+abi_struct! {
+    /// Per-PE error record and end-of-run counters (device memory).
+    ///
+    /// `error_code` is written once, by compare-and-swap from 0 by the first
+    /// block that fails; that block then fills the other `err` fields and
+    /// raises abort. The host reads the record after the kernel ends.
+    pub struct Status {
+        /// [`ErrorCode`] of the first error; 0 when the run succeeded.
+        pub error_code: u32,
+        /// PE of the failing block.
+        pub pe: u32,
+        /// Block index of the failing block.
+        pub block: u32,
+        /// [`Role`] of the failing block.
+        pub role: u32,
+        /// Task the failing block was running or waiting for ([`TASK_NONE`] if none).
+        pub task: u32,
+        /// Iteration of that task.
+        pub iteration: u32,
+        /// [`WaitKind`] of the timed-out wait.
+        pub wait_kind: u32,
+        /// Index of the awaited word (slot, task, signal).
+        pub wait_index: u32,
+        /// Value of the awaited word when the wait gave up.
+        pub seen: u64,
+        /// Value the wait wanted.
+        pub wanted: u64,
+        /// Error detail: task failure code, unknown kind, element index.
+        pub detail: u64,
+        /// `%globaltimer` when the error was recorded (ns).
+        pub error_ns: u64,
+        /// Latest `%globaltimer` at which a block left its loop (ns), max over blocks.
+        pub last_exit_ns: u64,
+        /// ABI version the kernel was compiled against.
+        pub abi_compiled: u32,
+        /// Tasks that completed all their instances (termination counter).
+        pub tasks_finished: u32,
+        /// Blocks that left their loop.
+        pub blocks_exited: u32,
+        /// Padding.
+        pub _pad: u32,
+    }
+    size = 88;
+}
+
+abi_struct! {
+    /// Per-PE words in host-mapped (pinned, device-mapped) memory: the only
+    /// memory the host reads or writes while a run is in flight.
+    ///
+    /// `abort`: written by any block of any PE (system-scope store) or by the
+    /// host; read by every block every few hundred polls; only goes 0 → 1.
+    /// `finished`: written 0 → 1 by the last block to leave; read by the host.
+    /// `progress`: instances completed on this PE, published by comm block 0
+    /// (relaxed, system scope); only increases; read by the host watchdog.
+    pub struct HostControl {
+        /// Nonzero: every block of this PE must leave its loop now.
+        pub abort: u32,
+        /// Nonzero: every block of this PE has left its loop.
+        pub finished: u32,
+        /// Instances completed on this PE (published periodically).
+        pub progress: u64,
+        /// `%globaltimer` of the last progress publish (ns).
+        pub heartbeat_ns: u64,
+        /// Padding to 32 bytes.
+        pub _pad: u64,
+    }
+    size = 32;
+}
+
+abi_struct! {
+    /// Per-block counters and the block's current wait (device memory). Each
+    /// block writes only its own entry; the host and comm blocks read them.
+    pub struct BlockStats {
+        /// Task instances this block completed.
+        pub completed: u64,
+        /// [`WaitKind`] this block waits on now (0 when running or idle-free).
+        pub wait_kind: u32,
+        /// Index of the awaited word.
+        pub wait_index: u32,
+        /// Value the wait wants.
+        pub wait_wanted: u64,
+        /// Task this block last ran or waits in ([`TASK_NONE`] if none).
+        pub task: u32,
+        /// Iteration of that task.
+        pub iteration: u32,
+    }
+    size = 32;
+}
+
+abi_struct! {
+    /// Everything the megakernel needs, passed by value as its only parameter.
+    /// Pointers are device addresses of this PE's tables.
+    pub struct RunParams {
+        /// Must equal the kernel's compiled [`ABI_VERSION`].
+        pub abi_version: u32,
+        /// This PE's index.
+        pub pe: u32,
+        /// Number of PEs in the run.
+        pub num_pes: u32,
+        /// Number of tasks in the graph.
+        pub num_tasks: u32,
+        /// Instances of every task to run.
+        pub iterations: u32,
+        /// Blocks `[0, comm_blocks)` have the comm role.
+        pub comm_blocks: u32,
+        /// Blocks `[comm_blocks, comm_blocks + compute_blocks)` compute.
+        pub compute_blocks: u32,
+        /// Ready-queue capacity minus one (capacity is a power of two).
+        pub queue_mask: u32,
+        /// Deadline of every bounded wait without progress (ns).
+        pub timeout_ns: u64,
+        /// Test hooks (bit 0: hold back `hold_task`).
+        pub test_flags: u32,
+        /// Task held back when `test_flags & 1`.
+        pub hold_task: u32,
+        /// `TaskDesc[num_tasks]`.
+        pub tasks: u64,
+        /// Successor edges (CSR, by `TaskDesc::succ_start`).
+        pub succ: u64,
+        /// Predecessor edges (CSR, by `TaskDesc::pred_start`).
+        pub pred: u64,
+        /// Argument arena.
+        pub args: u64,
+        /// `u64[num_tasks]`: `(claimed << 32) | done` per task.
+        pub state: u64,
+        /// `QueueCtl`.
+        pub queue: u64,
+        /// `QueueSlot[queue_mask + 1]`.
+        pub slots: u64,
+        /// `Status` (device memory).
+        pub status: u64,
+        /// `HostControl` (host-mapped; device address).
+        pub control: u64,
+        /// `u64[num_pes]`: device addresses of every PE's `HostControl`, for raising abort everywhere.
+        pub peer_controls: u64,
+        /// `BlockStats[comm_blocks + compute_blocks]`.
+        pub block_stats: u64,
+    }
+    size = 136;
+}
+
+/// Test hook bit in [`RunParams::test_flags`]: never run `hold_task`
+/// (a dependency that never completes).
+pub const TEST_HOLD_TASK: u32 = 1;
+
+/// The per-task state word `(claimed << 32) | done`.
+///
+/// `done` = instances completed; `claimed` = instances claimed. Both only
+/// increase. `claimed == done` when no instance is in flight, `claimed ==
+/// done + 1` while one is queued or running (never more: every instance runs
+/// after the previous instance of the same task).
+#[inline]
+pub const fn state_word(claimed: u32, done: u32) -> u64 {
+    ((claimed as u64) << 32) | done as u64
+}
+
+/// `(claimed, done)` of a state word.
+#[inline]
+pub const fn state_parts(word: u64) -> (u32, u32) {
+    ((word >> 32) as u32, word as u32)
+}
+
+/// Every ABI struct, for the header generator and the layout probe.
+#[macro_export]
+macro_rules! for_each_abi_struct {
+    ($m:ident) => {
+        $m!(TaskDesc);
+        $m!(Edge);
+        $m!(QueueCtl);
+        $m!(QueueSlot);
+        $m!(Status);
+        $m!(HostControl);
+        $m!(BlockStats);
+        $m!(RunParams);
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_tables_cover_every_byte_exactly_once() {
+        fn check<T: AbiStruct>() {
+            let mut covered = 0;
+            for f in T::FIELDS {
+                assert_eq!(f.offset, covered, "{}.{} leaves a hole", T::NAME, f.name);
+                covered += f.size;
+            }
+            assert_eq!(covered, T::SIZE, "{} has trailing padding", T::NAME);
+        }
+        macro_rules! c {
+            ($t:ident) => {
+                check::<$t>()
+            };
+        }
+        for_each_abi_struct!(c);
+    }
+
+    #[test]
+    fn state_word_round_trips() {
+        assert_eq!(state_parts(state_word(7, 6)), (7, 6));
+        assert_eq!(state_parts(state_word(u32::MAX, 0)), (u32::MAX, 0));
+    }
+
+    #[test]
+    fn enums_round_trip() {
+        for &(_, v, _) in ErrorCode::VARIANTS {
+            assert_eq!(ErrorCode::from_u32(v).map(u32::from), Some(v));
+        }
+        assert_eq!(ErrorCode::from_u32(999), None);
+    }
+}
