@@ -54,6 +54,9 @@ pub(crate) fn describe_wait(graph: &Graph, kind: u32, index: u32) -> String {
         Some(WaitKind::UserWord) => format!("user word {index} (task body wait)"),
         Some(WaitKind::Signal) => format!("signal {index}"),
         Some(WaitKind::TestHold) => format!("task {} held back by a test hook", graph.label(index)),
+        Some(WaitKind::Progress) => format!(
+            "any task instance of PE {index} to complete (no progress anywhere; a task body may be stuck)"
+        ),
         Some(WaitKind::None) => "nothing".into(),
         None => format!("unknown wait kind {kind} (index {index})"),
     }

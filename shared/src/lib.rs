@@ -210,6 +210,8 @@ abi_enum! {
         Signal = 4,
         /// A test hook holds a task back (fault injection); `index` = task.
         TestHold = 5,
+        /// A comm block waits for any task instance of its PE to complete (stall watchdog).
+        Progress = 6,
     }
 }
 
@@ -251,13 +253,22 @@ abi_struct! {
     /// One CSR edge entry: in the successor table `task` is the successor, in
     /// the predecessor table it is the predecessor. Instance `i` of the
     /// successor needs instance `i - distance` of the predecessor.
+    ///
+    /// Successor entries also carry the successor's predecessor range, so the
+    /// completion path need not load the successor's descriptor first (one
+    /// dependent round trip fewer per hand-off). In predecessor entries those
+    /// two fields are 0.
     pub struct Edge {
         /// The task at the other end of the edge.
         pub task: u32,
         /// 0 (same iteration) or 1 (loop-carried).
         pub distance: u32,
+        /// Successor entries: the successor's `TaskDesc::pred_start`.
+        pub pred_start: u32,
+        /// Successor entries: the successor's `TaskDesc::pred_count`.
+        pub pred_count: u32,
     }
-    size = 8;
+    size = 16;
 }
 
 abi_struct! {
@@ -338,8 +349,10 @@ abi_struct! {
         pub tasks_finished: u32,
         /// Blocks that left their loop.
         pub blocks_exited: u32,
-        /// Padding.
-        pub _pad: u32,
+        /// Device-memory mirror of the abort flag: raised (0 → 1) with the
+        /// host-mapped `HostControl::abort` by any failing block; polled by
+        /// every block every few hundred polls (cheaper than host memory).
+        pub abort: u32,
     }
     size = 88;
 }

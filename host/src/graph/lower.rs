@@ -91,12 +91,19 @@ impl Graph {
                 .map(|&(_, other, distance)| Edge {
                     task: other,
                     distance,
+                    pred_start: 0,
+                    pred_count: 0,
                 })
                 .collect();
             (start, list)
         };
-        let (succ_start, succ) = csr(|&(f, t, d)| (f, t, d));
+        let (succ_start, mut succ) = csr(|&(f, t, d)| (f, t, d));
         let (pred_start, pred) = csr(|&(f, t, d)| (t, f, d));
+        for e in succ.iter_mut() {
+            let s = e.task as usize;
+            e.pred_start = pred_start[s];
+            e.pred_count = pred_start[s + 1] - pred_start[s];
+        }
 
         let tasks: Vec<TaskDesc> = self
             .tasks

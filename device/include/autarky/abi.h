@@ -1,0 +1,389 @@
+// GENERATED from shared/src/lib.rs by autarky::abi_header — do not edit.
+// Regenerate: AUTARKY_BLESS=1 cargo test --test abi
+#pragma once
+
+// Device code is self-contained (NVRTC alone, no toolkit headers).
+typedef unsigned char uint8_t;
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+
+#define AUTARKY_ABI_VERSION 1u
+
+namespace autarky {
+
+constexpr uint32_t TASK_NONE = 0xffffffffu;
+constexpr uint32_t MAX_ITERATIONS = 0x7fffffffu;
+constexpr uint32_t TEST_HOLD_TASK = 1u;
+
+// Why a run ended early. Recorded once per PE in [`Status::error_code`]
+// by the first block that fails (compare-and-swap from `None`).
+enum class ErrorCode : uint32_t {
+    // No error.
+    None = 0,
+    // A bounded wait ran past its deadline ([`Status`] says what it awaited).
+    Timeout = 1,
+    // A task body called `ctx.fail(code)`; `detail` holds the code.
+    TaskFailed = 2,
+    // A task whose kind asks for finite outputs produced NaN or Inf; `detail` holds the element index.
+    NonFinite = 3,
+    // The task table names a kind the megakernel was not compiled with; `detail` holds the kind.
+    UnknownTaskKind = 4,
+    // The host passed an ABI version the kernel was not compiled for; `seen`/`wanted` hold both.
+    AbiMismatch = 5,
+    // The host raised abort through host-mapped memory (watchdog or user).
+    HostAbort = 6,
+    // A block was given a role that does not exist.
+    BadRole = 7,
+    // An instance was pushed to a full ready queue (a scheduler invariant broke).
+    QueueOverflow = 8,
+};
+
+// What a waiting block awaits. Written to [`BlockStats::wait_kind`] while it
+// waits and to [`Status::wait_kind`] when a wait times out.
+enum class WaitKind : uint32_t {
+    // Not waiting.
+    None = 0,
+    // A compute block waits for a ready-queue slot to be filled (`index` = slot).
+    QueueItem = 1,
+    // A block waits for a ready-queue slot to be freed before pushing (`index` = slot).
+    QueueSpace = 2,
+    // A task body waits on a word through the public wait helper (`index` = word id given by the body).
+    UserWord = 3,
+    // Waiting for a remote signal (halo pulse); `index` = signal id.
+    Signal = 4,
+    // A test hook holds a task back (fault injection); `index` = task.
+    TestHold = 5,
+    // A comm block waits for any task instance of its PE to complete (stall watchdog).
+    Progress = 6,
+};
+
+// A block's role, fixed at launch: blocks `[0, comm_blocks)` communicate,
+// the rest compute.
+enum class Role : uint32_t {
+    // Drives halo pulses, publishes progress, watches for stalls.
+    Comm = 1,
+    // Pops ready task instances and runs them.
+    Compute = 2,
+};
+
+// One task of the lowered graph. Indexed by task id.
+struct alignas(4) TaskDesc {
+    // Index of the task kind (the generated dispatch switch's case).
+    uint32_t kind;
+    // PE that runs the task.
+    uint32_t pe;
+    // Byte offset of the task's arguments in the argument arena (16-aligned).
+    uint32_t arg_offset;
+    // Byte length of the task's arguments.
+    uint32_t arg_len;
+    // First successor edge in [`RunParams::succ`].
+    uint32_t succ_start;
+    // Number of successor edges.
+    uint32_t succ_count;
+    // First predecessor edge in [`RunParams::pred`].
+    uint32_t pred_start;
+    // Number of predecessor edges.
+    uint32_t pred_count;
+};
+static_assert(sizeof(TaskDesc) == 32, "sizeof(TaskDesc) differs from Rust");
+static_assert(alignof(TaskDesc) == 4, "alignof(TaskDesc) differs from Rust");
+
+// One CSR edge entry: in the successor table `task` is the successor, in
+// the predecessor table it is the predecessor. Instance `i` of the
+// successor needs instance `i - distance` of the predecessor.
+//
+// Successor entries also carry the successor's predecessor range, so the
+// completion path need not load the successor's descriptor first (one
+// dependent round trip fewer per hand-off). In predecessor entries those
+// two fields are 0.
+struct alignas(4) Edge {
+    // The task at the other end of the edge.
+    uint32_t task;
+    // 0 (same iteration) or 1 (loop-carried).
+    uint32_t distance;
+    // Successor entries: the successor's `TaskDesc::pred_start`.
+    uint32_t pred_start;
+    // Successor entries: the successor's `TaskDesc::pred_count`.
+    uint32_t pred_count;
+};
+static_assert(sizeof(Edge) == 16, "sizeof(Edge) differs from Rust");
+static_assert(alignof(Edge) == 4, "alignof(Edge) differs from Rust");
+
+// Ready-queue control words (device memory). `head` and `tail` sit on
+// separate 128-byte lines so poppers and pushers do not share a line.
+//
+// `head`: pop tickets, taken by compute blocks with `atomicAdd`; only increases.
+// `tail`: push tickets, taken by blocks that claimed an instance; only increases.
+struct alignas(4) QueueCtl {
+    // Next pop ticket.
+    uint32_t head;
+    // Padding to 128 bytes.
+    uint32_t _pad0[31];
+    // Next push ticket.
+    uint32_t tail;
+    // Padding to 128 bytes.
+    uint32_t _pad1[31];
+};
+static_assert(sizeof(QueueCtl) == 256, "sizeof(QueueCtl) differs from Rust");
+static_assert(alignof(QueueCtl) == 4, "alignof(QueueCtl) differs from Rust");
+
+// One ready-queue slot (a ticketed Vyukov slot).
+//
+// `word = (seq << 32) | task`. Slot `i` starts with `seq = i`.
+// A pusher with ticket `k` waits for `seq == k` (slot free for round `k`),
+// writes `iteration`, then stores `word = ((k + 1) << 32) | task` with
+// release. A popper with ticket `k` waits (acquire) for `seq == k + 1`,
+// reads `task` and `iteration`, then stores `seq = k + capacity`, freeing
+// the slot for push ticket `k + capacity`. `seq` only increases (mod 2^32).
+struct alignas(8) QueueSlot {
+    // `(seq << 32) | task`.
+    uint64_t word;
+    // Iteration of the queued instance.
+    uint32_t iteration;
+    // Padding.
+    uint32_t _pad;
+};
+static_assert(sizeof(QueueSlot) == 16, "sizeof(QueueSlot) differs from Rust");
+static_assert(alignof(QueueSlot) == 8, "alignof(QueueSlot) differs from Rust");
+
+// Per-PE error record and end-of-run counters (device memory).
+//
+// `error_code` is written once, by compare-and-swap from 0 by the first
+// block that fails; that block then fills the other `err` fields and
+// raises abort. The host reads the record after the kernel ends.
+struct alignas(8) Status {
+    // [`ErrorCode`] of the first error; 0 when the run succeeded.
+    uint32_t error_code;
+    // PE of the failing block.
+    uint32_t pe;
+    // Block index of the failing block.
+    uint32_t block;
+    // [`Role`] of the failing block.
+    uint32_t role;
+    // Task the failing block was running or waiting for ([`TASK_NONE`] if none).
+    uint32_t task;
+    // Iteration of that task.
+    uint32_t iteration;
+    // [`WaitKind`] of the timed-out wait.
+    uint32_t wait_kind;
+    // Index of the awaited word (slot, task, signal).
+    uint32_t wait_index;
+    // Value of the awaited word when the wait gave up.
+    uint64_t seen;
+    // Value the wait wanted.
+    uint64_t wanted;
+    // Error detail: task failure code, unknown kind, element index.
+    uint64_t detail;
+    // `%globaltimer` when the error was recorded (ns).
+    uint64_t error_ns;
+    // Latest `%globaltimer` at which a block left its loop (ns), max over blocks.
+    uint64_t last_exit_ns;
+    // ABI version the kernel was compiled against.
+    uint32_t abi_compiled;
+    // Tasks that completed all their instances (termination counter).
+    uint32_t tasks_finished;
+    // Blocks that left their loop.
+    uint32_t blocks_exited;
+    // Device-memory mirror of the abort flag: raised (0 → 1) with the host-mapped `HostControl::abort` by any failing block; polled by every block every few hundred polls (cheaper than host memory).
+    uint32_t abort;
+};
+static_assert(sizeof(Status) == 88, "sizeof(Status) differs from Rust");
+static_assert(alignof(Status) == 8, "alignof(Status) differs from Rust");
+
+// Per-PE words in host-mapped (pinned, device-mapped) memory: the only
+// memory the host reads or writes while a run is in flight.
+//
+// `abort`: written by any block of any PE (system-scope store) or by the
+// host; read by every block every few hundred polls; only goes 0 → 1.
+// `finished`: written 0 → 1 by the last block to leave; read by the host.
+// `progress`: instances completed on this PE, published by comm block 0
+// (relaxed, system scope); only increases; read by the host watchdog.
+struct alignas(8) HostControl {
+    // Nonzero: every block of this PE must leave its loop now.
+    uint32_t abort;
+    // Nonzero: every block of this PE has left its loop.
+    uint32_t finished;
+    // Instances completed on this PE (published periodically).
+    uint64_t progress;
+    // `%globaltimer` of the last progress publish (ns).
+    uint64_t heartbeat_ns;
+    // Padding to 32 bytes.
+    uint64_t _pad;
+};
+static_assert(sizeof(HostControl) == 32, "sizeof(HostControl) differs from Rust");
+static_assert(alignof(HostControl) == 8, "alignof(HostControl) differs from Rust");
+
+// Per-block counters and the block's current wait (device memory). Each
+// block writes only its own entry; the host and comm blocks read them.
+struct alignas(8) BlockStats {
+    // Task instances this block completed.
+    uint64_t completed;
+    // [`WaitKind`] this block waits on now (0 when running or idle-free).
+    uint32_t wait_kind;
+    // Index of the awaited word.
+    uint32_t wait_index;
+    // Value the wait wants.
+    uint64_t wait_wanted;
+    // Task this block last ran or waits in ([`TASK_NONE`] if none).
+    uint32_t task;
+    // Iteration of that task.
+    uint32_t iteration;
+};
+static_assert(sizeof(BlockStats) == 32, "sizeof(BlockStats) differs from Rust");
+static_assert(alignof(BlockStats) == 8, "alignof(BlockStats) differs from Rust");
+
+// Everything the megakernel needs, passed by value as its only parameter.
+// Pointers are device addresses of this PE's tables.
+struct alignas(8) RunParams {
+    // Must equal the kernel's compiled [`ABI_VERSION`].
+    uint32_t abi_version;
+    // This PE's index.
+    uint32_t pe;
+    // Number of PEs in the run.
+    uint32_t num_pes;
+    // Number of tasks in the graph.
+    uint32_t num_tasks;
+    // Instances of every task to run.
+    uint32_t iterations;
+    // Blocks `[0, comm_blocks)` have the comm role.
+    uint32_t comm_blocks;
+    // Blocks `[comm_blocks, comm_blocks + compute_blocks)` compute.
+    uint32_t compute_blocks;
+    // Ready-queue capacity minus one (capacity is a power of two).
+    uint32_t queue_mask;
+    // Deadline of every bounded wait without progress (ns).
+    uint64_t timeout_ns;
+    // Test hooks (bit 0: hold back `hold_task`).
+    uint32_t test_flags;
+    // Task held back when `test_flags & 1`.
+    uint32_t hold_task;
+    // `TaskDesc[num_tasks]`.
+    uint64_t tasks;
+    // Successor edges (CSR, by `TaskDesc::succ_start`).
+    uint64_t succ;
+    // Predecessor edges (CSR, by `TaskDesc::pred_start`).
+    uint64_t pred;
+    // Argument arena.
+    uint64_t args;
+    // `u64[num_tasks]`: `(claimed << 32) | done` per task.
+    uint64_t state;
+    // `QueueCtl`.
+    uint64_t queue;
+    // `QueueSlot[queue_mask + 1]`.
+    uint64_t slots;
+    // `Status` (device memory).
+    uint64_t status;
+    // `HostControl` (host-mapped; device address).
+    uint64_t control;
+    // `u64[num_pes]`: device addresses of every PE's `HostControl`, for raising abort everywhere.
+    uint64_t peer_controls;
+    // `BlockStats[comm_blocks + compute_blocks]`.
+    uint64_t block_stats;
+};
+static_assert(sizeof(RunParams) == 136, "sizeof(RunParams) differs from Rust");
+static_assert(alignof(RunParams) == 8, "alignof(RunParams) differs from Rust");
+
+}  // namespace autarky
+
+// Writes sizeof/offsetof of every ABI struct, in the order of
+// autarky::abi_header::expected_layout(), for the GPU layout probe.
+// (NVRTC has no constant-expression offsetof, so field offsets are
+// checked here, on the device, rather than by static_assert.)
+__device__ inline void autarky_abi_layout(unsigned long long* out) {
+    unsigned i = 0;
+    out[i++] = sizeof(autarky::TaskDesc);
+    { autarky::TaskDesc s{};
+      out[i++] = (unsigned long long)((const char*)&s.kind - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pe - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.arg_offset - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.arg_len - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.succ_start - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.succ_count - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pred_start - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pred_count - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::Edge);
+    { autarky::Edge s{};
+      out[i++] = (unsigned long long)((const char*)&s.task - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.distance - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pred_start - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pred_count - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::QueueCtl);
+    { autarky::QueueCtl s{};
+      out[i++] = (unsigned long long)((const char*)&s.head - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad0 - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.tail - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad1 - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::QueueSlot);
+    { autarky::QueueSlot s{};
+      out[i++] = (unsigned long long)((const char*)&s.word - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.iteration - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::Status);
+    { autarky::Status s{};
+      out[i++] = (unsigned long long)((const char*)&s.error_code - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pe - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.block - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.role - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.task - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.iteration - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.wait_kind - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.wait_index - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.seen - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.wanted - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.detail - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.error_ns - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.last_exit_ns - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.abi_compiled - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.tasks_finished - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.blocks_exited - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.abort - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::HostControl);
+    { autarky::HostControl s{};
+      out[i++] = (unsigned long long)((const char*)&s.abort - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.finished - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.progress - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.heartbeat_ns - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::BlockStats);
+    { autarky::BlockStats s{};
+      out[i++] = (unsigned long long)((const char*)&s.completed - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.wait_kind - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.wait_index - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.wait_wanted - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.task - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.iteration - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::RunParams);
+    { autarky::RunParams s{};
+      out[i++] = (unsigned long long)((const char*)&s.abi_version - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pe - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.num_pes - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.num_tasks - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.iterations - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.comm_blocks - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.compute_blocks - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.queue_mask - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.timeout_ns - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.test_flags - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.hold_task - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.tasks - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.succ - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pred - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.args - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.state - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.queue - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.slots - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.status - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.control - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.peer_controls - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.block_stats - (const char*)&s);
+    }
+}

@@ -1,0 +1,323 @@
+// The device-side scheduler: ready queue, completion, claim, block loops.
+//
+// Protocol (DESIGN.md, "Graphs and iterations"):
+//
+// state[t] = (claimed << 32) | done   (u64, device memory, one per task)
+//   done    = instances of t completed; written only by the block that ran
+//             the instance (release), so a plain store suffices: while an
+//             instance is in flight, claimed == done + 1 and no CAS can match.
+//   claimed = instances of t claimed; advanced from n to n + 1 by CAS from
+//             (n, n) to (n + 1, n) by whichever block first sees instance n
+//             ready. Both halves only increase. claimed ≤ done + 1 always, so
+//             at most one instance per task is queued and a queue of
+//             capacity ≥ tasks never overflows.
+// Instance n of s is ready when done[s] ≥ n (implicit self edge) and, for
+// every predecessor edge (p, d), done[p] ≥ n + 1 − d.
+//
+// Completion of instance i of t: publish state[t] = (i+1, i+1) with release,
+// fence.sc, then check every successor s (edge distance d) for instance
+// n = i + d and t itself for n = i + 1. Publish → fence → check: of two
+// predecessors finishing together, at least one sees the other's publish, so
+// a successor is never lost; the CAS makes sure it is claimed once.
+// The completing block keeps the first instance it claimed and runs it next
+// (no cross-SM hand-off on a chain); the rest go to the ready queue.
+//
+// Ready queue: a ticketed Vyukov ring (see autarky_shared::QueueSlot).
+// Termination: the block that completes a task's last instance adds 1 to
+// Status::tasks_finished; when it reaches num_tasks every idle block leaves.
+#pragma once
+#include "autarky/task.cuh"
+
+// Generated per graph: calls the body of `kind`, or reports an unknown kind.
+__device__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind);
+
+namespace autarky {
+
+constexpr uint32_t NONE = 0xffffffffu;
+// Successors with more predecessors than this are checked by the whole block.
+constexpr uint32_t SMALL_FAN_IN = 8;
+constexpr uint64_t PROGRESS_PUBLISH_NS = 50000;
+
+__device__ __forceinline__ uint64_t* state_of(const RunParams& p) { return reinterpret_cast<uint64_t*>(p.state); }
+__device__ __forceinline__ uint64_t state_word(uint32_t claimed, uint32_t done) {
+    return ((uint64_t)claimed << 32) | done;
+}
+__device__ __forceinline__ uint32_t done_of(uint64_t word) { return (uint32_t)word; }
+
+__device__ __forceinline__ bool run_finished(const RunParams& p) {
+    return ld_relaxed_gpu_u32(&status_of(p)->tasks_finished) == p.num_tasks;
+}
+
+// ---- ready queue ----------------------------------------------------------
+
+// Pushes instance (task, iteration). Returns false if the run was aborted
+// while waiting for the slot (the slot's previous popper is mid-read).
+__device__ inline bool queue_push(const Who& w, uint32_t task, uint32_t iteration) {
+    const RunParams& p = *w.p;
+    QueueCtl* q = reinterpret_cast<QueueCtl*>(p.queue);
+    const uint32_t k = atom_add_relaxed_gpu_u32(&q->tail, 1);
+    QueueSlot* s = reinterpret_cast<QueueSlot*>(p.slots) + (k & p.queue_mask);
+    // Acquire pairs with the previous popper's release of `seq = k`: its read
+    // of the old item happens before we overwrite it.
+    WaitSite site{WaitKind::QueueSpace, k & p.queue_mask, k, task, iteration};
+    WaitResult r = wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
+        const uint32_t seq = (uint32_t)(ld_acquire_gpu_u64(&s->word) >> 32);
+        seen = seq;
+        return seq == k ? 1u : 0u;
+    });
+    if (r != WaitResult::Ready) return false;
+    s->iteration = iteration;
+    // Release publishes `iteration` (and the claim that preceded the push).
+    st_release_gpu_u64(&s->word, ((uint64_t)(k + 1) << 32) | task);
+    return true;
+}
+
+// Pops one instance. Ready: *task/*iteration are set. Stop: the run finished.
+__device__ inline WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* iteration) {
+    const RunParams& p = *w.p;
+    QueueCtl* q = reinterpret_cast<QueueCtl*>(p.queue);
+    const uint32_t k = atom_add_relaxed_gpu_u32(&q->head, 1);
+    QueueSlot* s = reinterpret_cast<QueueSlot*>(p.slots) + (k & p.queue_mask);
+    uint64_t word = 0;
+    WaitSite site{WaitKind::QueueItem, k & p.queue_mask, (uint64_t)(k + 1), NONE, 0};
+    WaitResult r = wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
+        // Acquire pairs with the pusher's release: the item and everything the
+        // pusher saw (the predecessors' data) are visible once seq matches.
+        word = ld_acquire_gpu_u64(&s->word);
+        seen = word >> 32;
+        if ((uint32_t)(word >> 32) == k + 1) return 1u;
+        return run_finished(p) ? 2u : 0u;
+    });
+    if (r != WaitResult::Ready) return r;
+    *task = (uint32_t)word;
+    *iteration = s->iteration;
+    // Release: our reads of the slot happen before the next pusher's writes.
+    st_release_gpu_u64(&s->word, (uint64_t)(k + p.queue_mask + 1) << 32);
+    return WaitResult::Ready;
+}
+
+// ---- completion -------------------------------------------------------------
+
+// Is done[pred] enough for instance n of a successor over an edge of
+// `distance`? `t`/`t_done` short-cut the task that just completed.
+__device__ __forceinline__ bool pred_satisfied(const RunParams& p, const Edge& e, uint32_t n, uint32_t t,
+                                               uint32_t t_done) {
+    const uint32_t need = n + 1 - e.distance;  // n ≥ distance here, so no underflow
+    if (n + 1 <= e.distance) return true;
+    const uint32_t have = e.task == t ? t_done : done_of(ld_acquire_gpu_u64(&state_of(p)[e.task]));
+    return geq_u32(have, need);
+}
+
+// CAS instance n of s from ready to claimed. Acquire/release: the claim is
+// ordered after our reads of the predecessors' progress, and the instance's
+// runner (us, or a popper via the queue's release/acquire) sees their data.
+__device__ __forceinline__ bool claim(const RunParams& p, uint32_t s, uint32_t n) {
+    const uint64_t want = state_word(n, n);
+    return atom_cas_acq_rel_gpu_u64(&state_of(p)[s], want, state_word(n + 1, n)) == want;
+}
+
+struct CompletionShared {
+    uint32_t kept_task;
+    uint32_t kept_iter;
+    uint32_t big_count;     // successors with large fan-in, checked block-wide
+    uint32_t big[32];       // indices j into [0, succ_count] (succ_count = self)
+    uint32_t big_overflow;  // more than 32 large-fan-in successors: check them serially
+};
+
+// Offers a claimed instance to the block: the first claimer keeps it, the
+// others push it. Returns false if a push was aborted.
+__device__ __forceinline__ bool keep_or_push(const Who& w, CompletionShared& sh, uint32_t s, uint32_t n) {
+    if (atomicCAS(&sh.kept_task, NONE, s) == NONE) {
+        sh.kept_iter = n;
+        return true;
+    }
+    return queue_push(w, s, n);
+}
+
+// Edge j of task t's successors, or the self edge when j == succ_count.
+__device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDesc& d, uint32_t t, uint32_t j) {
+    if (j < d.succ_count) return reinterpret_cast<const Edge*>(p.succ)[d.succ_start + j];
+    return Edge{t, 1, d.pred_start, d.pred_count};
+}
+
+// Completes instance i of t with the whole block. On return, thread 0's
+// sh.kept_task/kept_iter hold the instance to run next (NONE: pop one).
+// Returns false if the block must leave (abort during a push).
+__device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
+                                uint32_t* failed) {
+    const RunParams& p = *w.p;
+    const uint32_t t_done = i + 1;
+    if (threadIdx.x == 0) {
+        // Publish done[t] = i + 1. Release: the body's writes (ordered before
+        // this by the caller's __syncthreads) are visible to whoever acquires it.
+        st_release_gpu_u64(&state_of(p)[t], state_word(t_done, t_done));
+        // A SeqCst fence is needed here: we publish done[t] and then read the
+        // other predecessors' done words; a predecessor finishing at the same
+        // time does the mirror image. Without the fence both could read the
+        // old value of the other's word and neither would claim the successor.
+        fence_sc_gpu();
+        if (t_done == p.iterations) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+        BlockStats* bs = stats_of(p, w.block);
+        st_relaxed_gpu_u64(&bs->completed, ld_relaxed_gpu_u64(&bs->completed) + 1);
+        sh.kept_task = NONE;
+        sh.big_count = 0;
+        sh.big_overflow = 0;
+    }
+    // Publish: thread 0's done[t] + SC fence happen before every thread's
+    // successor checks below (bar.sync orders them), and the cleared `sh`.
+    __syncthreads();
+    bool ok = true;
+    // Successors with small fan-in: one thread each, predecessors checked serially.
+    for (uint32_t j = threadIdx.x; j <= d.succ_count; j += blockDim.x) {
+        const Edge e = successor_edge(p, d, t, j);
+        const uint32_t n = i + e.distance;
+        if (n >= p.iterations) continue;
+        if (e.pred_count > SMALL_FAN_IN) {
+            const uint32_t slot = atomicAdd(&sh.big_count, 1u);
+            if (slot < 32) sh.big[slot] = j;
+            else sh.big_overflow = 1;
+            continue;
+        }
+        const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
+        bool ready = true;
+        for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
+        if (ready && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
+    }
+    // Publish: big[] / big_count to the whole block.
+    __syncthreads();
+    const uint32_t big = sh.big_count < 32 ? sh.big_count : 32;
+    // Successors with large fan-in: the whole block checks their predecessors.
+    for (uint32_t b = 0; b < big; ++b) {
+        const Edge e = successor_edge(p, d, t, sh.big[b]);
+        const uint32_t n = i + e.distance;
+        const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
+        bool mine = true;
+        for (uint32_t k = threadIdx.x; k < e.pred_count && mine; k += blockDim.x)
+            mine = pred_satisfied(p, preds[k], n, t, t_done);
+        // __syncthreads_and also publishes: every thread's acquire loads happen
+        // before thread 0's claim.
+        const bool ready = __syncthreads_and(mine);
+        if (threadIdx.x == 0 && ready && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
+    }
+    if (sh.big_overflow && threadIdx.x == 0) {
+        // Rare: more than 32 large-fan-in successors; thread 0 checks the rest.
+        for (uint32_t j = 0; j <= d.succ_count; ++j) {
+            const Edge e = successor_edge(p, d, t, j);
+            const uint32_t n = i + e.distance;
+            if (n >= p.iterations || e.pred_count <= SMALL_FAN_IN) continue;
+            const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
+            bool ready = true;
+            for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
+            if (ready && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
+        }
+    }
+    if (!ok) atomicExch(failed, 1u);
+    // Publish: kept_task/kept_iter and `failed` to the whole block.
+    __syncthreads();
+    return *failed == 0;
+}
+
+// ---- block loops -------------------------------------------------------------
+
+// Compute blocks: pop (or keep) an instance, run it with every thread,
+// complete it; leave when the run finished or was aborted.
+__device__ inline void compute_loop(const Who& w) {
+    const RunParams& p = *w.p;
+    __shared__ uint32_t sh_task, sh_iter, sh_run, sh_failed;
+    __shared__ TaskDesc sh_desc;
+    __shared__ CompletionShared sh_done;
+    uint32_t task = NONE, iter = 0;  // thread 0's next instance
+    if (threadIdx.x == 0) sh_failed = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            uint32_t run = 1;
+            while (run) {
+                if (task == NONE) run = queue_pop(w, &task, &iter) == WaitResult::Ready;
+                if (!run) break;
+                if ((p.test_flags & TEST_HOLD_TASK) && task == p.hold_task) {
+                    // Fault injection: this instance never runs or completes.
+                    // Sit in a bounded wait on nothing, so the run ends in a
+                    // timeout whose report names the held task.
+                    WaitSite site{WaitKind::TestHold, task, 1, task, iter};
+                    wait_until(w, site, [](uint64_t& seen) -> uint32_t {
+                        seen = 0;
+                        return 0u;
+                    });
+                    run = 0;
+                    break;
+                }
+                break;
+            }
+            sh_run = run;
+            if (run) {
+                sh_task = task;
+                sh_iter = iter;
+                sh_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[task];
+                BlockStats* bs = stats_of(p, w.block);
+                bs->task = task;
+                bs->iteration = iter;
+            }
+        }
+        // Publish: sh_run, sh_task, sh_iter, sh_desc to the block.
+        __syncthreads();
+        if (!sh_run) break;
+        const TaskDesc d = sh_desc;
+        TaskCtx ctx{sh_task, sh_iter, p.iterations, p.pe, w.block,
+                    reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh_failed};
+        autarky_dispatch(ctx, d.kind);
+        // Publish: every thread's body writes happen before thread 0's release
+        // of done[t] in complete(); `sh_failed` to the block.
+        __syncthreads();
+        if (sh_failed) break;
+        if (!complete(w, d, sh_task, sh_iter, sh_done, &sh_failed)) break;
+        if (threadIdx.x == 0) {
+            task = sh_done.kept_task;
+            iter = sh_done.kept_iter;
+        }
+    }
+}
+
+// Comm blocks. Block 0 publishes progress to host-mapped memory every
+// PROGRESS_PUBLISH_NS and is the PE's stall watchdog (its wait times out when
+// no instance completes anywhere for timeout_ns, e.g. a task body stuck in
+// an unbounded loop). Halo pulses will run here too.
+__device__ inline void comm_loop(const Who& w) {
+    const RunParams& p = *w.p;
+    if (threadIdx.x != 0) return;
+    HostControl* c = control_of(p);
+    uint64_t last_publish = 0;
+    const bool publisher = w.block == 0;
+    WaitSite site{WaitKind::Progress, p.pe, 1, NONE, 0};
+    wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
+        if (run_finished(p)) return 2u;
+        if (publisher) {
+            const uint64_t now = globaltimer_ns();
+            if (now - last_publish >= PROGRESS_PUBLISH_NS) {
+                last_publish = now;
+                seen = pe_progress(p);
+                st_relaxed_sys_u64(&c->progress, seen);
+                st_relaxed_sys_u64(&c->heartbeat_ns, now);
+            }
+        }
+        return 0u;
+    });
+}
+
+__device__ inline void block_exit(const Who& w) {
+    const RunParams& p = *w.p;
+    // Publish: every thread of this block is done with the run.
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    Status* s = status_of(p);
+    red_max_relaxed_gpu_u64(&s->last_exit_ns, globaltimer_ns());
+    const uint32_t total = p.comm_blocks + p.compute_blocks;
+    if (atom_add_acq_rel_gpu_u32(&s->blocks_exited, 1) + 1 == total) {
+        // Last block out: final progress, then tell the host we are done.
+        HostControl* c = control_of(p);
+        st_relaxed_sys_u64(&c->progress, pe_progress(p));
+        fence_sc_sys();
+        st_release_sys_u32(&c->finished, 1);
+    }
+}
+
+}  // namespace autarky

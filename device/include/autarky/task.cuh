@@ -1,0 +1,79 @@
+// What a task body sees: autarky::TaskCtx. Every thread of the block calls
+// the body with the same context.
+//
+//   __device__ void my_kind(autarky::TaskCtx& ctx) {
+//       const MyArgs& a = ctx.args<MyArgs>();
+//       ...
+//       if (bad) ctx.fail(42);   // the run ends with Error::TaskFailed { code: 42 }
+//   }
+#pragma once
+#include "autarky/wait.cuh"
+
+namespace autarky {
+
+struct TaskCtx {
+    uint32_t task;        // task id
+    uint32_t iteration;   // iteration of this instance
+    uint32_t iterations;  // iterations of the whole run
+    uint32_t pe;          // this PE
+    uint32_t block;       // block running the instance
+    const unsigned char* args_ptr;
+    uint32_t arg_len;
+    const RunParams* params;
+    uint32_t* failed;  // shared-memory flag: nonzero once any thread of the block called fail()
+
+    // The task's arguments, as the type the kind declared.
+    template <class T>
+    __device__ __forceinline__ const T& args() const {
+        return *reinterpret_cast<const T*>(args_ptr);
+    }
+
+    // Ends the run with Error::TaskFailed { task, iteration, code }.
+    // Callable from any thread; the first error of the run wins.
+    __device__ void fail(uint64_t code) const {
+        Who w{params, block, (uint32_t)Role::Compute};
+        record_error(w, ErrorCode::TaskFailed, task, iteration, WaitKind::None, 0, 0, 0, code);
+        atomicExch(failed, 1u);
+    }
+
+    // Ends the run with Error::NonFinite { index } (for kinds that check outputs).
+    __device__ void fail_non_finite(uint64_t index) const {
+        Who w{params, block, (uint32_t)Role::Compute};
+        record_error(w, ErrorCode::NonFinite, task, iteration, WaitKind::None, 0, 0, 0, index);
+        atomicExch(failed, 1u);
+    }
+
+    // Has the run been aborted (by another block, another PE or the host)?
+    __device__ bool aborted() const { return abort_raised(*params, true); }
+
+    // Bounded wait for `*word >= wanted` (wraparound-safe, acquire, gpu scope),
+    // for bodies that must wait on data produced outside the graph's edges.
+    // `word_id` names the word in the error if the wait times out. Returns
+    // false when the run was aborted or the wait timed out: the body must
+    // return promptly then. Call from one thread; broadcast the result.
+    __device__ bool wait_geq(const uint32_t* word, uint32_t wanted, uint32_t word_id) const {
+        Who w{params, block, (uint32_t)Role::Compute};
+        WaitSite site{WaitKind::UserWord, word_id, wanted, task, iteration};
+        WaitResult r = wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
+            const uint32_t v = ld_acquire_gpu_u32(word);
+            seen = v;
+            return geq_u32(v, wanted) ? 1u : 0u;
+        });
+        if (r != WaitResult::Ready) atomicExch(failed, 1u);
+        return r == WaitResult::Ready;
+    }
+};
+
+// Checks `n` floats for NaN/Inf with the whole block; fails the task on the first one.
+__device__ inline bool check_finite(TaskCtx& ctx, const float* data, uint64_t n) {
+    for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        const float v = data[i];
+        if (!(v - v == 0.0f)) {  // NaN or Inf
+            ctx.fail_non_finite(i);
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace autarky

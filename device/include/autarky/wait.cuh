@@ -1,0 +1,151 @@
+// Errors, abort, and the one bounded wait helper.
+//
+// Words (all per PE):
+// - Status::error_code (device): 0 until the first error; written once by
+//   CAS (first error wins); the winner then fills the record. Read by the
+//   host after the kernel ends.
+// - Status::abort (device) and HostControl::abort (host-mapped): 0 → 1,
+//   raised by a failing block (device: release gpu; every PE's host word:
+//   release sys) or by the host (host word only). Every wait polls the
+//   device word every ABORT_POLLS polls and the host word every
+//   HOST_ABORT_POLLS polls; every block leaves its loop once either is set.
+// - BlockStats[b].wait_*: written by block b (thread 0) when a wait has not
+//   been satisfied after its first check interval, cleared when it ends; read
+//   by the host for the deadlock report.
+#pragma once
+#include "autarky/order.cuh"
+
+namespace autarky {
+
+constexpr uint32_t ABORT_POLLS = 256;        // device abort word: every 256 polls
+constexpr uint32_t HOST_ABORT_POLLS = 4096;  // host-mapped abort word: every 4096 polls
+constexpr uint32_t SPIN_POLLS = 4096;        // tight polls before backing off with nanosleep
+
+// Identity of the calling block, passed to everything that may record an error.
+struct Who {
+    const RunParams* p;
+    uint32_t block;
+    uint32_t role;
+};
+
+__device__ __forceinline__ Status* status_of(const RunParams& p) { return reinterpret_cast<Status*>(p.status); }
+__device__ __forceinline__ HostControl* control_of(const RunParams& p) {
+    return reinterpret_cast<HostControl*>(p.control);
+}
+__device__ __forceinline__ BlockStats* stats_of(const RunParams& p, uint32_t block) {
+    return reinterpret_cast<BlockStats*>(p.block_stats) + block;
+}
+
+// Raises abort on this PE (device mirror) and on every PE's host-mapped word
+// (system scope, so peers on other GPUs and the host see it).
+__device__ inline void raise_abort(const RunParams& p) {
+    st_release_gpu_u32(&status_of(p)->abort, 1);
+    const uint64_t* peers = reinterpret_cast<const uint64_t*>(p.peer_controls);
+    for (uint32_t pe = 0; pe < p.num_pes; ++pe) {
+        HostControl* c = reinterpret_cast<HostControl*>(peers[pe]);
+        st_release_sys_u32(&c->abort, 1);
+    }
+}
+
+// Records an error (first one wins) and raises abort. Callable by any thread.
+__device__ inline void record_error(const Who& w, ErrorCode code, uint32_t task, uint32_t iteration, WaitKind wait_kind,
+                                    uint32_t wait_index, uint64_t seen, uint64_t wanted, uint64_t detail) {
+    const RunParams& p = *w.p;
+    Status* s = status_of(p);
+    if (atom_cas_relaxed_gpu_u32(&s->error_code, 0, (uint32_t)code) == 0) {
+        s->pe = p.pe;
+        s->block = w.block;
+        s->role = w.role;
+        s->task = task;
+        s->iteration = iteration;
+        s->wait_kind = (uint32_t)wait_kind;
+        s->wait_index = wait_index;
+        s->seen = seen;
+        s->wanted = wanted;
+        s->detail = detail;
+        s->error_ns = globaltimer_ns();
+        // Publish the record before abort: release in raise_abort orders it.
+    }
+    raise_abort(p);
+}
+
+// Has this PE been told to stop? `host` also reads the host-mapped word (slow: PCIe).
+__device__ __forceinline__ bool abort_raised(const RunParams& p, bool host) {
+    if (ld_relaxed_gpu_u32(&status_of(p)->abort) != 0) return true;
+    return host && ld_relaxed_sys_u32(&control_of(p)->abort) != 0;
+}
+
+// Instances completed on this PE: the sum of every block's counter. O(blocks);
+// called once per timeout interval, never on the hot path.
+__device__ inline uint64_t pe_progress(const RunParams& p) {
+    uint64_t sum = 0;
+    const uint32_t blocks = p.comm_blocks + p.compute_blocks;
+    for (uint32_t b = 0; b < blocks; ++b) sum += ld_relaxed_gpu_u64(&stats_of(p, b)->completed);
+    return sum;
+}
+
+// What a wait is for, for BlockStats and the error record.
+struct WaitSite {
+    WaitKind kind;
+    uint32_t index;
+    uint64_t wanted;
+    uint32_t task;
+    uint32_t iteration;
+};
+
+enum class WaitResult : uint32_t { Ready = 0, Stop = 1, Aborted = 2, TimedOut = 3 };
+
+// The one wait loop. `poll(seen)` returns 1 when the condition holds, 2 when
+// the waiter should stop without error (the run finished), 0 to keep
+// waiting; it stores the awaited word's value in `seen`. Bounded: every
+// ABORT_POLLS polls it checks abort and the deadline; the deadline is
+// `timeout_ns` without progress anywhere on the PE (it re-arms while other
+// blocks complete instances, so a long task elsewhere is not a hang). On
+// timeout it records the error and raises abort. Called by one thread.
+template <class Poll>
+__device__ WaitResult wait_until(const Who& w, const WaitSite& site, Poll poll) {
+    const RunParams& p = *w.p;
+    uint64_t seen = 0;
+    uint64_t start = 0, progress_at_start = 0;
+    bool published = false;
+    for (uint32_t polls = 1;; ++polls) {
+        const uint32_t r = poll(seen);
+        if (r != 0) {
+            if (published) st_relaxed_gpu_u32(&stats_of(p, w.block)->wait_kind, (uint32_t)WaitKind::None);
+            return r == 1 ? WaitResult::Ready : WaitResult::Stop;
+        }
+        if (polls % ABORT_POLLS == 0) {
+            if (abort_raised(p, polls % HOST_ABORT_POLLS == 0)) {
+                if (ld_relaxed_sys_u32(&control_of(p)->abort) != 0 && ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
+                    record_error(w, ErrorCode::HostAbort, site.task, site.iteration, site.kind, site.index, seen,
+                                 site.wanted, 0);
+                return WaitResult::Aborted;
+            }
+            const uint64_t now = globaltimer_ns();
+            if (!published) {
+                BlockStats* bs = stats_of(p, w.block);
+                bs->wait_index = site.index;
+                bs->wait_wanted = site.wanted;
+                bs->task = site.task;
+                bs->iteration = site.iteration;
+                st_relaxed_gpu_u32(&bs->wait_kind, (uint32_t)site.kind);
+                published = true;
+                start = now;
+                progress_at_start = pe_progress(p);
+            } else if (now - start > p.timeout_ns) {
+                const uint64_t progress = pe_progress(p);
+                if (progress != progress_at_start) {
+                    progress_at_start = progress;
+                    start = now;
+                } else {
+                    record_error(w, ErrorCode::Timeout, site.task, site.iteration, site.kind, site.index, seen,
+                                 site.wanted, 0);
+                    return WaitResult::TimedOut;
+                }
+            }
+        }
+        if (polls > SPIN_POLLS) nanosleep_ns(64);
+    }
+}
+
+}  // namespace autarky

@@ -1,0 +1,147 @@
+//! Generates `device/include/autarky/abi.h` from the ABI crate's tables.
+//!
+//! The header is committed; `tests/abi.rs` fails when it is stale and says
+//! how to regenerate it (`AUTARKY_BLESS=1 cargo test --test abi`). The
+//! header also defines `autarky_abi_layout`, which the GPU layout probe
+//! calls to write every struct's `sizeof`/`offsetof` back to the host.
+
+use std::fmt::Write;
+
+use autarky_shared::*;
+
+/// Path of the generated header, relative to the repository root.
+pub const HEADER_PATH: &str = "device/include/autarky/abi.h";
+
+fn doc_lines(out: &mut String, doc: &str, indent: &str) {
+    for line in doc.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            let _ = writeln!(out, "{indent}//");
+        } else {
+            let _ = writeln!(out, "{indent}// {line}");
+        }
+    }
+}
+
+fn gen_struct<T: AbiStruct>(out: &mut String) {
+    doc_lines(out, T::DOC, "");
+    let _ = writeln!(out, "struct alignas({}) {} {{", T::ALIGN, T::NAME);
+    for f in T::FIELDS {
+        doc_lines(out, f.doc, "    ");
+        if f.array > 0 {
+            let _ = writeln!(out, "    {} {}[{}];", f.c_type, f.name, f.array);
+        } else {
+            let _ = writeln!(out, "    {} {};", f.c_type, f.name);
+        }
+    }
+    let _ = writeln!(out, "}};");
+    let _ = writeln!(
+        out,
+        "static_assert(sizeof({0}) == {1}, \"sizeof({0}) differs from Rust\");",
+        T::NAME,
+        T::SIZE
+    );
+    let _ = writeln!(
+        out,
+        "static_assert(alignof({0}) == {1}, \"alignof({0}) differs from Rust\");",
+        T::NAME,
+        T::ALIGN
+    );
+    out.push('\n');
+}
+
+fn gen_enum<E: AbiEnum>(out: &mut String) {
+    doc_lines(out, E::DOC, "");
+    let _ = writeln!(out, "enum class {} : uint32_t {{", E::NAME);
+    for (name, value, doc) in E::VARIANTS {
+        doc_lines(out, doc, "    ");
+        let _ = writeln!(out, "    {name} = {value},");
+    }
+    let _ = writeln!(out, "}};\n");
+}
+
+/// The layout the probe kernel reports: for every struct in
+/// `for_each_abi_struct!` order, its size then each field's offset.
+pub fn expected_layout() -> Vec<u64> {
+    let mut v = Vec::new();
+    macro_rules! push {
+        ($t:ident) => {
+            v.push(<$t as AbiStruct>::SIZE as u64);
+            for f in <$t as AbiStruct>::FIELDS {
+                v.push(f.offset as u64);
+            }
+        };
+    }
+    for_each_abi_struct!(push);
+    v
+}
+
+/// Labels for [`expected_layout`]'s entries (`TaskDesc`, `TaskDesc.kind`, ...).
+pub fn layout_labels() -> Vec<String> {
+    let mut v = Vec::new();
+    macro_rules! push {
+        ($t:ident) => {
+            v.push(format!("sizeof({})", <$t as AbiStruct>::NAME));
+            for f in <$t as AbiStruct>::FIELDS {
+                v.push(format!("offsetof({}, {})", <$t as AbiStruct>::NAME, f.name));
+            }
+        };
+    }
+    for_each_abi_struct!(push);
+    v
+}
+
+/// The full text of `abi.h`.
+pub fn generate() -> String {
+    let mut out = String::new();
+    out.push_str(
+        "// GENERATED from shared/src/lib.rs by autarky::abi_header — do not edit.\n\
+         // Regenerate: AUTARKY_BLESS=1 cargo test --test abi\n\
+         #pragma once\n\n\
+         // Device code is self-contained (NVRTC alone, no toolkit headers).\n\
+         typedef unsigned char uint8_t;\n\
+         typedef unsigned int uint32_t;\n\
+         typedef int int32_t;\n\
+         typedef unsigned long long uint64_t;\n\
+         typedef long long int64_t;\n\n",
+    );
+    let _ = writeln!(out, "#define AUTARKY_ABI_VERSION {ABI_VERSION}u\n");
+    out.push_str("namespace autarky {\n\n");
+    let _ = writeln!(out, "constexpr uint32_t TASK_NONE = {TASK_NONE:#x}u;");
+    let _ = writeln!(out, "constexpr uint32_t MAX_ITERATIONS = {MAX_ITERATIONS:#x}u;");
+    let _ = writeln!(out, "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;\n");
+    gen_enum::<ErrorCode>(&mut out);
+    gen_enum::<WaitKind>(&mut out);
+    gen_enum::<Role>(&mut out);
+    macro_rules! s {
+        ($t:ident) => {
+            gen_struct::<$t>(&mut out)
+        };
+    }
+    for_each_abi_struct!(s);
+    out.push_str("}  // namespace autarky\n\n");
+    out.push_str(
+        "// Writes sizeof/offsetof of every ABI struct, in the order of\n\
+         // autarky::abi_header::expected_layout(), for the GPU layout probe.\n\
+         // (NVRTC has no constant-expression offsetof, so field offsets are\n\
+         // checked here, on the device, rather than by static_assert.)\n\
+         __device__ inline void autarky_abi_layout(unsigned long long* out) {\n    unsigned i = 0;\n",
+    );
+    macro_rules! probe {
+        ($t:ident) => {
+            let _ = writeln!(out, "    out[i++] = sizeof(autarky::{});", <$t as AbiStruct>::NAME);
+            let _ = writeln!(out, "    {{ autarky::{} s{{}};", <$t as AbiStruct>::NAME);
+            for f in <$t as AbiStruct>::FIELDS {
+                let _ = writeln!(
+                    out,
+                    "      out[i++] = (unsigned long long)((const char*)&s.{} - (const char*)&s);",
+                    f.name
+                );
+            }
+            let _ = writeln!(out, "    }}");
+        };
+    }
+    for_each_abi_struct!(probe);
+    out.push_str("}\n");
+    out
+}

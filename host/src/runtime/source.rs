@@ -1,0 +1,88 @@
+//! Assembling the megakernel's source: the embedded device sources plus a
+//! generated header with the graph's task bodies and the dispatch switch.
+//!
+//! The device sources are embedded with `include_str!` (cargo rebuilds the
+//! crate when they change), so a binary needs no source tree at run time.
+
+use std::fmt::Write;
+
+use crate::graph::TaskKind;
+
+/// Embedded device headers, by include name.
+pub const DEVICE_HEADERS: &[(&str, &str)] = &[
+    ("autarky/abi.h", include_str!("../../../device/include/autarky/abi.h")),
+    ("autarky/order.cuh", include_str!("../../../device/include/autarky/order.cuh")),
+    ("autarky/wait.cuh", include_str!("../../../device/include/autarky/wait.cuh")),
+    ("autarky/task.cuh", include_str!("../../../device/include/autarky/task.cuh")),
+    ("autarky/scheduler.cuh", include_str!("../../../device/include/autarky/scheduler.cuh")),
+];
+
+/// The megakernel's entry source.
+pub const MEGAKERNEL_CU: &str = include_str!("../../../device/megakernel.cu");
+
+/// Name of the generated header with task bodies and dispatch.
+pub const USER_TASKS_HEADER: &str = "autarky/user_tasks.cuh";
+
+/// Kernel entry points.
+pub const MEGAKERNEL_NAME: &str = "autarky_megakernel";
+/// The ABI layout probe kernel.
+pub const PROBE_NAME: &str = "autarky_abi_probe";
+
+/// The generated `autarky/user_tasks.cuh`: every kind's source in id order,
+/// then `autarky_dispatch`, a switch over kind ids (no magic numbers: the
+/// case labels are the ids the graph assigned at registration).
+pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
+    let mut out = String::from("// GENERATED for one graph: task bodies and dispatch.\n#pragma once\n");
+    for (id, k) in kinds.iter().enumerate() {
+        let _ = writeln!(out, "\n// ---- task kind {id}: {}\n#line 1 \"kind_{}.cu\"", k.name, k.name);
+        out.push_str(&k.source);
+        out.push('\n');
+    }
+    out.push_str(
+        "\n__device__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n    switch (kind) {\n",
+    );
+    for (id, k) in kinds.iter().enumerate() {
+        let _ = writeln!(out, "        case {id}u: {}(ctx); return;  // kind `{}`", k.name, k.name);
+    }
+    out.push_str(
+        "        default:\n\
+         \x20           // Unknown kind: record and abort, never fall through.\n\
+         \x20           if (threadIdx.x == 0) {\n\
+         \x20               autarky::Who w{ctx.params, ctx.block, (uint32_t)autarky::Role::Compute};\n\
+         \x20               autarky::record_error(w, autarky::ErrorCode::UnknownTaskKind, ctx.task, ctx.iteration,\n\
+         \x20                                     autarky::WaitKind::None, 0, 0, 0, kind);\n\
+         \x20               atomicExch(ctx.failed, 1u);\n\
+         \x20           }\n\
+         \x20           return;\n    }\n}\n",
+    );
+    out
+}
+
+/// Every header the megakernel includes, generated one last.
+pub fn headers(user_tasks: &str) -> Vec<(&str, &str)> {
+    let mut h: Vec<(&str, &str)> = DEVICE_HEADERS.to_vec();
+    h.push((USER_TASKS_HEADER, user_tasks));
+    h
+}
+
+/// NVRTC options for a megakernel with `threads` threads per block.
+pub fn options(threads: u32) -> Vec<String> {
+    vec![
+        "--std=c++17".into(),
+        format!("-DAUTARKY_THREADS={threads}"),
+        "-lineinfo".into(),
+    ]
+}
+
+/// Compiles the megakernel for a graph's kinds to a CUBIN for `sm_{arch}`.
+pub fn compile(kinds: &[TaskKind], threads: u32, arch: u32) -> crate::Result<Vec<u8>> {
+    let user = user_tasks_header(kinds);
+    let headers = headers(&user);
+    super::nvrtc::compile_cubin(&super::nvrtc::Program {
+        name: "megakernel.cu",
+        source: MEGAKERNEL_CU,
+        headers: &headers,
+        options: options(threads),
+        arch,
+    })
+}

@@ -1,0 +1,65 @@
+//! The megakernel, with a few task kinds, compiles with NVRTC for sm_90.
+//! Skips (with a printed reason) when NVRTC is absent; fails instead when
+//! AUTARKY_REQUIRE_NVRTC=1.
+
+use autarky::runtime::source;
+use autarky::{Error, TaskKind};
+
+fn kinds() -> Vec<TaskKind> {
+    vec![
+        TaskKind::new("noop", "__device__ void noop(autarky::TaskCtx&) {}"),
+        TaskKind::new(
+            "scale",
+            r#"struct ScaleArgs { float* data; unsigned n; float factor; };
+               __device__ void scale(autarky::TaskCtx& ctx) {
+                   const ScaleArgs& a = ctx.args<ScaleArgs>();
+                   for (unsigned i = threadIdx.x; i < a.n; i += blockDim.x) a.data[i] *= a.factor;
+                   __syncthreads();
+                   autarky::check_finite(ctx, a.data, a.n);
+               }"#,
+        )
+        .arg_size_bytes(16),
+        TaskKind::new(
+            "waiter",
+            r#"__device__ void waiter(autarky::TaskCtx& ctx) {
+                   if (threadIdx.x == 0) {
+                       const uint32_t* w = ctx.args<const uint32_t*>();
+                       if (!ctx.wait_geq(w, 1, 7)) return;
+                       ctx.fail(3);
+                   }
+               }"#,
+        )
+        .arg_size_bytes(8),
+    ]
+}
+
+fn require() -> bool {
+    std::env::var("AUTARKY_REQUIRE_NVRTC").as_deref() == Ok("1")
+}
+
+#[test]
+fn megakernel_compiles_for_sm90() {
+    for threads in [128, 256] {
+        match source::compile(&kinds(), threads, 90) {
+            Ok(cubin) => assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin"),
+            Err(Error::NvrtcNotFound { looked }) if !require() => {
+                eprintln!("SKIP megakernel_compiles_for_sm90: NVRTC not found (looked in {looked:?})");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn broken_task_body_reports_the_nvrtc_log() {
+    let bad = vec![TaskKind::new("bad", "__device__ void bad(autarky::TaskCtx& ctx) { undeclared_thing(); }")];
+    match source::compile(&bad, 128, 90) {
+        Err(Error::Nvrtc { log, options }) => {
+            assert!(log.contains("undeclared_thing"), "log: {log}");
+            assert!(options.iter().any(|o| o.contains("sm_90")), "{options:?}");
+        }
+        Err(Error::NvrtcNotFound { .. }) if !require() => eprintln!("SKIP: NVRTC not found"),
+        other => panic!("expected Error::Nvrtc, got {:?}", other.map(|c| c.len())),
+    }
+}
