@@ -1,0 +1,236 @@
+//! The per-task state words and the completion step: publish, fence, check,
+//! claim. This is the device scheduler's protocol over the shim atomics, so
+//! the loom models exercise exactly this code.
+
+use super::sync::{fence, AtomicU32, AtomicU64, Ordering};
+use crate::graph::LoweredGraph;
+use autarky_shared::{state_parts, state_word};
+
+/// What a completion changed besides claims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Completion {
+    /// This completion made the task's `done` reach `iterations`.
+    pub task_finished: bool,
+    /// This completion finished the last unfinished task: the run is over.
+    pub run_finished: bool,
+}
+
+/// The scheduler state of one PE: one state word per task and the
+/// termination counter.
+pub(crate) struct TaskStates {
+    /// `state[t] = (claimed << 32) | done`; see the module docs of
+    /// `emulator` for who writes it.
+    state: Box<[AtomicU64]>,
+    /// Tasks whose `done` reached `iterations`; only increases.
+    tasks_finished: AtomicU32,
+    iterations: u32,
+}
+
+impl TaskStates {
+    /// The initial state of `lowered` (roots claimed) for a run of
+    /// `iterations`.
+    pub fn new(lowered: &LoweredGraph, iterations: u32) -> Self {
+        TaskStates {
+            state: lowered
+                .initial_state()
+                .into_iter()
+                .map(AtomicU64::new)
+                .collect(),
+            tasks_finished: AtomicU32::new(0),
+            iterations,
+        }
+    }
+
+    /// Iterations of the run.
+    pub fn iterations(&self) -> u32 {
+        self.iterations
+    }
+
+    /// The state words as they are now (for reports; Relaxed: read after
+    /// the workers were joined, or racy diagnostics).
+    pub fn snapshot(&self) -> Vec<u64> {
+        self.state
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// `done` of `task` as seen by a readiness check.
+    #[inline]
+    fn done(&self, task: u32) -> u32 {
+        // Acquire pairs with the release store in `complete` that
+        // published this count: the predecessor instance's body (its
+        // data) happens before whatever instance we claim on its basis.
+        state_parts(self.state[task as usize].load(Ordering::Acquire)).1
+    }
+
+    /// Completes instance `iteration` of `task` (which the caller ran after
+    /// claiming it) and claims every instance this completion made ready,
+    /// appending them to `claims` in check order: the successors of `task`
+    /// (successor-table order), then `task` itself.
+    pub fn complete(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        iteration: u32,
+        claims: &mut Vec<(u32, u32)>,
+    ) -> Completion {
+        let word = &self.state[task as usize];
+        debug_assert_eq!(
+            state_parts(word.load(Ordering::Relaxed)),
+            (iteration + 1, iteration),
+            "task {task} completes instance {iteration} it does not hold"
+        );
+        let done = iteration + 1;
+        // A plain store is enough: while the instance is in flight
+        // (`claimed == done + 1`) every CAS on this word expects
+        // `claimed == done` and fails, so we are the only writer.
+        // Release publishes the body's writes to every worker that
+        // acquires this `done` in a readiness check (`Self::done`,
+        // `try_claim`'s load).
+        word.store(state_word(done, done), Ordering::Release);
+        // A SeqCst fence is needed here. If the store above could be
+        // reordered after the loads in the checks below, two predecessors
+        // finishing together could each read the other's old `done`,
+        // both find the successor not ready, and the successor would never
+        // be scheduled. With a SeqCst fence between publish and check in
+        // every completion, the completion whose fence is last in the
+        // single total order of SeqCst fences sees every other store that
+        // preceded an earlier fence, so at least one check sees the
+        // successor ready. The same argument covers the self edge: a
+        // predecessor's check that skipped `s` because `s`'s previous
+        // instance was in flight is covered by `s`'s own re-check.
+        fence(Ordering::SeqCst);
+
+        let d = &lowered.tasks[task as usize];
+        let mut last = None;
+        for e in lowered.succs(d) {
+            // The successor table is sorted by task, so the same successor
+            // through a distance-0 and a distance-1 edge is adjacent.
+            if last == Some(e.task) {
+                continue;
+            }
+            last = Some(e.task);
+            if let Some(n) = self.try_claim(lowered, e.task) {
+                claims.push((e.task, n));
+            }
+        }
+        // The implicit self edge: our completion may make our next
+        // instance ready.
+        if let Some(n) = self.try_claim(lowered, task) {
+            claims.push((task, n));
+        }
+
+        if done != self.iterations {
+            return Completion {
+                task_finished: false,
+                run_finished: false,
+            };
+        }
+        // Relaxed is enough: the counter's RMWs are totally ordered, so
+        // exactly one completion sees `num_tasks - 1`; nothing is published
+        // through it (the host joins the workers before reading results).
+        let finished = self.tasks_finished.fetch_add(1, Ordering::Relaxed) + 1;
+        Completion {
+            task_finished: true,
+            run_finished: finished as usize == self.state.len(),
+        }
+    }
+
+    /// Checks whether the next instance of `task` is ready and, if so,
+    /// claims it. Returns the claimed iteration.
+    pub fn try_claim(&self, lowered: &LoweredGraph, task: u32) -> Option<u32> {
+        let word = &self.state[task as usize];
+        // Acquire pairs with the release store of the completion that
+        // published this `done` (the self edge: the previous instance's
+        // body happens before the next one).
+        let current = word.load(Ordering::Acquire);
+        let (claimed, done) = state_parts(current);
+        if claimed != done {
+            // An instance is in flight; its completion re-checks this task
+            // (self edge) after its own publish and fence.
+            return None;
+        }
+        let n = claimed;
+        if n >= self.iterations {
+            return None;
+        }
+        // `done[task] >= n` holds (done == claimed == n); check the
+        // predecessors. `done` only increases, so a predecessor seen done
+        // stays done and the readiness we establish here cannot be undone.
+        let d = &lowered.tasks[task as usize];
+        let ready = lowered
+            .preds(d)
+            .iter()
+            .all(|e| (n + 1).saturating_sub(e.distance) <= self.done(e.task));
+        if !ready {
+            return None;
+        }
+        // The CAS decides ownership: words only increase, so it succeeds
+        // exactly when nobody claimed instance `n` since our load (no ABA).
+        // AcqRel on success: the Acquire half makes ownership alone imply
+        // visibility of the previous instance's writes (it reads the same
+        // value the Acquire load above did, so this costs nothing extra in
+        // reasoning); the Release half is not needed by any reader (a
+        // `claimed != done` word only makes others skip) but matches the
+        // device's `atom.acq_rel` and keeps the word's history simple.
+        // Relaxed on failure: someone else claimed it and we do nothing.
+        word.compare_exchange(
+            current,
+            state_word(n + 1, n),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        )
+        .ok()
+        .map(|_| n)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::{Graph, Limits, TaskKind};
+
+    fn lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
+        let mut g = Graph::new();
+        let k = g.add_kind(TaskKind::new("k", ""));
+        let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
+        for &(a, b, d) in edges {
+            g.add_edge_with_distance(ids[a], ids[b], d);
+        }
+        g.lower(&Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn successor_is_claimed_only_by_the_last_predecessor_to_complete() {
+        let l = lowered(3, &[(0, 2, 0), (1, 2, 0)]);
+        let s = TaskStates::new(&l, 1);
+        let mut claims = Vec::new();
+        s.complete(&l, 0, 0, &mut claims);
+        assert_eq!(claims, []);
+        let c = s.complete(&l, 1, 0, &mut claims);
+        assert_eq!(claims, [(2, 0)]);
+        assert!(c.task_finished && !c.run_finished);
+        claims.clear();
+        let c = s.complete(&l, 2, 0, &mut claims);
+        assert_eq!(claims, []);
+        assert!(c.run_finished);
+    }
+
+    #[test]
+    fn carried_edge_holds_the_next_instance_until_the_predecessor_catches_up() {
+        // 0 → 1 with distance 1: instance i of 1 needs instance i-1 of 0.
+        let l = lowered(2, &[(0, 1, 1)]);
+        assert_eq!(l.roots, [0, 1]);
+        let s = TaskStates::new(&l, 3);
+        let mut claims = Vec::new();
+        s.complete(&l, 1, 0, &mut claims);
+        assert_eq!(
+            claims,
+            [],
+            "instance 1 of task 1 must wait for instance 0 of task 0"
+        );
+        s.complete(&l, 0, 0, &mut claims);
+        assert_eq!(claims, [(1, 1), (0, 1)]);
+    }
+}

@@ -1,0 +1,321 @@
+//! End-to-end tests of the CPU emulator backend: the device scheduling
+//! protocol run by threads over the lowered tables.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use autarky::emulator::{self, EmulatorConfig};
+use autarky::{Error, Graph, TaskId, TaskKind};
+
+fn cfg(threads: usize) -> EmulatorConfig {
+    EmulatorConfig {
+        compute_threads: threads,
+        ..EmulatorConfig::default()
+    }
+}
+
+/// A log of `(task, iteration, start seq, end seq)` shared by the bodies.
+#[derive(Clone, Default)]
+struct Log {
+    clock: Arc<AtomicU64>,
+    events: Arc<Mutex<Vec<(u32, u32, u64, u64)>>>,
+}
+
+impl Log {
+    fn kind(&self) -> TaskKind {
+        let log = self.clone();
+        TaskKind::new("logged", "").with_cpu(move |ctx| {
+            let start = log.clock.fetch_add(1, Ordering::SeqCst);
+            let end = log.clock.fetch_add(1, Ordering::SeqCst);
+            log.events
+                .lock()
+                .unwrap()
+                .push((ctx.task, ctx.iteration, start, end));
+            Ok(())
+        })
+    }
+    /// `(start, end)` of every instance, indexed `[task][iteration]`;
+    /// panics when an instance ran twice.
+    fn spans(&self, tasks: usize, iterations: u32) -> Vec<Vec<(u64, u64)>> {
+        let mut spans = vec![vec![None; iterations as usize]; tasks];
+        for &(t, i, s, e) in self.events.lock().unwrap().iter() {
+            let slot = &mut spans[t as usize][i as usize];
+            assert!(slot.is_none(), "instance {i} of task {t} ran twice");
+            *slot = Some((s, e));
+        }
+        spans
+            .into_iter()
+            .enumerate()
+            .map(|(t, v)| {
+                v.into_iter()
+                    .enumerate()
+                    .map(|(i, x)| x.unwrap_or_else(|| panic!("instance {i} of task {t} never ran")))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn diamond_runs_each_instance_once_in_dependency_order() {
+    // a → {b, c} → d, for 50 iterations.
+    let log = Log::default();
+    let mut g = Graph::new();
+    let k = g.add_kind(log.kind());
+    let [a, b, c, d] = [0; 4].map(|_| g.add_task_bytes(k, &[]));
+    g.add_edge(a, b)
+        .add_edge(a, c)
+        .add_edge(b, d)
+        .add_edge(c, d);
+    let report = emulator::run(&g, 50, &cfg(4)).unwrap();
+    assert_eq!(report.backend, "emulator");
+    assert_eq!(report.instances, 200);
+    assert_eq!(report.per_block.len(), 5, "1 comm block + 4 compute blocks");
+    assert_eq!(report.per_block[0], 0, "comm blocks run no tasks");
+    let spans = log.spans(4, 50);
+    for i in 0..50 {
+        let [sa, sb, sc, sd] = [a, b, c, d].map(|t| spans[t.index()][i]);
+        assert!(
+            sa.1 < sb.0 && sa.1 < sc.0,
+            "iteration {i}: b and c start after a ends"
+        );
+        assert!(
+            sb.1 < sd.0 && sc.1 < sd.0,
+            "iteration {i}: d starts after b and c end"
+        );
+        if i > 0 {
+            for t in [a, b, c, d] {
+                assert!(spans[t.index()][i - 1].1 < spans[t.index()][i].0);
+            }
+        }
+    }
+}
+
+#[test]
+fn one_task_fans_out_to_a_thousand_and_each_runs_after_it() {
+    let log = Log::default();
+    let mut g = Graph::new();
+    let k = g.add_kind(log.kind());
+    let src = g.add_task_bytes(k, &[]);
+    for _ in 0..1000 {
+        let t = g.add_task_bytes(k, &[]);
+        g.add_edge(src, t);
+    }
+    let report = emulator::run(&g, 2, &cfg(3)).unwrap();
+    assert_eq!(report.instances, 2002);
+    let spans = log.spans(1001, 2);
+    for t in 1..1001 {
+        for i in 0..2 {
+            assert!(
+                spans[0][i].1 < spans[t][i].0,
+                "task {t} iteration {i} started before the source ended"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_thousand_tasks_fan_in_to_one_that_runs_after_all_of_them() {
+    let log = Log::default();
+    let mut g = Graph::new();
+    let k = g.add_kind(log.kind());
+    let srcs: Vec<TaskId> = (0..1000).map(|_| g.add_task_bytes(k, &[])).collect();
+    let sink = g.add_task_bytes(k, &[]);
+    for &s in &srcs {
+        g.add_edge(s, sink);
+    }
+    let report = emulator::run(&g, 2, &cfg(3)).unwrap();
+    assert_eq!(report.instances, 2002);
+    let spans = log.spans(1001, 2);
+    for i in 0..2 {
+        let last_src_end = (0..1000).map(|t| spans[t][i].1).max().unwrap();
+        assert!(
+            last_src_end < spans[1000][i].0,
+            "the sink started before every source ended"
+        );
+    }
+}
+
+#[test]
+fn a_chain_of_ten_thousand_tasks_runs_in_order() {
+    let n = 10_000usize;
+    let next = Arc::new(AtomicU64::new(0));
+    let seen = next.clone();
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("link", "").with_cpu(move |ctx| {
+        // Every link must see exactly its predecessors' count of increments.
+        let before = seen.fetch_add(1, Ordering::SeqCst);
+        if before == ctx.task as u64 {
+            Ok(())
+        } else {
+            Err(1)
+        }
+    }));
+    let ids: Vec<TaskId> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
+    for w in ids.windows(2) {
+        g.add_edge(w[0], w[1]);
+    }
+    let report = emulator::run(&g, 1, &cfg(2)).unwrap();
+    assert_eq!(report.instances, n as u64);
+    assert_eq!(next.load(Ordering::SeqCst), n as u64);
+}
+
+#[test]
+fn successor_reads_the_data_its_predecessor_wrote_in_the_same_iteration() {
+    // producer writes f(i) into 64 cells; consumer checks them and writes
+    // its own cells; a carried edge consumer → producer keeps the producer
+    // from overwriting cells the consumer of the previous iteration reads.
+    const N: usize = 64;
+    let data: Arc<Vec<AtomicU64>> =
+        Arc::new((0..2 * N).map(|_| AtomicU64::new(u64::MAX)).collect());
+    let mut g = Graph::new();
+    let d = data.clone();
+    let produce = g.add_kind(TaskKind::new("produce", "").with_cpu(move |ctx| {
+        for j in 0..N {
+            d[j].store(ctx.iteration as u64 * 1000 + j as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }));
+    let d = data.clone();
+    let consume = g.add_kind(TaskKind::new("consume", "").with_cpu(move |ctx| {
+        for j in 0..N {
+            let want = ctx.iteration as u64 * 1000 + j as u64;
+            if d[j].load(Ordering::Relaxed) != want {
+                return Err(j as u32 + 1);
+            }
+            d[N + j].store(want + 1, Ordering::Relaxed);
+        }
+        Ok(())
+    }));
+    let p = g.add_task_bytes(produce, &[]);
+    let c = g.add_task_bytes(consume, &[]);
+    g.add_edge(p, c).add_carried_edge(c, p);
+    let report = emulator::run(&g, 200, &cfg(4)).unwrap();
+    assert_eq!(report.instances, 400);
+    assert_eq!(data[N + 5].load(Ordering::Relaxed), 199 * 1000 + 5 + 1);
+}
+
+#[test]
+fn failing_body_ends_the_run_with_task_failed_naming_task_and_iteration() {
+    let mut g = Graph::new();
+    let ok = g.add_kind(TaskKind::new("ok", "").with_cpu(|_| Ok(())));
+    let bad = g.add_kind(TaskKind::new("bad", "").with_cpu(|ctx| {
+        if ctx.iteration == 3 {
+            Err(42)
+        } else {
+            Ok(())
+        }
+    }));
+    let a = g.add_task_bytes(ok, &[]);
+    let b = g.add_task_bytes(bad, &[]);
+    g.set_name(b, "breaker");
+    g.add_edge(a, b);
+    let err = emulator::run(&g, 10, &cfg(2)).unwrap_err();
+    match &err {
+        Error::TaskFailed {
+            task,
+            iteration,
+            code,
+            ..
+        } => {
+            assert_eq!(task, "#1 (breaker)");
+            assert_eq!(*iteration, 3);
+            assert_eq!(*code, 42);
+        }
+        other => panic!("expected TaskFailed, got {other:?}"),
+    }
+    assert!(err.to_string().contains("breaker"), "{err}");
+}
+
+#[test]
+fn held_task_ends_the_run_with_a_timeout_that_names_it() {
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("k", "").with_cpu(|_| Ok(())));
+    let a = g.add_task_bytes(k, &[]);
+    let held = g.add_task_bytes(k, &[]);
+    let c = g.add_task_bytes(k, &[]);
+    g.set_name(held, "stuck_one");
+    g.add_edge(a, held).add_edge(held, c);
+    let config = EmulatorConfig {
+        compute_threads: 2,
+        timeout: Duration::from_millis(200),
+        hold_task: Some(held.index() as u32),
+        ..EmulatorConfig::default()
+    };
+    let t0 = std::time::Instant::now();
+    let err = emulator::run(&g, 5, &config).unwrap_err();
+    let elapsed = t0.elapsed();
+    assert!(
+        matches!(err, Error::DeviceTimeout { .. }),
+        "expected a timeout, got {err:?}"
+    );
+    let msg = err.to_string();
+    eprintln!("{msg}");
+    assert!(
+        msg.contains("#1 (stuck_one)"),
+        "the report must name the held task: {msg}"
+    );
+    assert!(
+        msg.contains("#2"),
+        "the report must list the task waiting behind it: {msg}"
+    );
+    assert!(
+        elapsed < Duration::from_secs(5),
+        "the timeout took {elapsed:?}"
+    );
+}
+
+#[test]
+fn kind_without_cpu_body_is_refused_before_running() {
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new(
+        "gpu_only",
+        "__device__ void gpu_only(autarky::TaskCtx&) {}",
+    ));
+    g.add_task_bytes(k, &[]);
+    match emulator::run(&g, 1, &EmulatorConfig::default()) {
+        Err(Error::NoCpuBody { kind }) => assert_eq!(kind, "gpu_only"),
+        other => panic!("expected NoCpuBody, got {other:?}"),
+    }
+}
+
+#[test]
+fn zero_iterations_and_zero_compute_threads_are_invalid_config() {
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("k", "").with_cpu(|_| Ok(())));
+    g.add_task_bytes(k, &[]);
+    assert!(matches!(
+        emulator::run(&g, 0, &cfg(2)),
+        Err(Error::InvalidConfig(_))
+    ));
+    assert!(matches!(
+        emulator::run(&g, 1, &cfg(0)),
+        Err(Error::InvalidConfig(_))
+    ));
+}
+
+#[test]
+fn single_worker_without_comm_blocks_completes_loop_carried_graph() {
+    let log = Log::default();
+    let mut g = Graph::new();
+    let k = g.add_kind(log.kind());
+    let a = g.add_task_bytes(k, &[]);
+    let b = g.add_task_bytes(k, &[]);
+    g.add_edge(a, b).add_carried_edge(b, a);
+    let config = EmulatorConfig {
+        compute_threads: 1,
+        comm_threads: 0,
+        ..EmulatorConfig::default()
+    };
+    let report = emulator::run(&g, 100, &config).unwrap();
+    assert_eq!(report.per_block, vec![200]);
+    let spans = log.spans(2, 100);
+    for i in 1..100 {
+        assert!(
+            spans[1][i - 1].1 < spans[0][i].0,
+            "a[{i}] must wait for b[{}]",
+            i - 1
+        );
+    }
+}
