@@ -477,6 +477,17 @@ fn load_nvrtc(c: &NvrtcCandidate) -> Result<LoadedNvrtc, String> {
     // The file cudarc's calls really reach; it may differ from ours when a
     // `libnvrtc.so` (tried first by cudarc) is on the linker path.
     let path = mapped_file_of(their_addr).unwrap_or_else(|| PathBuf::from(NVRTC_SONAME));
+    // The toolkit's stubs/libnvrtc.so exists only for linking and calling
+    // into it crashes the process. It can be reached even by the bare SONAME:
+    // its SONAME is libnvrtc.so.13, so once cudarc has loaded it as
+    // `libnvrtc.so` (its first candidate), `dlopen("libnvrtc.so.13")` returns it.
+    if path.parent().is_some_and(is_stub_dir) {
+        return Err(format!(
+            "cudarc resolves libnvrtc to the link-time stub {}; remove the `stubs` \
+             directory from LD_LIBRARY_PATH",
+            path.display()
+        ));
+    }
     if symbol_addr(&nvrtc, b"nvrtcVersion\0") != Some(their_addr) {
         tracing::warn!(
             "cudarc loaded a different libnvrtc ({}) than autarky found; NVRTC calls go to it",
@@ -653,16 +664,22 @@ mod tests {
             }
             Err(Error::NoGpu { reason }) => {
                 eprintln!("{reason}");
-                assert!(
-                    reason.contains("libcuda.so.1 on the linker path"),
-                    "{reason}"
-                );
-                assert!(reason.contains("Install the NVIDIA driver"), "{reason}");
-                assert!(reason.contains("emulator"), "{reason}");
-                assert!(
-                    !reason.contains("stubs (no"),
-                    "stubs are never searched: {reason}"
-                );
+                if reason.contains("link-time stub") {
+                    // A driver exists but LD_LIBRARY_PATH puts the stub
+                    // first in cudarc's lookup: the fix is named.
+                    assert!(reason.contains("LD_LIBRARY_PATH"), "{reason}");
+                } else {
+                    assert!(
+                        reason.contains("libcuda.so.1 on the linker path"),
+                        "{reason}"
+                    );
+                    assert!(reason.contains("Install the NVIDIA driver"), "{reason}");
+                    assert!(reason.contains("emulator"), "{reason}");
+                    assert!(
+                        !reason.contains("stubs (no"),
+                        "stubs are never searched: {reason}"
+                    );
+                }
             }
             Err(other) => panic!("expected NoGpu, got {other:?}"),
         }
