@@ -21,7 +21,10 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS)
         }
         return;
     }
-    if (blockIdx.x == 0 && threadIdx.x == 0) status_of(p)->abi_compiled = AUTARKY_ABI_VERSION;
+    if (threadIdx.x == 0) {
+        red_min_relaxed_gpu_u64(&status_of(p)->start_ns, globaltimer_ns());
+        if (blockIdx.x == 0) status_of(p)->abi_compiled = AUTARKY_ABI_VERSION;
+    }
     const bool comm = blockIdx.x < p.comm_blocks;
     const Who w{&p, blockIdx.x, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
     if (comm) comm_loop(w);

@@ -13,4 +13,5 @@ pub use autarky_shared as abi;
 pub use emulator::EmulatorConfig;
 pub use error::{Error, Result};
 pub use graph::{CpuCtx, Graph, GraphError, KindId, Limits, LoweredGraph, TaskId, TaskKind};
+pub use runtime::{Builder, RunOptions, Runtime};
 pub use status::RunReport;

@@ -23,6 +23,16 @@ pub struct RunReport {
     pub per_block: Vec<u64>,
     /// Host wall time from launch to the end of the wait.
     pub wall: std::time::Duration,
+    /// Device time from the first block's entry to the last block's exit
+    /// (`%globaltimer`, GPU only).
+    pub device_ns: Option<u64>,
+    /// Device-event time around the launch, when the run asked for it
+    /// (`RunOptions::timed`, GPU only).
+    pub event_ms: Option<f32>,
+    /// Driver calls the host made from just before the launch to the end of
+    /// the kernel (GPU only): one `cuLaunchCooperativeKernel` (plus the two
+    /// `cuEventRecord`s of a timed run), then only `cuStreamQuery`.
+    pub driver_calls: Vec<&'static str>,
 }
 
 /// Everything needed to explain a failed run.

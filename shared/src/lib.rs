@@ -341,6 +341,9 @@ abi_struct! {
         pub detail: u64,
         /// `%globaltimer` when the error was recorded (ns).
         pub error_ns: u64,
+        /// Earliest `%globaltimer` at which a block entered the kernel (ns),
+        /// min over blocks; the host initializes it to `u64::MAX`.
+        pub start_ns: u64,
         /// Latest `%globaltimer` at which a block left its loop (ns), max over blocks.
         pub last_exit_ns: u64,
         /// ABI version the kernel was compiled against.
@@ -354,7 +357,7 @@ abi_struct! {
         /// every block every few hundred polls (cheaper than host memory).
         pub abort: u32,
     }
-    size = 88;
+    size = 96;
 }
 
 abi_struct! {

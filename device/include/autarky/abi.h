@@ -178,6 +178,8 @@ struct alignas(8) Status {
     uint64_t detail;
     // `%globaltimer` when the error was recorded (ns).
     uint64_t error_ns;
+    // Earliest `%globaltimer` at which a block entered the kernel (ns), min over blocks; the host initializes it to `u64::MAX`.
+    uint64_t start_ns;
     // Latest `%globaltimer` at which a block left its loop (ns), max over blocks.
     uint64_t last_exit_ns;
     // ABI version the kernel was compiled against.
@@ -189,7 +191,7 @@ struct alignas(8) Status {
     // Device-memory mirror of the abort flag: raised (0 → 1) with the host-mapped `HostControl::abort` by any failing block; polled by every block every few hundred polls (cheaper than host memory).
     uint32_t abort;
 };
-static_assert(sizeof(Status) == 88, "sizeof(Status) differs from Rust");
+static_assert(sizeof(Status) == 96, "sizeof(Status) differs from Rust");
 static_assert(alignof(Status) == 8, "alignof(Status) differs from Rust");
 
 // Per-PE words in host-mapped (pinned, device-mapped) memory: the only
@@ -338,6 +340,7 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.wanted - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.detail - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.error_ns - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.start_ns - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.last_exit_ns - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.abi_compiled - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.tasks_finished - (const char*)&s);

@@ -85,6 +85,9 @@ __device__ __forceinline__ uint64_t atom_cas_acq_rel_gpu_u64(uint64_t* p, uint64
 __device__ __forceinline__ void red_max_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
     asm volatile("red.relaxed.gpu.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+__device__ __forceinline__ void red_min_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
+    asm volatile("red.relaxed.gpu.min.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 __device__ __forceinline__ void red_add_relaxed_gpu_u32(uint32_t* p, uint32_t v) {
     asm volatile("red.relaxed.gpu.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }

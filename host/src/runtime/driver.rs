@@ -1,0 +1,621 @@
+//! The CUDA driver boundary: every `cudarc::driver::sys` call autarky makes
+//! is in this file, wrapped in an owning type whose methods return
+//! `Result`. Everything above it is safe Rust.
+//!
+//! Every call is also noted in a per-thread call log when recording is on
+//! ([`CallLog`]); the runtime records from just before the launch until the
+//! kernel has ended, and tests assert that the log holds exactly one
+//! `cuLaunchCooperativeKernel` and nothing but `cuStreamQuery` after it —
+//! the definition of a CPU-free run (DESIGN.md).
+//!
+//! Callers must have loaded the driver first ([`super::libs::ensure_driver`]):
+//! with dynamic loading, cudarc panics when libcuda is absent.
+
+use std::cell::RefCell;
+use std::ffi::{c_void, CStr};
+use std::ptr;
+
+use cudarc::driver::sys::{self, CUresult};
+
+use crate::Error;
+
+thread_local! {
+    static LOG: RefCell<Option<Vec<&'static str>>> = const { RefCell::new(None) };
+}
+
+/// Records the driver calls this thread makes between `start` and `take`.
+pub struct CallLog;
+
+impl CallLog {
+    /// Starts recording on this thread (clearing any earlier record).
+    pub fn start() {
+        LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
+    }
+    /// Stops recording and returns the calls made since `start`.
+    pub fn take() -> Vec<&'static str> {
+        LOG.with(|l| l.borrow_mut().take().unwrap_or_default())
+    }
+}
+
+fn note(name: &'static str) {
+    LOG.with(|l| {
+        if let Some(v) = l.borrow_mut().as_mut() {
+            v.push(name);
+        }
+    });
+}
+
+fn check(call: &'static str, r: CUresult) -> Result<(), Error> {
+    if r == CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    let mut s: *const std::ffi::c_char = ptr::null();
+    // SAFETY: cuGetErrorName only writes a pointer to a static string (or
+    // leaves it null for an unknown code); `s` is a valid out-pointer.
+    unsafe { sys::cuGetErrorName(r, &mut s) };
+    let name = if s.is_null() {
+        format!("{r:?}")
+    } else {
+        // SAFETY: non-null results of cuGetErrorName are static NUL-terminated strings.
+        unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+    };
+    Err(Error::Driver {
+        call,
+        code: r as u32,
+        name,
+    })
+}
+
+/// Calls a driver function, notes it in the call log and checks the result.
+/// Expands to an `unsafe` call: every use site states why its arguments are valid.
+macro_rules! cu {
+    ($f:ident($($a:expr),* $(,)?)) => {{
+        note(stringify!($f));
+        check(stringify!($f), sys::$f($($a),*))
+    }};
+}
+
+/// Static facts about a device.
+#[derive(Clone, Debug)]
+pub struct DeviceProps {
+    /// Device name.
+    pub name: String,
+    /// Multiprocessors.
+    pub sm_count: u32,
+    /// Compute capability `(major, minor)`.
+    pub cc: (u32, u32),
+    /// Total memory in bytes.
+    pub total_mem: usize,
+}
+
+impl DeviceProps {
+    /// `major * 10 + minor` (90 for an H100/H200).
+    pub fn arch(&self) -> u32 {
+        self.cc.0 * 10 + self.cc.1
+    }
+}
+
+/// The primary context of one device, retained while this lives.
+pub struct Context {
+    ctx: sys::CUcontext,
+    dev: sys::CUdevice,
+    /// Device facts.
+    pub props: DeviceProps,
+}
+
+// SAFETY: a CUcontext handle may be used from any thread once made current
+// there (`bind`); the driver synchronizes access to it internally.
+unsafe impl Send for Context {}
+// SAFETY: as above; `&Context` only exposes calls that bind first.
+unsafe impl Sync for Context {}
+
+/// Number of CUDA devices (initializing the driver).
+pub fn device_count() -> Result<u32, Error> {
+    let mut n = 0i32;
+    // SAFETY: cuInit has no preconditions; `n` is a valid out-pointer.
+    unsafe {
+        cu!(cuInit(0))?;
+        cu!(cuDeviceGetCount(&mut n))?;
+    }
+    Ok(n.max(0) as u32)
+}
+
+impl Context {
+    /// Retains device `ordinal`'s primary context and makes it current.
+    pub fn new(ordinal: u32) -> Result<Context, Error> {
+        let mut dev: sys::CUdevice = 0;
+        let mut ctx: sys::CUcontext = ptr::null_mut();
+        let mut name = [0 as std::ffi::c_char; 256];
+        let attr = |a: sys::CUdevice_attribute, dev: sys::CUdevice| -> Result<u32, Error> {
+            let mut v = 0i32;
+            // SAFETY: `dev` came from cuDeviceGet; `v` is a valid out-pointer.
+            unsafe { cu!(cuDeviceGetAttribute(&mut v, a, dev))? };
+            Ok(v as u32)
+        };
+        let mut total = 0usize;
+        // SAFETY: 1. cuInit first; 2. `dev` is a device ordinal checked by
+        // cuDeviceGet; 3. every out-pointer is a live local; 4. `name` has
+        // room for the 256 bytes we pass.
+        unsafe {
+            cu!(cuInit(0))?;
+            cu!(cuDeviceGet(&mut dev, ordinal as i32))?;
+            cu!(cuDevicePrimaryCtxRetain(&mut ctx, dev))?;
+            cu!(cuCtxSetCurrent(ctx))?;
+            cu!(cuDeviceGetName(name.as_mut_ptr(), 256, dev))?;
+            cu!(cuDeviceTotalMem_v2(&mut total, dev))?;
+        }
+        use sys::CUdevice_attribute::*;
+        let props = DeviceProps {
+            // SAFETY: cuDeviceGetName wrote a NUL-terminated string into `name`.
+            name: unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned(),
+            sm_count: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)?,
+            cc: (
+                attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?,
+                attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)?,
+            ),
+            total_mem: total,
+        };
+        if attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev)? == 0 {
+            return Err(Error::NoGpu {
+                reason: format!("device {ordinal} ({}) does not support cooperative launch", props.name),
+            });
+        }
+        Ok(Context { ctx, dev, props })
+    }
+
+    /// Makes this context current on the calling thread.
+    pub fn bind(&self) -> Result<(), Error> {
+        // SAFETY: `ctx` is a retained primary context (released only in Drop).
+        unsafe { cu!(cuCtxSetCurrent(self.ctx)) }
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn mem_info(&self) -> Result<(usize, usize), Error> {
+        self.bind()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: context bound; out-pointers are live locals.
+        unsafe { cu!(cuMemGetInfo_v2(&mut free, &mut total))? };
+        Ok((free, total))
+    }
+
+    /// Blocks until all work in the context is done.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.bind()?;
+        // SAFETY: context bound.
+        unsafe { cu!(cuCtxSynchronize()) }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: we retained the primary context of `dev` in `new`.
+        let _ = unsafe { cu!(cuDevicePrimaryCtxRelease_v2(self.dev)) };
+    }
+}
+
+/// Device memory (`cuMemAlloc`), freed on drop.
+pub struct DeviceMem {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+// SAFETY: a device pointer is a plain address valid in any thread of the
+// process once its context is current; access is through `&self`/`&mut self`.
+unsafe impl Send for DeviceMem {}
+// SAFETY: as above; shared access only copies in or out with driver calls.
+unsafe impl Sync for DeviceMem {}
+
+impl DeviceMem {
+    /// Allocates `bytes` (at least 1) of device memory in the current context.
+    pub fn alloc(ctx: &Context, bytes: usize) -> Result<DeviceMem, Error> {
+        ctx.bind()?;
+        let mut ptr = 0;
+        // SAFETY: context bound; `ptr` is a valid out-pointer.
+        unsafe { cu!(cuMemAlloc_v2(&mut ptr, bytes.max(1)))? };
+        Ok(DeviceMem { ptr, bytes })
+    }
+
+    /// Allocates and fills with `data`.
+    pub fn from_slice<T: bytemuck::Pod>(ctx: &Context, data: &[T]) -> Result<DeviceMem, Error> {
+        let m = Self::alloc(ctx, std::mem::size_of_val(data))?;
+        m.upload(data)?;
+        Ok(m)
+    }
+
+    /// Device address.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Copies `data` to the start of this allocation (synchronous).
+    ///
+    /// # Panics
+    /// If `data` is larger than the allocation.
+    pub fn upload<T: bytemuck::Pod>(&self, data: &[T]) -> Result<(), Error> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        assert!(bytes.len() <= self.bytes, "upload of {} bytes into {}", bytes.len(), self.bytes);
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the destination range lies inside this allocation (asserted)
+        // and the source is a live slice of the same length.
+        unsafe { cu!(cuMemcpyHtoD_v2(self.ptr, bytes.as_ptr() as *const c_void, bytes.len())) }
+    }
+
+    /// Copies the start of this allocation into `out` (synchronous).
+    ///
+    /// # Panics
+    /// If `out` is larger than the allocation.
+    pub fn download<T: bytemuck::Pod>(&self, out: &mut [T]) -> Result<(), Error> {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+        assert!(bytes.len() <= self.bytes, "download of {} bytes from {}", bytes.len(), self.bytes);
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the source range lies inside this allocation (asserted) and
+        // the destination is a live, writable slice of the same length.
+        unsafe { cu!(cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, self.ptr, bytes.len())) }
+    }
+
+    /// Sets every byte to `value` (synchronous).
+    pub fn fill_bytes(&self, value: u8) -> Result<(), Error> {
+        // SAFETY: the range is exactly this allocation.
+        unsafe { cu!(cuMemsetD8_v2(self.ptr, value, self.bytes.max(1))) }
+    }
+}
+
+impl Drop for DeviceMem {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from cuMemAlloc and is freed once, here.
+        let _ = unsafe { cu!(cuMemFree_v2(self.ptr)) };
+    }
+}
+
+/// Pinned host memory mapped into the device's address space: the only
+/// memory the host touches while a run is in flight.
+pub struct HostMapped {
+    host: *mut u8,
+    dev: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+// SAFETY: the pinned allocation is a plain host address valid in every thread.
+unsafe impl Send for HostMapped {}
+// SAFETY: shared access reads/writes through volatile pointer operations only.
+unsafe impl Sync for HostMapped {}
+
+impl HostMapped {
+    /// Allocates `bytes` of zeroed, device-mapped, pinned host memory.
+    pub fn alloc(ctx: &Context, bytes: usize) -> Result<HostMapped, Error> {
+        ctx.bind()?;
+        let mut host: *mut c_void = ptr::null_mut();
+        let mut dev = 0;
+        // SAFETY: context bound; out-pointers are live locals; the flags ask
+        // for a mapping valid in every context (PORTABLE) and on the device
+        // (DEVICEMAP).
+        unsafe {
+            cu!(cuMemHostAlloc(
+                &mut host,
+                bytes.max(1),
+                sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE
+            ))?;
+            cu!(cuMemHostGetDevicePointer_v2(&mut dev, host, 0))?;
+            ptr::write_bytes(host as *mut u8, 0, bytes.max(1));
+        }
+        Ok(HostMapped {
+            host: host as *mut u8,
+            dev,
+            bytes,
+        })
+    }
+
+    /// Device address of the mapping.
+    pub fn dev_ptr(&self) -> u64 {
+        self.dev
+    }
+
+    /// Volatile read of a `T` at byte `offset`.
+    ///
+    /// # Panics
+    /// If the read would go past the end or is misaligned.
+    pub fn read<T: bytemuck::Pod>(&self, offset: usize) -> T {
+        assert!(offset + std::mem::size_of::<T>() <= self.bytes && offset % std::mem::align_of::<T>() == 0);
+        // SAFETY: in bounds and aligned (asserted); the device writes this
+        // memory concurrently, hence volatile (no torn values for the ≤ 8-byte
+        // words we read: naturally aligned loads are single accesses).
+        unsafe { ptr::read_volatile(self.host.add(offset) as *const T) }
+    }
+
+    /// Volatile write of a `T` at byte `offset`.
+    ///
+    /// # Panics
+    /// If the write would go past the end or is misaligned.
+    pub fn write<T: bytemuck::Pod>(&self, offset: usize, v: T) {
+        assert!(offset + std::mem::size_of::<T>() <= self.bytes && offset % std::mem::align_of::<T>() == 0);
+        // SAFETY: in bounds and aligned (asserted); volatile because the
+        // device reads it concurrently.
+        unsafe { ptr::write_volatile(self.host.add(offset) as *mut T, v) };
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for HostMapped {
+    fn drop(&mut self) {
+        // SAFETY: `host` came from cuMemHostAlloc and is freed once, here.
+        let _ = unsafe { cu!(cuMemFreeHost(self.host as *mut c_void)) };
+    }
+}
+
+/// A loaded module (CUBIN).
+pub struct Module {
+    m: sys::CUmodule,
+}
+
+// SAFETY: module handles are process-wide; use binds the context first.
+unsafe impl Send for Module {}
+// SAFETY: as above.
+unsafe impl Sync for Module {}
+
+impl Module {
+    /// Loads a CUBIN into the context.
+    pub fn load(ctx: &Context, cubin: &[u8]) -> Result<Module, Error> {
+        ctx.bind()?;
+        let mut m = ptr::null_mut();
+        // SAFETY: `cubin` is a complete ELF image (from NVRTC) that lives
+        // across the call; the driver copies it.
+        unsafe { cu!(cuModuleLoadData(&mut m, cubin.as_ptr() as *const c_void))? };
+        Ok(Module { m })
+    }
+
+    /// The kernel named `name`.
+    pub fn function(&self, name: &str) -> Result<Function, Error> {
+        let c = std::ffi::CString::new(name).expect("kernel name has a NUL");
+        let mut f = ptr::null_mut();
+        // SAFETY: `m` is a loaded module; `c` is NUL-terminated.
+        unsafe { cu!(cuModuleGetFunction(&mut f, self.m, c.as_ptr()))? };
+        Ok(Function { f })
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: loaded in `load`, unloaded once here.
+        let _ = unsafe { cu!(cuModuleUnload(self.m)) };
+    }
+}
+
+/// A kernel of a [`Module`] (valid while the module lives: keep both).
+#[derive(Clone, Copy)]
+pub struct Function {
+    f: sys::CUfunction,
+}
+
+// SAFETY: function handles are process-wide.
+unsafe impl Send for Function {}
+// SAFETY: as above.
+unsafe impl Sync for Function {}
+
+impl Function {
+    /// Resident blocks per SM at `threads` threads per block.
+    pub fn occupancy(&self, threads: u32, dynamic_smem: usize) -> Result<u32, Error> {
+        let mut n = 0i32;
+        // SAFETY: `f` is a live function; `n` is a valid out-pointer.
+        unsafe { cu!(cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, self.f, threads as i32, dynamic_smem))? };
+        Ok(n.max(0) as u32)
+    }
+
+    /// Registers per thread.
+    pub fn registers(&self) -> Result<u32, Error> {
+        let mut n = 0i32;
+        // SAFETY: `f` is a live function; `n` is a valid out-pointer.
+        unsafe {
+            cu!(cuFuncGetAttribute(
+                &mut n,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS,
+                self.f
+            ))?
+        };
+        Ok(n.max(0) as u32)
+    }
+
+    /// Cooperative launch with one by-value parameter `param`.
+    ///
+    /// # Safety
+    /// The kernel's only parameter must have exactly `P`'s layout, and every
+    /// device address inside `param` must stay valid until the kernel ends.
+    pub unsafe fn launch_cooperative<P: bytemuck::Pod>(
+        &self,
+        stream: &Stream,
+        grid: u32,
+        threads: u32,
+        param: &P,
+    ) -> Result<(), Error> {
+        let mut args = [param as *const P as *mut c_void];
+        // SAFETY: (1) the parameter layout matches (caller's contract); (2)
+        // `args` holds one pointer to a live value, which the driver copies
+        // before returning; (3) the stream is live.
+        unsafe {
+            cu!(cuLaunchCooperativeKernel(
+                self.f,
+                grid,
+                1,
+                1,
+                threads,
+                1,
+                1,
+                0,
+                stream.s,
+                args.as_mut_ptr()
+            ))
+        }
+    }
+
+    /// Ordinary launch with raw kernel parameters (`params[i]` points at the
+    /// i-th argument's value).
+    ///
+    /// # Safety
+    /// `params` must match the kernel's parameter list in number, order and
+    /// layout, and every device address they carry must stay valid until the
+    /// kernel ends.
+    pub unsafe fn launch(
+        &self,
+        stream: &Stream,
+        grid: u32,
+        threads: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), Error> {
+        // SAFETY: the caller guarantees the parameter list; the stream is live.
+        unsafe {
+            cu!(cuLaunchKernel(
+                self.f,
+                grid,
+                1,
+                1,
+                threads,
+                1,
+                1,
+                0,
+                stream.s,
+                params.as_mut_ptr(),
+                ptr::null_mut()
+            ))
+        }
+    }
+}
+
+/// A non-blocking stream.
+pub struct Stream {
+    s: sys::CUstream,
+}
+
+// SAFETY: stream handles are process-wide; the driver serializes use.
+unsafe impl Send for Stream {}
+// SAFETY: as above.
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// A new stream that does not synchronize with the legacy default stream.
+    pub fn new(ctx: &Context) -> Result<Stream, Error> {
+        ctx.bind()?;
+        let mut s = ptr::null_mut();
+        // SAFETY: context bound; `s` is a valid out-pointer.
+        unsafe { cu!(cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32))? };
+        Ok(Stream { s })
+    }
+
+    /// `Ok(true)` when all work on the stream has finished, `Ok(false)` while
+    /// it runs, `Err` when it failed (the error of the kernel).
+    pub fn query(&self) -> Result<bool, Error> {
+        note("cuStreamQuery");
+        // SAFETY: the stream is live.
+        let r = unsafe { sys::cuStreamQuery(self.s) };
+        if r == CUresult::CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        check("cuStreamQuery", r).map(|_| true)
+    }
+
+    /// Blocks until all work on the stream has finished.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        // SAFETY: the stream is live.
+        unsafe { cu!(cuStreamSynchronize(self.s)) }
+    }
+
+    /// Starts capturing this stream's work into a graph.
+    pub fn begin_capture(&self) -> Result<(), Error> {
+        // SAFETY: the stream is live and not capturing.
+        unsafe {
+            cu!(cuStreamBeginCapture_v2(
+                self.s,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+            ))
+        }
+    }
+
+    /// Ends the capture and instantiates the captured graph.
+    pub fn end_capture(&self) -> Result<GraphExec, Error> {
+        let mut g = ptr::null_mut();
+        let mut e = ptr::null_mut();
+        // SAFETY: the stream is capturing (begin_capture); out-pointers are
+        // live; the graph is destroyed once instantiated (the exec owns a copy).
+        unsafe {
+            cu!(cuStreamEndCapture(self.s, &mut g))?;
+            let r = cu!(cuGraphInstantiateWithFlags(&mut e, g, 0));
+            cu!(cuGraphDestroy(g))?;
+            r?;
+        }
+        Ok(GraphExec { e })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once here.
+        let _ = unsafe { cu!(cuStreamDestroy_v2(self.s)) };
+    }
+}
+
+/// An instantiated CUDA graph.
+pub struct GraphExec {
+    e: sys::CUgraphExec,
+}
+
+impl GraphExec {
+    /// Launches the graph on `stream`.
+    pub fn launch(&self, stream: &Stream) -> Result<(), Error> {
+        // SAFETY: both handles are live.
+        unsafe { cu!(cuGraphLaunch(self.e, stream.s)) }
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        // SAFETY: instantiated in end_capture, destroyed once here.
+        let _ = unsafe { cu!(cuGraphExecDestroy(self.e)) };
+    }
+}
+
+/// A timing event.
+pub struct Event {
+    e: sys::CUevent,
+}
+
+impl Event {
+    /// A new event with timing enabled.
+    pub fn new(ctx: &Context) -> Result<Event, Error> {
+        ctx.bind()?;
+        let mut e = ptr::null_mut();
+        // SAFETY: context bound; `e` is a valid out-pointer.
+        unsafe { cu!(cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32))? };
+        Ok(Event { e })
+    }
+
+    /// Records the event on `stream`.
+    pub fn record(&self, stream: &Stream) -> Result<(), Error> {
+        // SAFETY: both handles are live.
+        unsafe { cu!(cuEventRecord(self.e, stream.s)) }
+    }
+
+    /// Milliseconds from `self` to `end` (both recorded and complete).
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32, Error> {
+        let mut ms = 0f32;
+        // SAFETY: both events are live; `ms` is a valid out-pointer.
+        unsafe {
+            cu!(cuEventSynchronize(end.e))?;
+            cu!(cuEventElapsedTime_v2(&mut ms, self.e, end.e))?;
+        }
+        Ok(ms)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once here.
+        let _ = unsafe { cu!(cuEventDestroy_v2(self.e)) };
+    }
+}

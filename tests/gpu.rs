@@ -1,0 +1,221 @@
+//! GPU tests of the megakernel and its scheduler. Each skips with a printed
+//! reason without a GPU and fails instead when AUTARKY_REQUIRE_GPU=1.
+
+mod common;
+
+use autarky::abi_header::{expected_layout, layout_labels};
+use autarky::runtime::RunOptions;
+use autarky::{Graph, TaskId, TaskKind};
+use common::*;
+
+#[test]
+fn abi_probe_matches_rust_layout() {
+    let Some(rt) = gpu("abi_probe_matches_rust_layout") else { return };
+    let got = rt.abi_probe().unwrap();
+    let want = expected_layout();
+    for ((g, w), label) in got.iter().zip(&want).zip(layout_labels()) {
+        assert_eq!(g, w, "{label}: device says {g}, Rust says {w}");
+    }
+    assert_eq!(got.len(), want.len());
+}
+
+#[test]
+fn diamond_runs_every_instance_once_in_dependency_order() {
+    let Some(rt) = gpu("diamond") else { return };
+    let iters = 50;
+    let lg = Logged::new(&rt, 4, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind());
+    let t: Vec<TaskId> = (0..4).map(|_| g.add_task(k, &lg.args())).collect();
+    g.add_edge(t[0], t[1]).add_edge(t[0], t[2]).add_edge(t[1], t[3]).add_edge(t[2], t[3]);
+    g.add_carried_edge(t[3], t[0]);
+    let r = rt.run(&g, iters).unwrap();
+    assert_eq!(r.instances, 4 * iters as u64);
+    lg.check(&g);
+}
+
+#[test]
+fn fan_out_1_to_1000_and_fan_in_1000_to_1() {
+    let Some(rt) = gpu("fan_out_fan_in") else { return };
+    let iters = 5;
+    let n = 1002;
+    let lg = Logged::new(&rt, n, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind());
+    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+    for i in 1..=1000 {
+        g.add_edge(t[0], t[i]);
+        g.add_edge(t[i], t[1001]);
+    }
+    g.add_carried_edge(t[1001], t[0]);
+    let r = rt.run(&g, iters).unwrap();
+    assert_eq!(r.instances, n as u64 * iters as u64);
+    lg.check(&g);
+}
+
+#[test]
+fn chain_of_100000_dependent_tasks() {
+    let Some(rt) = gpu("chain_of_100000") else { return };
+    let n = 100_000;
+    let lg = Logged::new(&rt, n, 1);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind());
+    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+    for w in t.windows(2) {
+        g.add_edge(w[0], w[1]);
+    }
+    let r = rt.run(&g, 1).unwrap();
+    assert_eq!(r.instances, n as u64);
+    lg.check(&g);
+    eprintln!(
+        "chain of {n}: {:.3} µs per hand-off (device clock)",
+        r.device_ns.unwrap() as f64 / 1e3 / n as f64
+    );
+}
+
+fn random_dag(rt: &autarky::Runtime, seed: u64, n: usize, iters: u32) {
+    let lg = Logged::new(rt, n, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind());
+    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+    let mut rng = Rng(seed);
+    for s in 1..n {
+        // 0..3 distance-0 predecessors among earlier tasks (acyclic), biased
+        // to nearby ones so the graph is deep, plus occasional back edges.
+        for _ in 0..rng.below(4) {
+            let back = 1 + rng.below((s as u64).min(64)) as usize;
+            g.add_edge(t[s - back], t[s]);
+        }
+        if rng.below(10) == 0 {
+            let p = rng.below(n as u64) as usize;
+            g.add_carried_edge(t[p], t[s]);
+        }
+    }
+    let r = rt.run(&g, iters).unwrap();
+    assert_eq!(r.instances, n as u64 * iters as u64);
+    lg.check(&g);
+}
+
+#[test]
+fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges() {
+    let Some(rt) = gpu("random_dag") else { return };
+    random_dag(&rt, 0x5eed_1234, 10_000, 100);
+}
+
+#[test]
+fn random_small_dags_with_few_blocks() {
+    // Few blocks make the queue and keep-one paths interleave differently.
+    let Some(rt) = gpu_with(
+        "random_small_dags",
+        autarky::Runtime::builder().gpu().compute_blocks(3),
+    ) else {
+        return;
+    };
+    for seed in 1..=20 {
+        random_dag(&rt, seed, 50 + seed as usize * 7, 30);
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PipeArgs {
+    buf: u64,
+    n: u32,
+    stage: u32,
+}
+
+/// Stage 0 writes f(iteration) into a buffer; stage 1 reads and checks it,
+/// then clears it. Loop-carried edge 1 → 0 keeps stage 0 from overwriting
+/// data stage 1 has not read (the WAR hazard).
+const PIPE_SRC: &str = r#"
+struct PipeArgs { unsigned* buf; unsigned n; unsigned stage; };
+__device__ void pipe(autarky::TaskCtx& ctx) {
+    const PipeArgs& a = ctx.args<PipeArgs>();
+    __shared__ unsigned bad;
+    if (threadIdx.x == 0) bad = 0;
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < a.n; i += blockDim.x) {
+        const unsigned want = ctx.iteration * 7919u + i;
+        if (a.stage == 0) {
+            a.buf[i] = want;
+        } else {
+            if (a.buf[i] != want) atomicAdd(&bad, 1u);
+            a.buf[i] = 0xdeadbeefu;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && bad) ctx.fail(bad);
+}
+"#;
+
+#[test]
+fn successor_reads_the_data_its_predecessor_wrote() {
+    let Some(rt) = gpu("successor_reads_data") else { return };
+    let n = 1 << 16;
+    let pairs = 64;
+    let bufs: Vec<_> = (0..pairs).map(|_| poisoned(&rt, n / 2)).collect();
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("pipe", PIPE_SRC).args::<PipeArgs>());
+    for b in &bufs {
+        let w = g.add_task(k, &PipeArgs { buf: b.ptr(), n: n as u32, stage: 0 });
+        let r = g.add_task(k, &PipeArgs { buf: b.ptr(), n: n as u32, stage: 1 });
+        g.add_edge(w, r).add_carried_edge(r, w);
+    }
+    let r = rt.run(&g, 200).unwrap();
+    assert_eq!(r.instances, 2 * pairs as u64 * 200);
+}
+
+#[test]
+fn run_is_cpu_free_one_launch_then_only_waits() {
+    let Some(rt) = gpu("cpu_free") else { return };
+    let lg = Logged::new(&rt, 100, 20);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind());
+    let t: Vec<TaskId> = (0..100).map(|_| g.add_task(k, &lg.args())).collect();
+    for w in t.windows(2) {
+        g.add_edge(w[0], w[1]);
+    }
+    let r = rt.run(&g, 20).unwrap();
+    assert_eq!(r.driver_calls.first(), Some(&"cuLaunchCooperativeKernel"), "{:?}", r.driver_calls);
+    assert_eq!(r.driver_calls.iter().filter(|c| **c == "cuLaunchCooperativeKernel").count(), 1);
+    assert!(
+        r.driver_calls[1..].iter().all(|c| *c == "cuStreamQuery"),
+        "driver calls during the run: {:?}",
+        r.driver_calls
+    );
+    lg.check(&g);
+}
+
+#[test]
+fn many_iterations_of_independent_tasks_complete() {
+    let Some(rt) = gpu("independent") else { return };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}"));
+    for _ in 0..5000 {
+        g.add_task_bytes(k, &[]);
+    }
+    let r = rt.run(&g, 200).unwrap();
+    assert_eq!(r.instances, 5000 * 200);
+    assert_eq!(r.per_block.iter().sum::<u64>(), 5000 * 200);
+    eprintln!(
+        "independent: {:.3} G instances/s over {} blocks",
+        1e6 / r.device_ns.unwrap() as f64,
+        r.per_block.len()
+    );
+}
+
+#[test]
+fn back_to_back_runs_reuse_the_loaded_kernel() {
+    let Some(rt) = gpu("back_to_back") else { return };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}"));
+    let a = g.add_task_bytes(k, &[]);
+    let b = g.add_task_bytes(k, &[]);
+    g.add_edge(a, b);
+    let (free0, _) = rt.context().unwrap().mem_info().unwrap();
+    for _ in 0..50 {
+        assert_eq!(rt.run_with(&g, RunOptions::iterations(10)).unwrap().instances, 20);
+    }
+    let (free1, _) = rt.context().unwrap().mem_info().unwrap();
+    assert!(free0.abs_diff(free1) < 16 << 20, "device memory in use changed by {} bytes", free0.abs_diff(free1));
+}

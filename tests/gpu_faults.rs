@@ -1,0 +1,220 @@
+//! Fault injection on the GPU: every failure ends with the right error,
+//! promptly, and nothing hangs. Skips without a GPU; fails instead when
+//! AUTARKY_REQUIRE_GPU=1.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use autarky::runtime::RunOptions;
+use autarky::{Error, Graph, Runtime, TaskId, TaskKind};
+use common::*;
+
+fn rt(test: &str) -> Option<Runtime> {
+    gpu_with(test, Runtime::builder().gpu().timeout(Duration::from_millis(300)))
+}
+
+const EMPTY: &str = "__device__ void empty(autarky::TaskCtx&) {}";
+
+/// A chain a → b → c of empty tasks, with names, plus 50 independent tasks.
+fn chain(g: &mut Graph, kind: autarky::KindId) -> Vec<TaskId> {
+    let t: Vec<TaskId> = (0..3).map(|_| g.add_task_bytes(kind, &[])).collect();
+    g.set_name(t[0], "a").set_name(t[1], "b").set_name(t[2], "c");
+    g.add_edge(t[0], t[1]).add_edge(t[1], t[2]);
+    for _ in 0..50 {
+        g.add_task_bytes(kind, &[]);
+    }
+    t
+}
+
+#[test]
+fn failing_task_ends_the_run_with_task_failed() {
+    let Some(rt) = rt("failing_task") else { return };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new(
+        "flaky",
+        "__device__ void flaky(autarky::TaskCtx& ctx) { if (ctx.task == 1 && ctx.iteration == 7) ctx.fail(42); }",
+    ));
+    let t = chain(&mut g, k);
+    let _ = t;
+    let started = Instant::now();
+    let f = rt.launch(&g, RunOptions::iterations(1000)).unwrap().wait_detailed().unwrap();
+    match f.result {
+        Err(Error::TaskFailed { task, iteration, code, pe }) => {
+            assert_eq!((task.as_str(), iteration, code, pe), ("#1 (b)", 7, 42, 0));
+        }
+        other => panic!("expected TaskFailed, got {other:?}"),
+    }
+    let prop = f.abort_propagation_ns.expect("abort propagation measured");
+    eprintln!(
+        "abort propagation (first error → last block out): {:.1} µs; host saw the end after {:?}",
+        prop as f64 / 1e3,
+        started.elapsed()
+    );
+    assert!(prop < 10_000_000, "abort took {prop} ns to propagate");
+}
+
+#[test]
+fn held_dependency_times_out_and_the_report_names_it() {
+    let Some(rt) = rt("held_dependency") else { return };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let t = chain(&mut g, k);
+    let opts = RunOptions {
+        iterations: 10,
+        hold_task: Some(t[1]),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let f = rt.launch(&g, opts).unwrap().wait_detailed().unwrap();
+    let msg = match f.result {
+        Err(e @ Error::DeviceTimeout { .. }) => e.to_string(),
+        other => panic!("expected DeviceTimeout, got {other:?}"),
+    };
+    assert!(msg.contains("#1 (b)"), "{msg}");
+    assert!(msg.contains("#2 (c): instance 0 waits for #1 (b)"), "{msg}");
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    eprintln!("{msg}");
+    eprintln!("abort propagation: {:.1} µs", f.abort_propagation_ns.unwrap() as f64 / 1e3);
+}
+
+#[test]
+fn non_finite_output_is_reported_for_checked_kinds() {
+    let Some(rt) = rt("non_finite") else { return };
+    let buf = zeroed(&rt, 256);
+    let mut g = Graph::new();
+    let k = g.add_kind(
+        TaskKind::new(
+            "nan_writer",
+            r#"__device__ void nan_writer(autarky::TaskCtx& ctx) {
+                 float* d = ctx.args<float*>();
+                 for (unsigned i = threadIdx.x; i < 512; i += blockDim.x)
+                     d[i] = (ctx.iteration == 3 && i == 77) ? __int_as_float(0x7fc00000) : 1.0f;
+                 __syncthreads();
+                 autarky::check_finite(ctx, d, 512);
+               }"#,
+        )
+        .arg_size_bytes(8),
+    );
+    g.add_task(k, &buf.ptr());
+    match rt.run(&g, 10) {
+        Err(Error::NonFinite { task, iteration, index, .. }) => assert_eq!((task.as_str(), iteration, index), ("#0", 3, 77)),
+        other => panic!("expected NonFinite, got {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_task_kind_in_the_tables_is_reported() {
+    let Some(rt) = rt("unknown_kind") else { return };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let t = chain(&mut g, k);
+    let opts = RunOptions {
+        iterations: 3,
+        corrupt_kind: Some((t[2], 9)),
+        ..Default::default()
+    };
+    match rt.run_with(&g, opts) {
+        Err(Error::UnknownTaskKind { task, kind, .. }) => assert_eq!((task.as_str(), kind), ("#2 (c)", 9)),
+        other => panic!("expected UnknownTaskKind, got {other:?}"),
+    }
+}
+
+#[test]
+fn abi_version_mismatch_is_refused_by_the_kernel() {
+    let Some(rt) = rt("abi_mismatch") else { return };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    chain(&mut g, k);
+    let opts = RunOptions {
+        iterations: 3,
+        abi_version_override: Some(autarky::abi::ABI_VERSION + 100),
+        ..Default::default()
+    };
+    match rt.run_with(&g, opts) {
+        Err(Error::AbiMismatch { host, kernel }) => {
+            assert_eq!((host, kernel), (autarky::abi::ABI_VERSION + 100, autarky::abi::ABI_VERSION))
+        }
+        other => panic!("expected AbiMismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn task_waiting_on_a_word_nobody_writes_times_out() {
+    let Some(rt) = rt("user_wait") else { return };
+    let word = zeroed(&rt, 1);
+    let mut g = Graph::new();
+    let k = g.add_kind(
+        TaskKind::new(
+            "waiter",
+            r#"__device__ void waiter(autarky::TaskCtx& ctx) {
+                 if (threadIdx.x == 0) ctx.wait_geq(ctx.args<const uint32_t*>(), 1, 7);
+               }"#,
+        )
+        .arg_size_bytes(8),
+    );
+    let w = g.add_task(k, &word.ptr());
+    g.set_name(w, "waiter");
+    let started = Instant::now();
+    match rt.run(&g, 1) {
+        Err(e @ Error::DeviceTimeout { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("user word 7") && msg.contains("#0 (waiter)"), "{msg}");
+        }
+        other => panic!("expected DeviceTimeout, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn host_watchdog_aborts_a_run_without_progress() {
+    // Device waits would time out after 10 s; the host watchdog fires first
+    // (300 ms without progress) and stops the run through host-mapped memory.
+    let Some(rt) = gpu_with("host_watchdog", Runtime::builder().gpu().timeout(Duration::from_secs(10))) else {
+        return;
+    };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new(
+        "slow",
+        r#"__device__ void slow(autarky::TaskCtx& ctx) {
+             // Busy for 1.5 s without completing: no progress, but it ends.
+             unsigned long long t0 = autarky::globaltimer_ns();
+             while (autarky::globaltimer_ns() - t0 < 1500000000ull) {}
+           }"#,
+    ));
+    let s = g.add_task_bytes(k, &[]);
+    g.set_name(s, "slow");
+    let opts = RunOptions {
+        iterations: 2,
+        watchdog: Some(Duration::from_millis(300)),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    match rt.run_with(&g, opts) {
+        Err(e @ Error::Aborted { .. }) => eprintln!("{e}"),
+        other => panic!("expected Aborted, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(4), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn bad_inputs_are_rejected_before_launch() {
+    let Some(rt) = rt("bad_inputs") else { return };
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let a = g.add_task_bytes(k, &[]);
+    let b = g.add_task_bytes(k, &[]);
+    g.add_edge(a, b).add_edge(b, a);
+    let e = rt.run(&g, 1).unwrap_err().to_string();
+    assert!(e.contains("cycle") && e.contains("#0") && e.contains("#1"), "{e}");
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    g.add_task_bytes(k, &[]);
+    let e = rt.run(&g, 0).unwrap_err().to_string();
+    assert!(e.contains("iterations"), "{e}");
+    let too_many = gpu_with("not_co_resident", Runtime::builder().gpu().compute_blocks(1_000_000)).unwrap();
+    match too_many.run(&g, 1) {
+        Err(Error::NotCoResident { wanted, fits, .. }) => assert!(wanted > fits),
+        other => panic!("expected NotCoResident, got {other:?}"),
+    }
+}
