@@ -60,7 +60,7 @@ __device__ inline bool queue_push(const Who& w, uint32_t task, uint32_t iteratio
     // Acquire pairs with the previous popper's release of `seq = k`: its read
     // of the old item happens before we overwrite it.
     WaitSite site{WaitKind::QueueSpace, k & p.queue_mask, k, task, iteration};
-    WaitResult r = wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
+    WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t) -> uint32_t {
         const uint32_t seq = (uint32_t)(ld_acquire_gpu_u64(&s->word) >> 32);
         seen = seq;
         return seq == k ? 1u : 0u;
@@ -80,13 +80,15 @@ __device__ inline WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* i
     QueueSlot* s = reinterpret_cast<QueueSlot*>(p.slots) + (k & p.queue_mask);
     uint64_t word = 0;
     WaitSite site{WaitKind::QueueItem, k & p.queue_mask, (uint64_t)(k + 1), NONE, 0};
-    WaitResult r = wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
+    WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
         // Acquire pairs with the pusher's release: the item and everything the
         // pusher saw (the predecessors' data) are visible once seq matches.
         word = ld_acquire_gpu_u64(&s->word);
         seen = word >> 32;
         if ((uint32_t)(word >> 32) == k + 1) return 1u;
-        return run_finished(p) ? 2u : 0u;
+        // Every idle block reads this one word: rarely, or its L2 slice
+        // becomes a hot spot that slows every other block's memory traffic.
+        return (polls % 64 == 0 && run_finished(p)) ? 2u : 0u;
     });
     if (r != WaitResult::Ready) return r;
     *task = (uint32_t)word;
@@ -140,47 +142,75 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
     return Edge{t, 1, d.pred_start, d.pred_count};
 }
 
-// Completes instance i of t with the whole block. On return, thread 0's
-// sh.kept_task/kept_iter hold the instance to run next (NONE: pop one).
-// Returns false if the block must leave (abort during a push).
+// Completes instance i of t with the whole block. `edge` is successor edge
+// threadIdx.x of t, prefetched before the body ran (valid when
+// threadIdx.x < succ_count). `completed` is thread 0's instance count. On
+// return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
+// one). Returns false if the block must leave (abort during a push).
 __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
-                                uint32_t* failed) {
+                                uint32_t* failed, const Edge& edge, uint64_t& completed) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
+    const bool self_next = t_done < p.iterations;
     if (threadIdx.x == 0) {
-        // Publish done[t] = i + 1. Release: the body's writes (ordered before
-        // this by the caller's __syncthreads) are visible to whoever acquires it.
-        st_release_gpu_u64(&state_of(p)[t], state_word(t_done, t_done));
-        // A SeqCst fence is needed here: we publish done[t] and then read the
-        // other predecessors' done words; a predecessor finishing at the same
-        // time does the mirror image. Without the fence both could read the
-        // old value of the other's word and neither would claim the successor.
-        fence_sc_gpu();
-        if (t_done == p.iterations) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
-        BlockStats* bs = stats_of(p, w.block);
-        st_relaxed_gpu_u64(&bs->completed, ld_relaxed_gpu_u64(&bs->completed) + 1);
         sh.kept_task = NONE;
         sh.big_count = 0;
         sh.big_overflow = 0;
+        // Fold the claim of our own next instance into the publish when it
+        // is already ready: nobody else can claim it in between, because
+        // claimed == done + 1 until this very store. Predecessor progress
+        // only grows, so "ready" seen now stays true.
+        bool self_claimed = false;
+        if (self_next && d.pred_count <= SMALL_FAN_IN) {
+            const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+            self_claimed = true;
+            for (uint32_t k = 0; k < d.pred_count && self_claimed; ++k)
+                self_claimed = pred_satisfied(p, preds[k], t_done, t, t_done);
+        }
+        // Publish done[t] = i + 1. Release: the body's writes (ordered before
+        // this by the caller's __syncthreads) are visible to whoever acquires it.
+        st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
+        // A SeqCst fence is needed here whenever we go on to read other
+        // tasks' progress (successor checks, or our own unclaimed next
+        // instance): a predecessor finishing at the same time does the
+        // mirror image, and without the fence both could read the old value
+        // of the other's word and neither would claim the successor.
+        if (d.succ_count > 0 || (self_next && !self_claimed)) fence_sc_gpu();
+        if (t_done == p.iterations) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+        // The block's counter is published every 16 instances (and before
+        // the block goes idle, and at exit), not every time: each store would
+        // make the next release wait for it to drain.
+        if (++completed % 16 == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
+        if (self_claimed) {
+            sh.kept_task = t;
+            sh.kept_iter = t_done;
+        }
     }
     // Publish: thread 0's done[t] + SC fence happen before every thread's
-    // successor checks below (bar.sync orders them), and the cleared `sh`.
+    // successor checks below (bar.sync orders them), and the reset `sh`.
     __syncthreads();
+    const bool self_done = sh.kept_task == t || !self_next;
     bool ok = true;
-    // Successors with small fan-in: one thread each, predecessors checked serially.
+    // Successors with small fan-in: one thread each.
     for (uint32_t j = threadIdx.x; j <= d.succ_count; j += blockDim.x) {
-        const Edge e = successor_edge(p, d, t, j);
+        if (j == d.succ_count && self_done) continue;
+        const Edge e = j < d.succ_count ? (j == threadIdx.x ? edge : successor_edge(p, d, t, j))
+                                        : successor_edge(p, d, t, j);
         const uint32_t n = i + e.distance;
         if (n >= p.iterations) continue;
-        if (e.pred_count > SMALL_FAN_IN) {
+        bool ready = true;
+        if (j < d.succ_count && e.pred_count == 1) {
+            // This edge is the successor's only predecessor edge, and we just
+            // completed the instance it needs: ready without a load.
+        } else if (e.pred_count > SMALL_FAN_IN) {
             const uint32_t slot = atomicAdd(&sh.big_count, 1u);
             if (slot < 32) sh.big[slot] = j;
             else sh.big_overflow = 1;
             continue;
+        } else {
+            const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
+            for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
         }
-        const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
-        bool ready = true;
-        for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
         if (ready && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
     }
     // Publish: big[] / big_count to the whole block.
@@ -227,19 +257,31 @@ __device__ inline void compute_loop(const Who& w) {
     __shared__ TaskDesc sh_desc;
     __shared__ CompletionShared sh_done;
     uint32_t task = NONE, iter = 0;  // thread 0's next instance
+    uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
+    uint64_t completed = 0;          // thread 0: instances this block completed
     if (threadIdx.x == 0) sh_failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
             uint32_t run = 1;
             while (run) {
-                if (task == NONE) run = queue_pop(w, &task, &iter) == WaitResult::Ready;
+                if (task == NONE) {
+                    // Going idle: publish the exact count first, so progress
+                    // sums (watchdog, host) never miss this block's work.
+                    st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
+                    run = queue_pop(w, &task, &iter) == WaitResult::Ready;
+                    if (run) {
+                        BlockStats* bs = stats_of(p, w.block);
+                        bs->task = task;
+                        bs->iteration = iter;
+                    }
+                }
                 if (!run) break;
                 if ((p.test_flags & TEST_HOLD_TASK) && task == p.hold_task) {
                     // Fault injection: this instance never runs or completes.
                     // Sit in a bounded wait on nothing, so the run ends in a
                     // timeout whose report names the held task.
                     WaitSite site{WaitKind::TestHold, task, 1, task, iter};
-                    wait_until(w, site, [](uint64_t& seen) -> uint32_t {
+                    wait_until(w, site, [](uint64_t& seen, uint32_t) -> uint32_t {
                         seen = 0;
                         return 0u;
                     });
@@ -252,16 +294,20 @@ __device__ inline void compute_loop(const Who& w) {
             if (run) {
                 sh_task = task;
                 sh_iter = iter;
-                sh_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[task];
-                BlockStats* bs = stats_of(p, w.block);
-                bs->task = task;
-                bs->iteration = iter;
+                // Read-only table; a task that keeps its own next instance
+                // (the common steady state) reuses the descriptor it has.
+                if (desc_of != task) sh_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[task];
+                desc_of = task;
             }
         }
         // Publish: sh_run, sh_task, sh_iter, sh_desc to the block.
         __syncthreads();
         if (!sh_run) break;
         const TaskDesc d = sh_desc;
+        // Prefetch this thread's successor edge (read-only) so its latency
+        // overlaps the body instead of lengthening the completion path.
+        Edge edge{};
+        if (threadIdx.x < d.succ_count) edge = reinterpret_cast<const Edge*>(p.succ)[d.succ_start + threadIdx.x];
         TaskCtx ctx{sh_task, sh_iter, p.iterations, p.pe, w.block,
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh_failed};
         autarky_dispatch(ctx, d.kind);
@@ -269,12 +315,13 @@ __device__ inline void compute_loop(const Who& w) {
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
         if (sh_failed) break;
-        if (!complete(w, d, sh_task, sh_iter, sh_done, &sh_failed)) break;
+        if (!complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, completed)) break;
         if (threadIdx.x == 0) {
             task = sh_done.kept_task;
             iter = sh_done.kept_iter;
         }
     }
+    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
 }
 
 // Comm blocks. Block 0 publishes progress to host-mapped memory every
@@ -288,8 +335,8 @@ __device__ inline void comm_loop(const Who& w) {
     uint64_t last_publish = 0;
     const bool publisher = w.block == 0;
     WaitSite site{WaitKind::Progress, p.pe, 1, NONE, 0};
-    wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
-        if (run_finished(p)) return 2u;
+    wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
+        if (polls % 64 == 0 && run_finished(p)) return 2u;
         if (publisher) {
             const uint64_t now = globaltimer_ns();
             if (now - last_publish >= PROGRESS_PUBLISH_NS) {

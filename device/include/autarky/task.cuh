@@ -54,7 +54,7 @@ struct TaskCtx {
     __device__ bool wait_geq(const uint32_t* word, uint32_t wanted, uint32_t word_id) const {
         Who w{params, block, (uint32_t)Role::Compute};
         WaitSite site{WaitKind::UserWord, word_id, wanted, task, iteration};
-        WaitResult r = wait_until(w, site, [&](uint64_t& seen) -> uint32_t {
+        WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t) -> uint32_t {
             const uint32_t v = ld_acquire_gpu_u32(word);
             seen = v;
             return geq_u32(v, wanted) ? 1u : 0u;

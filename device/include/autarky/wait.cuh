@@ -19,7 +19,8 @@ namespace autarky {
 
 constexpr uint32_t ABORT_POLLS = 256;        // device abort word: every 256 polls
 constexpr uint32_t HOST_ABORT_POLLS = 4096;  // host-mapped abort word: every 4096 polls
-constexpr uint32_t SPIN_POLLS = 4096;        // tight polls before backing off with nanosleep
+constexpr uint32_t SPIN_POLLS = 128;         // tight polls before backing off with nanosleep
+constexpr uint32_t BACKOFF_NS = 128;         // nanosleep between polls after SPIN_POLLS
 
 // Identity of the calling block, passed to everything that may record an error.
 struct Who {
@@ -102,14 +103,20 @@ enum class WaitResult : uint32_t { Ready = 0, Stop = 1, Aborted = 2, TimedOut = 
 // `timeout_ns` without progress anywhere on the PE (it re-arms while other
 // blocks complete instances, so a long task elsewhere is not a hang). On
 // timeout it records the error and raises abort. Called by one thread.
+// `poll` also receives the poll count, so it can do expensive checks rarely.
 template <class Poll>
 __device__ WaitResult wait_until(const Who& w, const WaitSite& site, Poll poll) {
     const RunParams& p = *w.p;
     uint64_t seen = 0;
     uint64_t start = 0, progress_at_start = 0;
+    // Generic waits ("nothing became ready", the comm watchdog) give the
+    // specific ones (a user word, a held task, a queue slot) twice as long,
+    // so the error names the wait that is the cause, not its symptom.
+    const bool generic = site.kind == WaitKind::QueueItem || site.kind == WaitKind::Progress;
+    const uint64_t deadline = generic ? 2 * p.timeout_ns : p.timeout_ns;
     bool published = false;
     for (uint32_t polls = 1;; ++polls) {
-        const uint32_t r = poll(seen);
+        const uint32_t r = poll(seen, polls);
         if (r != 0) {
             if (published) st_relaxed_gpu_u32(&stats_of(p, w.block)->wait_kind, (uint32_t)WaitKind::None);
             return r == 1 ? WaitResult::Ready : WaitResult::Stop;
@@ -132,7 +139,7 @@ __device__ WaitResult wait_until(const Who& w, const WaitSite& site, Poll poll) 
                 published = true;
                 start = now;
                 progress_at_start = pe_progress(p);
-            } else if (now - start > p.timeout_ns) {
+            } else if (now - start > deadline) {
                 const uint64_t progress = pe_progress(p);
                 if (progress != progress_at_start) {
                     progress_at_start = progress;
@@ -144,7 +151,7 @@ __device__ WaitResult wait_until(const Who& w, const WaitSite& site, Poll poll) 
                 }
             }
         }
-        if (polls > SPIN_POLLS) nanosleep_ns(64);
+        if (polls > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);
     }
 }
 
