@@ -81,11 +81,17 @@ __device__ inline WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* i
     uint64_t word = 0;
     WaitSite site{WaitKind::QueueItem, k & p.queue_mask, (uint64_t)(k + 1), NONE, 0};
     WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
-        // Acquire pairs with the pusher's release: the item and everything the
-        // pusher saw (the predecessors' data) are visible once seq matches.
-        word = ld_acquire_gpu_u64(&s->word);
+        // Poll relaxed; once seq matches, the acquire fence makes this an
+        // acquire pattern pairing with the pusher's release: the item and
+        // everything the pusher saw (the predecessors' data) are visible.
+        // (An ld.acquire per poll would invalidate L1 and fence on every poll
+        // of every idle block.)
+        word = ld_relaxed_gpu_u64(&s->word);
         seen = word >> 32;
-        if ((uint32_t)(word >> 32) == k + 1) return 1u;
+        if ((uint32_t)(word >> 32) == k + 1) {
+            fence_acq_rel_gpu();
+            return 1u;
+        }
         // Every idle block reads this one word: rarely, or its L2 slice
         // becomes a hot spot that slows every other block's memory traffic.
         return (polls % 64 == 0 && run_finished(p)) ? 2u : 0u;

@@ -121,7 +121,8 @@ impl Builder {
         self.cfg.comm_blocks = n;
         self
     }
-    /// Blocks with the compute role (default: all that fit co-resident).
+    /// Blocks with the compute role (default: all that fit co-resident, or
+    /// `AUTARKY_COMPUTE_BLOCKS` when set).
     pub fn compute_blocks(mut self, n: u32) -> Self {
         self.cfg.compute_blocks = Some(n);
         self
@@ -249,7 +250,10 @@ impl Gpu {
         let sms = self.ctx.props.sm_count;
         let fits = l.occupancy * sms;
         let comm = self.cfg.comm_blocks;
-        let compute = match self.cfg.compute_blocks {
+        // AUTARKY_COMPUTE_BLOCKS overrides the default (not an explicit
+        // Builder::compute_blocks), for experiments with grid size.
+        let from_env = std::env::var("AUTARKY_COMPUTE_BLOCKS").ok().and_then(|v| v.parse().ok());
+        let compute = match self.cfg.compute_blocks.or(from_env) {
             Some(c) => c,
             None => fits.saturating_sub(comm),
         };
