@@ -43,7 +43,9 @@ fn megakernel_compiles_for_sm90() {
         match source::compile(&kinds(), threads, 90) {
             Ok(cubin) => assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin"),
             Err(Error::NvrtcNotFound { looked }) if !require() => {
-                eprintln!("SKIP megakernel_compiles_for_sm90: NVRTC not found (looked in {looked:?})");
+                eprintln!(
+                    "SKIP megakernel_compiles_for_sm90: NVRTC not found (looked in {looked:?})"
+                );
                 return;
             }
             Err(e) => panic!("{e}"),
@@ -53,7 +55,10 @@ fn megakernel_compiles_for_sm90() {
 
 #[test]
 fn broken_task_body_reports_the_nvrtc_log() {
-    let bad = vec![TaskKind::new("bad", "__device__ void bad(autarky::TaskCtx& ctx) { undeclared_thing(); }")];
+    let bad = vec![TaskKind::new(
+        "bad",
+        "__device__ void bad(autarky::TaskCtx& ctx) { undeclared_thing(); }",
+    )];
     match source::compile(&bad, 128, 90) {
         Err(Error::Nvrtc { log, options }) => {
             assert!(log.contains("undeclared_thing"), "log: {log}");

@@ -10,7 +10,9 @@ use common::*;
 
 #[test]
 fn abi_probe_matches_rust_layout() {
-    let Some(rt) = gpu("abi_probe_matches_rust_layout") else { return };
+    let Some(rt) = gpu("abi_probe_matches_rust_layout") else {
+        return;
+    };
     let got = rt.abi_probe().unwrap();
     let want = expected_layout();
     for ((g, w), label) in got.iter().zip(&want).zip(layout_labels()) {
@@ -27,7 +29,10 @@ fn diamond_runs_every_instance_once_in_dependency_order() {
     let mut g = Graph::new();
     let k = g.add_kind(logged_kind());
     let t: Vec<TaskId> = (0..4).map(|_| g.add_task(k, &lg.args())).collect();
-    g.add_edge(t[0], t[1]).add_edge(t[0], t[2]).add_edge(t[1], t[3]).add_edge(t[2], t[3]);
+    g.add_edge(t[0], t[1])
+        .add_edge(t[0], t[2])
+        .add_edge(t[1], t[3])
+        .add_edge(t[2], t[3]);
     g.add_carried_edge(t[3], t[0]);
     let r = rt.run(&g, iters).unwrap();
     assert_eq!(r.instances, 4 * iters as u64);
@@ -36,7 +41,9 @@ fn diamond_runs_every_instance_once_in_dependency_order() {
 
 #[test]
 fn fan_out_1_to_1000_and_fan_in_1000_to_1() {
-    let Some(rt) = gpu("fan_out_fan_in") else { return };
+    let Some(rt) = gpu("fan_out_fan_in") else {
+        return;
+    };
     let iters = 5;
     let n = 1002;
     let lg = Logged::new(&rt, n, iters);
@@ -55,7 +62,9 @@ fn fan_out_1_to_1000_and_fan_in_1000_to_1() {
 
 #[test]
 fn chain_of_100000_dependent_tasks() {
-    let Some(rt) = gpu("chain_of_100000") else { return };
+    let Some(rt) = gpu("chain_of_100000") else {
+        return;
+    };
     let n = 100_000;
     let lg = Logged::new(&rt, n, 1);
     let mut g = Graph::new();
@@ -150,15 +159,31 @@ __device__ void pipe(autarky::TaskCtx& ctx) {
 
 #[test]
 fn successor_reads_the_data_its_predecessor_wrote() {
-    let Some(rt) = gpu("successor_reads_data") else { return };
+    let Some(rt) = gpu("successor_reads_data") else {
+        return;
+    };
     let n = 1 << 16;
     let pairs = 64;
     let bufs: Vec<_> = (0..pairs).map(|_| poisoned(&rt, n / 2)).collect();
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("pipe", PIPE_SRC).args::<PipeArgs>());
     for b in &bufs {
-        let w = g.add_task(k, &PipeArgs { buf: b.ptr(), n: n as u32, stage: 0 });
-        let r = g.add_task(k, &PipeArgs { buf: b.ptr(), n: n as u32, stage: 1 });
+        let w = g.add_task(
+            k,
+            &PipeArgs {
+                buf: b.ptr(),
+                n: n as u32,
+                stage: 0,
+            },
+        );
+        let r = g.add_task(
+            k,
+            &PipeArgs {
+                buf: b.ptr(),
+                n: n as u32,
+                stage: 1,
+            },
+        );
         g.add_edge(w, r).add_carried_edge(r, w);
     }
     let r = rt.run(&g, 200).unwrap();
@@ -176,8 +201,19 @@ fn run_is_cpu_free_one_launch_then_only_waits() {
         g.add_edge(w[0], w[1]);
     }
     let r = rt.run(&g, 20).unwrap();
-    assert_eq!(r.driver_calls.first(), Some(&"cuLaunchCooperativeKernel"), "{:?}", r.driver_calls);
-    assert_eq!(r.driver_calls.iter().filter(|c| **c == "cuLaunchCooperativeKernel").count(), 1);
+    assert_eq!(
+        r.driver_calls.first(),
+        Some(&"cuLaunchCooperativeKernel"),
+        "{:?}",
+        r.driver_calls
+    );
+    assert_eq!(
+        r.driver_calls
+            .iter()
+            .filter(|c| **c == "cuLaunchCooperativeKernel")
+            .count(),
+        1
+    );
     assert!(
         r.driver_calls[1..].iter().all(|c| *c == "cuStreamQuery"),
         "driver calls during the run: {:?}",
@@ -190,7 +226,10 @@ fn run_is_cpu_free_one_launch_then_only_waits() {
 fn many_iterations_of_independent_tasks_complete() {
     let Some(rt) = gpu("independent") else { return };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}"));
+    let k = g.add_kind(TaskKind::new(
+        "empty",
+        "__device__ void empty(autarky::TaskCtx&) {}",
+    ));
     for _ in 0..5000 {
         g.add_task_bytes(k, &[]);
     }
@@ -206,16 +245,30 @@ fn many_iterations_of_independent_tasks_complete() {
 
 #[test]
 fn back_to_back_runs_reuse_the_loaded_kernel() {
-    let Some(rt) = gpu("back_to_back") else { return };
+    let Some(rt) = gpu("back_to_back") else {
+        return;
+    };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}"));
+    let k = g.add_kind(TaskKind::new(
+        "empty",
+        "__device__ void empty(autarky::TaskCtx&) {}",
+    ));
     let a = g.add_task_bytes(k, &[]);
     let b = g.add_task_bytes(k, &[]);
     g.add_edge(a, b);
     let (free0, _) = rt.context().unwrap().mem_info().unwrap();
     for _ in 0..50 {
-        assert_eq!(rt.run_with(&g, RunOptions::iterations(10)).unwrap().instances, 20);
+        assert_eq!(
+            rt.run_with(&g, RunOptions::iterations(10))
+                .unwrap()
+                .instances,
+            20
+        );
     }
     let (free1, _) = rt.context().unwrap().mem_info().unwrap();
-    assert!(free0.abs_diff(free1) < 16 << 20, "device memory in use changed by {} bytes", free0.abs_diff(free1));
+    assert!(
+        free0.abs_diff(free1) < 16 << 20,
+        "device memory in use changed by {} bytes",
+        free0.abs_diff(free1)
+    );
 }

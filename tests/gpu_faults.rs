@@ -11,7 +11,10 @@ use autarky::{Error, Graph, Runtime, TaskId, TaskKind};
 use common::*;
 
 fn rt(test: &str) -> Option<Runtime> {
-    gpu_with(test, Runtime::builder().gpu().timeout(Duration::from_millis(300)))
+    gpu_with(
+        test,
+        Runtime::builder().gpu().timeout(Duration::from_millis(300)),
+    )
 }
 
 const EMPTY: &str = "__device__ void empty(autarky::TaskCtx&) {}";
@@ -19,7 +22,9 @@ const EMPTY: &str = "__device__ void empty(autarky::TaskCtx&) {}";
 /// A chain a → b → c of empty tasks, with names, plus 50 independent tasks.
 fn chain(g: &mut Graph, kind: autarky::KindId) -> Vec<TaskId> {
     let t: Vec<TaskId> = (0..3).map(|_| g.add_task_bytes(kind, &[])).collect();
-    g.set_name(t[0], "a").set_name(t[1], "b").set_name(t[2], "c");
+    g.set_name(t[0], "a")
+        .set_name(t[1], "b")
+        .set_name(t[2], "c");
     g.add_edge(t[0], t[1]).add_edge(t[1], t[2]);
     for _ in 0..50 {
         g.add_task_bytes(kind, &[]);
@@ -38,9 +43,18 @@ fn failing_task_ends_the_run_with_task_failed() {
     let t = chain(&mut g, k);
     let _ = t;
     let started = Instant::now();
-    let f = rt.launch(&g, RunOptions::iterations(1000)).unwrap().wait_detailed().unwrap();
+    let f = rt
+        .launch(&g, RunOptions::iterations(1000))
+        .unwrap()
+        .wait_detailed()
+        .unwrap();
     match f.result {
-        Err(Error::TaskFailed { task, iteration, code, pe }) => {
+        Err(Error::TaskFailed {
+            task,
+            iteration,
+            code,
+            pe,
+        }) => {
             assert_eq!((task.as_str(), iteration, code, pe), ("#1 (b)", 7, 42, 0));
         }
         other => panic!("expected TaskFailed, got {other:?}"),
@@ -56,7 +70,9 @@ fn failing_task_ends_the_run_with_task_failed() {
 
 #[test]
 fn held_dependency_times_out_and_the_report_names_it() {
-    let Some(rt) = rt("held_dependency") else { return };
+    let Some(rt) = rt("held_dependency") else {
+        return;
+    };
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("empty", EMPTY));
     let t = chain(&mut g, k);
@@ -74,9 +90,16 @@ fn held_dependency_times_out_and_the_report_names_it() {
     };
     assert!(msg.contains("#1 (b)"), "{msg}");
     assert!(msg.contains("#2 (c): instance 0 waits for #1 (b)"), "{msg}");
-    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
     eprintln!("{msg}");
-    eprintln!("abort propagation: {:.1} µs", f.abort_propagation_ns.unwrap() as f64 / 1e3);
+    eprintln!(
+        "abort propagation: {:.1} µs",
+        f.abort_propagation_ns.unwrap() as f64 / 1e3
+    );
 }
 
 #[test]
@@ -99,7 +122,12 @@ fn non_finite_output_is_reported_for_checked_kinds() {
     );
     g.add_task(k, &buf.ptr());
     match rt.run(&g, 10) {
-        Err(Error::NonFinite { task, iteration, index, .. }) => assert_eq!((task.as_str(), iteration, index), ("#0", 3, 77)),
+        Err(Error::NonFinite {
+            task,
+            iteration,
+            index,
+            ..
+        }) => assert_eq!((task.as_str(), iteration, index), ("#0", 3, 77)),
         other => panic!("expected NonFinite, got {other:?}"),
     }
 }
@@ -116,7 +144,9 @@ fn unknown_task_kind_in_the_tables_is_reported() {
         ..Default::default()
     };
     match rt.run_with(&g, opts) {
-        Err(Error::UnknownTaskKind { task, kind, .. }) => assert_eq!((task.as_str(), kind), ("#2 (c)", 9)),
+        Err(Error::UnknownTaskKind { task, kind, .. }) => {
+            assert_eq!((task.as_str(), kind), ("#2 (c)", 9))
+        }
         other => panic!("expected UnknownTaskKind, got {other:?}"),
     }
 }
@@ -134,7 +164,10 @@ fn abi_version_mismatch_is_refused_by_the_kernel() {
     };
     match rt.run_with(&g, opts) {
         Err(Error::AbiMismatch { host, kernel }) => {
-            assert_eq!((host, kernel), (autarky::abi::ABI_VERSION + 100, autarky::abi::ABI_VERSION))
+            assert_eq!(
+                (host, kernel),
+                (autarky::abi::ABI_VERSION + 100, autarky::abi::ABI_VERSION)
+            )
         }
         other => panic!("expected AbiMismatch, got {other:?}"),
     }
@@ -161,7 +194,10 @@ fn task_waiting_on_a_word_nobody_writes_times_out() {
     match rt.run(&g, 1) {
         Err(e @ Error::DeviceTimeout { .. }) => {
             let msg = e.to_string();
-            assert!(msg.contains("user word 7") && msg.contains("#0 (waiter)"), "{msg}");
+            assert!(
+                msg.contains("user word 7") && msg.contains("#0 (waiter)"),
+                "{msg}"
+            );
         }
         other => panic!("expected DeviceTimeout, got {other:?}"),
     }
@@ -172,7 +208,10 @@ fn task_waiting_on_a_word_nobody_writes_times_out() {
 fn host_watchdog_aborts_a_run_without_progress() {
     // Device waits would time out after 10 s; the host watchdog fires first
     // (300 ms without progress) and stops the run through host-mapped memory.
-    let Some(rt) = gpu_with("host_watchdog", Runtime::builder().gpu().timeout(Duration::from_secs(10))) else {
+    let Some(rt) = gpu_with(
+        "host_watchdog",
+        Runtime::builder().gpu().timeout(Duration::from_secs(10)),
+    ) else {
         return;
     };
     let mut g = Graph::new();
@@ -197,7 +236,11 @@ fn host_watchdog_aborts_a_run_without_progress() {
         Err(e @ Error::Aborted { .. }) => eprintln!("{e}"),
         other => panic!("expected Aborted, got {other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_secs(4), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -209,13 +252,20 @@ fn bad_inputs_are_rejected_before_launch() {
     let b = g.add_task_bytes(k, &[]);
     g.add_edge(a, b).add_edge(b, a);
     let e = rt.run(&g, 1).unwrap_err().to_string();
-    assert!(e.contains("cycle") && e.contains("#0") && e.contains("#1"), "{e}");
+    assert!(
+        e.contains("cycle") && e.contains("#0") && e.contains("#1"),
+        "{e}"
+    );
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("empty", EMPTY));
     g.add_task_bytes(k, &[]);
     let e = rt.run(&g, 0).unwrap_err().to_string();
     assert!(e.contains("iterations"), "{e}");
-    let too_many = gpu_with("not_co_resident", Runtime::builder().gpu().compute_blocks(1_000_000)).unwrap();
+    let too_many = gpu_with(
+        "not_co_resident",
+        Runtime::builder().gpu().compute_blocks(1_000_000),
+    )
+    .unwrap();
     match too_many.run(&g, 1) {
         Err(Error::NotCoResident { wanted, fits, .. }) => assert!(wanted > fits),
         other => panic!("expected NotCoResident, got {other:?}"),

@@ -108,8 +108,14 @@ pub fn generate() -> String {
     let _ = writeln!(out, "#define AUTARKY_ABI_VERSION {ABI_VERSION}u\n");
     out.push_str("namespace autarky {\n\n");
     let _ = writeln!(out, "constexpr uint32_t TASK_NONE = {TASK_NONE:#x}u;");
-    let _ = writeln!(out, "constexpr uint32_t MAX_ITERATIONS = {MAX_ITERATIONS:#x}u;");
-    let _ = writeln!(out, "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;\n");
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t MAX_ITERATIONS = {MAX_ITERATIONS:#x}u;"
+    );
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;\n"
+    );
     gen_enum::<ErrorCode>(&mut out);
     gen_enum::<WaitKind>(&mut out);
     gen_enum::<Role>(&mut out);

@@ -5,7 +5,9 @@
 
 use std::fmt::Write;
 
-use autarky_shared::{state_parts, AbiEnum, BlockStats, ErrorCode, Role, Status, WaitKind, TASK_NONE};
+use autarky_shared::{
+    state_parts, AbiEnum, BlockStats, ErrorCode, Role, Status, WaitKind, TASK_NONE,
+};
 
 use crate::graph::{Graph, LoweredGraph};
 use crate::Error;
@@ -86,7 +88,11 @@ impl Snapshot<'_> {
         if !waiting.is_empty() {
             let _ = write!(out, "\n  waiting blocks ({}):", waiting.len());
             for (i, b) in waiting.iter().take(8) {
-                let role = if (*i as u32) < self.comm_blocks { "comm" } else { "compute" };
+                let role = if (*i as u32) < self.comm_blocks {
+                    "comm"
+                } else {
+                    "compute"
+                };
                 let _ = write!(
                     out,
                     "\n    block {i} ({role}) waits for {}",
@@ -132,9 +138,16 @@ impl Snapshot<'_> {
                 })
                 .collect();
             if missing.is_empty() {
-                let _ = write!(lines, "\n    {label}: instance {dn} ready but never claimed");
+                let _ = write!(
+                    lines,
+                    "\n    {label}: instance {dn} ready but never claimed"
+                );
             } else {
-                let _ = write!(lines, "\n    {label}: instance {dn} waits for {}", missing.join(", "));
+                let _ = write!(
+                    lines,
+                    "\n    {label}: instance {dn} waits for {}",
+                    missing.join(", ")
+                );
             }
         }
         if unfinished > 0 {

@@ -14,7 +14,10 @@ pub fn require_gpu() -> bool {
 /// A GPU runtime, or `None` (after printing why) when there is no GPU and
 /// the environment does not require one.
 pub fn gpu(test: &str) -> Option<Runtime> {
-    gpu_with(test, Runtime::builder().gpu().timeout(Duration::from_secs(10)))
+    gpu_with(
+        test,
+        Runtime::builder().gpu().timeout(Duration::from_secs(10)),
+    )
 }
 
 pub fn gpu_with(test: &str, b: autarky::runtime::Builder) -> Option<Runtime> {
@@ -123,13 +126,23 @@ impl Logged {
         self.count.download(&mut count).unwrap();
         let it = self.iterations as usize;
         for (slot, &c) in count.iter().enumerate() {
-            assert_eq!(c, 1, "instance (task {}, iteration {}) ran {c} times", slot / it, slot % it);
+            assert_eq!(
+                c,
+                1,
+                "instance (task {}, iteration {}) ran {c} times",
+                slot / it,
+                slot % it
+            );
         }
         let start = |t: usize, i: usize| log[2 * (t * it + i)];
         let end = |t: usize, i: usize| log[2 * (t * it + i) + 1];
         for t in 0..self.tasks {
             for i in 1..it {
-                assert!(start(t, i) > end(t, i - 1), "task {t}: instance {i} started before {} ended", i - 1);
+                assert!(
+                    start(t, i) > end(t, i - 1),
+                    "task {t}: instance {i} started before {} ended",
+                    i - 1
+                );
             }
         }
         for e in g.edges() {

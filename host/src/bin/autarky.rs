@@ -46,10 +46,21 @@ fn info() -> autarky::Result<()> {
     let rt = Runtime::builder().build()?;
     println!("backend: {}", rt.backend_name());
     if let Some(p) = rt.device_props() {
-        println!("device: {} (sm_{}, {} SMs, {:.1} GiB)", p.name, p.arch(), p.sm_count, p.total_mem as f64 / (1u64 << 30) as f64);
+        println!(
+            "device: {} (sm_{}, {} SMs, {:.1} GiB)",
+            p.name,
+            p.arch(),
+            p.sm_count,
+            p.total_mem as f64 / (1u64 << 30) as f64
+        );
     }
     match autarky::runtime::nvrtc::nvrtc_info() {
-        Ok(n) => println!("nvrtc: {}.{} at {}", n.version.0, n.version.1, n.path.display()),
+        Ok(n) => println!(
+            "nvrtc: {}.{} at {}",
+            n.version.0,
+            n.version.1,
+            n.path.display()
+        ),
         Err(e) => println!("nvrtc: {e}"),
     }
     Ok(())
@@ -90,7 +101,9 @@ fn dag(tasks: usize, iterations: u32) -> autarky::Result<()> {
     let checks = Arc::new(AtomicU64::new(0));
     let mut g = Graph::new();
     let k = g.add_kind(work_kind(checks.clone()));
-    let t: Vec<TaskId> = (0..tasks.max(1)).map(|_| g.add_task_bytes(k, &[])).collect();
+    let t: Vec<TaskId> = (0..tasks.max(1))
+        .map(|_| g.add_task_bytes(k, &[]))
+        .collect();
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = |n: usize| {
         x ^= x << 13;
@@ -120,7 +133,9 @@ fn dag(tasks: usize, iterations: u32) -> autarky::Result<()> {
         "completed {} of {want} instances in {:?} (host wall){}",
         r.instances,
         r.wall,
-        r.device_ns.map(|ns| format!(", {:.3} ms on the device", ns as f64 / 1e6)).unwrap_or_default()
+        r.device_ns
+            .map(|ns| format!(", {:.3} ms on the device", ns as f64 / 1e6))
+            .unwrap_or_default()
     );
     if let Some(calls) = (!r.driver_calls.is_empty()).then_some(&r.driver_calls) {
         println!(
@@ -129,7 +144,10 @@ fn dag(tasks: usize, iterations: u32) -> autarky::Result<()> {
         );
     }
     if r.instances != want {
-        return Err(autarky::Error::InvalidConfig(format!("expected {want} instances, got {}", r.instances)));
+        return Err(autarky::Error::InvalidConfig(format!(
+            "expected {want} instances, got {}",
+            r.instances
+        )));
     }
     Ok(())
 }

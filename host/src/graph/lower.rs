@@ -59,6 +59,9 @@ impl LoweredGraph {
     }
 }
 
+/// An edge as `(from, to, distance)` (or re-keyed `(to, from, distance)`).
+type Triple = (u32, u32, u32);
+
 impl Graph {
     /// Validates the graph and lowers it to device tables.
     pub fn lower(&self, limits: &Limits) -> Result<LoweredGraph, GraphError> {
@@ -76,7 +79,8 @@ impl Graph {
         edges.sort_unstable();
         edges.dedup();
 
-        let csr = |key: fn(&(u32, u32, u32)) -> (u32, u32, u32)| {
+        // (key, other end, distance) triples, sorted by key, to CSR.
+        let csr = |key: fn(&Triple) -> Triple| {
             let mut sorted: Vec<(u32, u32, u32)> = edges.iter().map(key).collect();
             sorted.sort_unstable();
             let mut start = vec![0u32; n + 1];

@@ -194,7 +194,11 @@ impl Graph {
 
     /// A printable label: `#3 (name)` or `#3`.
     pub fn label(&self, task: u32) -> String {
-        match self.tasks.get(task as usize).and_then(|t| t.name.as_deref()) {
+        match self
+            .tasks
+            .get(task as usize)
+            .and_then(|t| t.name.as_deref())
+        {
             Some(n) => format!("#{task} ({n})"),
             None => format!("#{task}"),
         }

@@ -68,7 +68,9 @@ pub enum GraphError {
         num_pes: u32,
     },
     /// A task's argument bytes do not match its kind's declared size.
-    #[error("task {task} of kind `{kind}` has {got} argument bytes, but the kind declares {expected}")]
+    #[error(
+        "task {task} of kind `{kind}` has {got} argument bytes, but the kind declares {expected}"
+    )]
     ArgSize {
         /// The task.
         task: String,
@@ -201,7 +203,8 @@ impl Graph {
                         }
                         1 => {
                             let pos = stack.iter().position(|&(u, _)| u == w).unwrap();
-                            let mut cycle: Vec<u32> = stack[pos..].iter().map(|&(u, _)| u).collect();
+                            let mut cycle: Vec<u32> =
+                                stack[pos..].iter().map(|&(u, _)| u).collect();
                             cycle.push(w);
                             return Some(cycle);
                         }

@@ -147,7 +147,9 @@ impl Context {
         use sys::CUdevice_attribute::*;
         let props = DeviceProps {
             // SAFETY: cuDeviceGetName wrote a NUL-terminated string into `name`.
-            name: unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned(),
+            name: unsafe { CStr::from_ptr(name.as_ptr()) }
+                .to_string_lossy()
+                .into_owned(),
             sm_count: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)?,
             cc: (
                 attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?,
@@ -157,7 +159,10 @@ impl Context {
         };
         if attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev)? == 0 {
             return Err(Error::NoGpu {
-                reason: format!("device {ordinal} ({}) does not support cooperative launch", props.name),
+                reason: format!(
+                    "device {ordinal} ({}) does not support cooperative launch",
+                    props.name
+                ),
             });
         }
         Ok(Context { ctx, dev, props })
@@ -238,13 +243,24 @@ impl DeviceMem {
     /// If `data` is larger than the allocation.
     pub fn upload<T: bytemuck::Pod>(&self, data: &[T]) -> Result<(), Error> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
-        assert!(bytes.len() <= self.bytes, "upload of {} bytes into {}", bytes.len(), self.bytes);
+        assert!(
+            bytes.len() <= self.bytes,
+            "upload of {} bytes into {}",
+            bytes.len(),
+            self.bytes
+        );
         if bytes.is_empty() {
             return Ok(());
         }
         // SAFETY: the destination range lies inside this allocation (asserted)
         // and the source is a live slice of the same length.
-        unsafe { cu!(cuMemcpyHtoD_v2(self.ptr, bytes.as_ptr() as *const c_void, bytes.len())) }
+        unsafe {
+            cu!(cuMemcpyHtoD_v2(
+                self.ptr,
+                bytes.as_ptr() as *const c_void,
+                bytes.len()
+            ))
+        }
     }
 
     /// Copies the start of this allocation into `out` (synchronous).
@@ -253,13 +269,24 @@ impl DeviceMem {
     /// If `out` is larger than the allocation.
     pub fn download<T: bytemuck::Pod>(&self, out: &mut [T]) -> Result<(), Error> {
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-        assert!(bytes.len() <= self.bytes, "download of {} bytes from {}", bytes.len(), self.bytes);
+        assert!(
+            bytes.len() <= self.bytes,
+            "download of {} bytes from {}",
+            bytes.len(),
+            self.bytes
+        );
         if bytes.is_empty() {
             return Ok(());
         }
         // SAFETY: the source range lies inside this allocation (asserted) and
         // the destination is a live, writable slice of the same length.
-        unsafe { cu!(cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, self.ptr, bytes.len())) }
+        unsafe {
+            cu!(cuMemcpyDtoH_v2(
+                bytes.as_mut_ptr() as *mut c_void,
+                self.ptr,
+                bytes.len()
+            ))
+        }
     }
 
     /// Sets every byte to `value` (synchronous).
@@ -324,7 +351,10 @@ impl HostMapped {
     /// # Panics
     /// If the read would go past the end or is misaligned.
     pub fn read<T: bytemuck::Pod>(&self, offset: usize) -> T {
-        assert!(offset + std::mem::size_of::<T>() <= self.bytes && offset % std::mem::align_of::<T>() == 0);
+        assert!(
+            offset + std::mem::size_of::<T>() <= self.bytes
+                && offset % std::mem::align_of::<T>() == 0
+        );
         // SAFETY: in bounds and aligned (asserted); the device writes this
         // memory concurrently, hence volatile (no torn values for the ≤ 8-byte
         // words we read: naturally aligned loads are single accesses).
@@ -336,7 +366,10 @@ impl HostMapped {
     /// # Panics
     /// If the write would go past the end or is misaligned.
     pub fn write<T: bytemuck::Pod>(&self, offset: usize, v: T) {
-        assert!(offset + std::mem::size_of::<T>() <= self.bytes && offset % std::mem::align_of::<T>() == 0);
+        assert!(
+            offset + std::mem::size_of::<T>() <= self.bytes
+                && offset % std::mem::align_of::<T>() == 0
+        );
         // SAFETY: in bounds and aligned (asserted); volatile because the
         // device reads it concurrently.
         unsafe { ptr::write_volatile(self.host.add(offset) as *mut T, v) };
@@ -405,7 +438,14 @@ impl Function {
     pub fn occupancy(&self, threads: u32, dynamic_smem: usize) -> Result<u32, Error> {
         let mut n = 0i32;
         // SAFETY: `f` is a live function; `n` is a valid out-pointer.
-        unsafe { cu!(cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, self.f, threads as i32, dynamic_smem))? };
+        unsafe {
+            cu!(cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut n,
+                self.f,
+                threads as i32,
+                dynamic_smem
+            ))?
+        };
         Ok(n.max(0) as u32)
     }
 
@@ -504,7 +544,12 @@ impl Stream {
         ctx.bind()?;
         let mut s = ptr::null_mut();
         // SAFETY: context bound; `s` is a valid out-pointer.
-        unsafe { cu!(cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32))? };
+        unsafe {
+            cu!(cuStreamCreate(
+                &mut s,
+                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32
+            ))?
+        };
         Ok(Stream { s })
     }
 
@@ -591,7 +636,12 @@ impl Event {
         ctx.bind()?;
         let mut e = ptr::null_mut();
         // SAFETY: context bound; `e` is a valid out-pointer.
-        unsafe { cu!(cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32))? };
+        unsafe {
+            cu!(cuEventCreate(
+                &mut e,
+                sys::CUevent_flags::CU_EVENT_DEFAULT as u32
+            ))?
+        };
         Ok(Event { e })
     }
 

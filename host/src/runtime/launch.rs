@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use autarky_shared::{
-    BlockStats, HostControl, QueueCtl, QueueSlot, RunParams, Status, ABI_VERSION, MAX_ITERATIONS, TEST_HOLD_TASK,
+    BlockStats, HostControl, QueueCtl, QueueSlot, RunParams, Status, ABI_VERSION, MAX_ITERATIONS,
+    TEST_HOLD_TASK,
 };
 
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
@@ -80,7 +81,9 @@ impl<'a> GpuRun<'a> {
         }
         if let Some(t) = opts.hold_task {
             if t.index() >= graph.num_tasks() {
-                return Err(Error::InvalidConfig(format!("hold_task {t} is not in the graph")));
+                return Err(Error::InvalidConfig(format!(
+                    "hold_task {t} is not in the graph"
+                )));
             }
         }
         let loaded = gpu.load(graph.kinds())?;
@@ -138,7 +141,11 @@ impl<'a> GpuRun<'a> {
             compute_blocks,
             queue_mask: cap - 1,
             timeout_ns: timeout.as_nanos().min(u64::MAX as u128) as u64,
-            test_flags: if opts.hold_task.is_some() { TEST_HOLD_TASK } else { 0 },
+            test_flags: if opts.hold_task.is_some() {
+                TEST_HOLD_TASK
+            } else {
+                0
+            },
             hold_task: opts.hold_task.map(|t| t.index() as u32).unwrap_or(0),
             tasks: tasks.ptr(),
             succ: succ.ptr(),
@@ -171,9 +178,12 @@ impl<'a> GpuRun<'a> {
         // returned GpuRun, which is not freed before the kernel has ended
         // (wait() or Drop waits for it).
         unsafe {
-            loaded
-                .kernel
-                .launch_cooperative(&stream, comm_blocks + compute_blocks, gpu.cfg.threads, &params)?
+            loaded.kernel.launch_cooperative(
+                &stream,
+                comm_blocks + compute_blocks,
+                gpu.cfg.threads,
+                &params,
+            )?
         };
         if let Some((_, end)) = &events {
             end.record(&stream)?;
@@ -221,10 +231,9 @@ impl<'a> GpuRun<'a> {
     /// `cuStreamQuery`; raises abort when the run makes no progress for the
     /// watchdog period; reports a kernel that will not stop.
     fn wait_kernel(&self) -> Result<()> {
-        let watchdog = self
-            .opts
-            .watchdog
-            .unwrap_or_else(|| self.opts.timeout.unwrap_or(self.gpu.cfg.timeout) * 2 + Duration::from_secs(1));
+        let watchdog = self.opts.watchdog.unwrap_or_else(|| {
+            self.opts.timeout.unwrap_or(self.gpu.cfg.timeout) * 2 + Duration::from_secs(1)
+        });
         let grace = Duration::from_secs(5).max(watchdog / 2);
         let mut last_progress = self.progress();
         let mut last_change = Instant::now();
@@ -234,10 +243,8 @@ impl<'a> GpuRun<'a> {
             // The host-mapped `finished` flag is the cheap hint; the stream
             // query is the truth (a kernel that faulted never sets the flag).
             let hinted = self.control.read::<u32>(CONTROL_FINISHED) != 0;
-            if hinted || polls % 16 == 0 {
-                if self.stream.query()? {
-                    return Ok(());
-                }
+            if (hinted || polls % 16 == 0) && self.stream.query()? {
+                return Ok(());
             }
             polls += 1;
             let p = self.progress();
@@ -302,12 +309,16 @@ impl<'a> GpuRun<'a> {
             Some((s, e)) => Some(s.elapsed_ms(e)?),
             None => None,
         };
-        let mem = self.mem.as_ref().expect("run memory present until the kernel ended");
+        let mem = self
+            .mem
+            .as_ref()
+            .expect("run memory present until the kernel ended");
         let mut status = [Status::default()];
         mem.status.download(&mut status)?;
         let mut state = vec![0u64; self.lowered.tasks.len()];
         mem.state.download(&mut state)?;
-        let mut blocks = vec![BlockStats::default(); (self.comm_blocks + self.compute_blocks) as usize];
+        let mut blocks =
+            vec![BlockStats::default(); (self.comm_blocks + self.compute_blocks) as usize];
         mem.blocks.download(&mut blocks)?;
         let s = status[0];
         let snap = Snapshot {
@@ -319,15 +330,16 @@ impl<'a> GpuRun<'a> {
             state: &state,
             blocks: &blocks,
         };
-        let abort_propagation_ns =
-            (s.error_code != 0 && s.last_exit_ns >= s.error_ns).then(|| s.last_exit_ns - s.error_ns);
+        let abort_propagation_ns = (s.error_code != 0 && s.last_exit_ns >= s.error_ns)
+            .then(|| s.last_exit_ns - s.error_ns);
         let result = snap.to_result(0).map(|()| RunReport {
             backend: "gpu",
             iterations: self.opts.iterations,
             instances: blocks.iter().map(|b| b.completed).sum(),
             per_block: blocks.iter().map(|b| b.completed).collect(),
             wall,
-            device_ns: (s.start_ns != u64::MAX && s.last_exit_ns >= s.start_ns).then(|| s.last_exit_ns - s.start_ns),
+            device_ns: (s.start_ns != u64::MAX && s.last_exit_ns >= s.start_ns)
+                .then(|| s.last_exit_ns - s.start_ns),
             event_ms,
             driver_calls,
         });

@@ -689,7 +689,8 @@ mod tests {
 
     #[test]
     fn mapped_file_of_names_the_test_binary_for_one_of_its_own_functions() {
-        let addr = mapped_file_of_names_the_test_binary_for_one_of_its_own_functions as *const () as usize;
+        let addr =
+            mapped_file_of_names_the_test_binary_for_one_of_its_own_functions as *const () as usize;
         let file = mapped_file_of(addr).expect("own code is file-backed");
         let exe = std::env::current_exe().unwrap();
         assert_eq!(file.file_name(), exe.file_name());

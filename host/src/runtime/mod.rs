@@ -157,18 +157,22 @@ impl Builder {
                 backend: Backend::Gpu(Box::new(Gpu::boot(&self.cfg)?)),
                 cfg: self.cfg,
             }),
-            Want::Auto => match Gpu::boot(&self.cfg) {
-                Ok(g) => Ok(Runtime {
-                    backend: Backend::Gpu(Box::new(g)),
-                    cfg: self.cfg,
-                }),
-                Err(e @ Error::NoGpu { .. }) => {
-                    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
-                    eprintln!("autarky: no GPU ({e}); running on the CPU emulator with {threads} threads");
-                    emulator(threads)
+            Want::Auto => {
+                match Gpu::boot(&self.cfg) {
+                    Ok(g) => Ok(Runtime {
+                        backend: Backend::Gpu(Box::new(g)),
+                        cfg: self.cfg,
+                    }),
+                    Err(e @ Error::NoGpu { .. }) => {
+                        let threads = std::thread::available_parallelism()
+                            .map_or(2, |n| n.get())
+                            .max(2);
+                        eprintln!("autarky: no GPU ({e}); running on the CPU emulator with {threads} threads");
+                        emulator(threads)
+                    }
+                    Err(e) => Err(e),
                 }
-                Err(e) => Err(e),
-            },
+            }
         }
     }
 }
@@ -252,7 +256,9 @@ impl Gpu {
         let comm = self.cfg.comm_blocks;
         // AUTARKY_COMPUTE_BLOCKS overrides the default (not an explicit
         // Builder::compute_blocks), for experiments with grid size.
-        let from_env = std::env::var("AUTARKY_COMPUTE_BLOCKS").ok().and_then(|v| v.parse().ok());
+        let from_env = std::env::var("AUTARKY_COMPUTE_BLOCKS")
+            .ok()
+            .and_then(|v| v.parse().ok());
         let compute = match self.cfg.compute_blocks.or(from_env) {
             Some(c) => c,
             None => fits.saturating_sub(comm),
@@ -322,7 +328,9 @@ pub struct Runtime {
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime").field("backend", &self.backend_name()).finish()
+        f.debug_struct("Runtime")
+            .field("backend", &self.backend_name())
+            .finish()
     }
 }
 
@@ -385,7 +393,9 @@ impl Runtime {
                     ..e.clone()
                 };
                 if opts.abi_version_override.is_some() {
-                    return Err(Error::InvalidConfig("abi_version_override needs the GPU backend".into()));
+                    return Err(Error::InvalidConfig(
+                        "abi_version_override needs the GPU backend".into(),
+                    ));
                 }
                 emulator::run(graph, opts.iterations, &cfg)
             }
@@ -408,9 +418,14 @@ impl Runtime {
     /// [`crate::abi_header::expected_layout`] (GPU only).
     pub fn abi_probe(&self) -> Result<Vec<u64>> {
         let Backend::Gpu(g) = &self.backend else {
-            return Err(Error::InvalidConfig("the ABI probe needs the GPU backend".into()));
+            return Err(Error::InvalidConfig(
+                "the ABI probe needs the GPU backend".into(),
+            ));
         };
-        let probe = TaskKind::new("probe_noop", "__device__ void probe_noop(autarky::TaskCtx&) {}");
+        let probe = TaskKind::new(
+            "probe_noop",
+            "__device__ void probe_noop(autarky::TaskCtx&) {}",
+        );
         let loaded = g.load(std::slice::from_ref(&probe))?;
         let module = &loaded.module;
         let f = module.function(source::PROBE_NAME)?;
@@ -422,7 +437,14 @@ impl Runtime {
         // SAFETY: autarky_abi_probe takes one `unsigned long long*`; `ptr`
         // points at `n` u64s, which is what the generated probe writes, and
         // `out` outlives the kernel (we synchronize before reading it).
-        unsafe { f.launch(&stream, 1, 32, &mut [&mut ptr as *mut u64 as *mut std::ffi::c_void])? };
+        unsafe {
+            f.launch(
+                &stream,
+                1,
+                32,
+                &mut [&mut ptr as *mut u64 as *mut std::ffi::c_void],
+            )?
+        };
         stream.synchronize()?;
         let mut v = vec![0u64; n];
         out.download(&mut v)?;

@@ -10,11 +10,26 @@ use crate::graph::TaskKind;
 
 /// Embedded device headers, by include name.
 pub const DEVICE_HEADERS: &[(&str, &str)] = &[
-    ("autarky/abi.h", include_str!("../../../device/include/autarky/abi.h")),
-    ("autarky/order.cuh", include_str!("../../../device/include/autarky/order.cuh")),
-    ("autarky/wait.cuh", include_str!("../../../device/include/autarky/wait.cuh")),
-    ("autarky/task.cuh", include_str!("../../../device/include/autarky/task.cuh")),
-    ("autarky/scheduler.cuh", include_str!("../../../device/include/autarky/scheduler.cuh")),
+    (
+        "autarky/abi.h",
+        include_str!("../../../device/include/autarky/abi.h"),
+    ),
+    (
+        "autarky/order.cuh",
+        include_str!("../../../device/include/autarky/order.cuh"),
+    ),
+    (
+        "autarky/wait.cuh",
+        include_str!("../../../device/include/autarky/wait.cuh"),
+    ),
+    (
+        "autarky/task.cuh",
+        include_str!("../../../device/include/autarky/task.cuh"),
+    ),
+    (
+        "autarky/scheduler.cuh",
+        include_str!("../../../device/include/autarky/scheduler.cuh"),
+    ),
 ];
 
 /// The megakernel's entry source.
@@ -32,9 +47,14 @@ pub const PROBE_NAME: &str = "autarky_abi_probe";
 /// then `autarky_dispatch`, a switch over kind ids (no magic numbers: the
 /// case labels are the ids the graph assigned at registration).
 pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
-    let mut out = String::from("// GENERATED for one graph: task bodies and dispatch.\n#pragma once\n");
+    let mut out =
+        String::from("// GENERATED for one graph: task bodies and dispatch.\n#pragma once\n");
     for (id, k) in kinds.iter().enumerate() {
-        let _ = writeln!(out, "\n// ---- task kind {id}: {}\n#line 1 \"kind_{}.cu\"", k.name, k.name);
+        let _ = writeln!(
+            out,
+            "\n// ---- task kind {id}: {}\n#line 1 \"kind_{}.cu\"",
+            k.name, k.name
+        );
         out.push_str(&k.source);
         out.push('\n');
     }
@@ -42,7 +62,11 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
         "\n__device__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n    switch (kind) {\n",
     );
     for (id, k) in kinds.iter().enumerate() {
-        let _ = writeln!(out, "        case {id}u: {}(ctx); return;  // kind `{}`", k.name, k.name);
+        let _ = writeln!(
+            out,
+            "        case {id}u: {}(ctx); return;  // kind `{}`",
+            k.name, k.name
+        );
     }
     out.push_str(
         "        default:\n\
