@@ -272,3 +272,30 @@ fn back_to_back_runs_reuse_the_loaded_kernel() {
         free0.abs_diff(free1)
     );
 }
+
+/// Soak: 1000 short random graphs back to back in one process, each checked;
+/// device memory in use must not grow and nothing may hang.
+/// `cargo test --release --test gpu -- --ignored soak` on a GPU machine.
+#[test]
+#[ignore]
+fn soak_1000_random_graphs() {
+    let Some(rt) = gpu("soak") else { return };
+    let mut rng = Rng(0xdecafbad);
+    let mut baseline = None;
+    let started = std::time::Instant::now();
+    for run in 0..1000 {
+        let n = 5 + rng.below(200) as usize;
+        let iters = 1 + rng.below(20) as u32;
+        random_dag(&rt, rng.next(), n, iters);
+        let (free, _) = rt.context().unwrap().mem_info().unwrap();
+        match baseline {
+            None => baseline = Some(free),
+            Some(b) => assert!(
+                b.saturating_sub(free) < 64 << 20,
+                "run {run}: device memory in use grew by {} bytes",
+                b - free
+            ),
+        }
+    }
+    eprintln!("soak: 1000 graphs in {:?}", started.elapsed());
+}

@@ -1,0 +1,241 @@
+//! Graph validation (one test per error) and lowering tables. Host only.
+
+use autarky::{Graph, GraphError, Limits, TaskId, TaskKind};
+
+fn kind() -> TaskKind {
+    TaskKind::new("k", "__device__ void k(autarky::TaskCtx&) {}").arg_size_bytes(4)
+}
+
+fn graph(n: usize) -> (Graph, Vec<TaskId>) {
+    let mut g = Graph::new();
+    let k = g.add_kind(kind());
+    let t = (0..n).map(|i| g.add_task(k, &(i as u32))).collect();
+    (g, t)
+}
+
+fn limits() -> Limits {
+    Limits {
+        num_pes: 1,
+        max_tasks: 1 << 20,
+    }
+}
+
+#[test]
+fn zero_distance_cycle_is_rejected_and_named() {
+    let (mut g, t) = graph(4);
+    g.set_name(t[1], "b");
+    g.add_edge(t[0], t[1])
+        .add_edge(t[1], t[2])
+        .add_edge(t[2], t[3])
+        .add_edge(t[3], t[1]);
+    let e = g.validate(&limits()).unwrap_err();
+    match &e {
+        GraphError::Cycle { tasks, .. } => assert_eq!(tasks, &vec![1, 2, 3, 1]),
+        other => panic!("expected Cycle, got {other:?}"),
+    }
+    assert_eq!(
+        e.to_string(),
+        "distance-0 edges form a cycle: #1 (b) → #2 → #3 → #1 (b)"
+    );
+}
+
+#[test]
+fn cycle_through_a_loop_carried_edge_is_allowed() {
+    let (mut g, t) = graph(3);
+    g.add_edge(t[0], t[1])
+        .add_edge(t[1], t[2])
+        .add_carried_edge(t[2], t[0]);
+    g.validate(&limits()).unwrap();
+}
+
+#[test]
+fn zero_distance_self_edge_is_a_cycle() {
+    let (mut g, t) = graph(1);
+    g.add_edge(t[0], t[0]);
+    assert!(matches!(
+        g.validate(&limits()),
+        Err(GraphError::Cycle { .. })
+    ));
+}
+
+#[test]
+fn edge_to_a_missing_task_is_rejected() {
+    let (mut g, t) = graph(2);
+    g.add_edge(t[0], TaskId::from_index(7));
+    let e = g.validate(&limits()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::MissingTask {
+                missing: 7,
+                tasks: 2,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e
+        .to_string()
+        .contains("names task #7, but the graph has 2 tasks"));
+}
+
+#[test]
+fn distance_other_than_0_or_1_is_rejected() {
+    let (mut g, t) = graph(2);
+    g.add_edge_with_distance(t[0], t[1], 2);
+    let e = g.validate(&limits()).unwrap_err();
+    assert!(
+        matches!(e, GraphError::BadDistance { distance: 2, .. }),
+        "{e:?}"
+    );
+    assert!(e
+        .to_string()
+        .contains("only 0 (same iteration) and 1 (loop-carried)"));
+}
+
+#[test]
+fn pe_out_of_range_is_rejected() {
+    let (mut g, t) = graph(2);
+    g.set_pe(t[1], 3);
+    let e = g.validate(&limits()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "task #1 is placed on PE 3, but the run has 1 PE(s)"
+    );
+}
+
+#[test]
+fn argument_size_mismatch_is_rejected() {
+    let mut g = Graph::new();
+    let k = g.add_kind(kind());
+    g.add_task(k, &7u64);
+    let e = g.validate(&limits()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "task #0 of kind `k` has 8 argument bytes, but the kind declares 4"
+    );
+}
+
+#[test]
+fn more_tasks_than_the_queue_holds_is_rejected() {
+    let (g, _) = graph(10);
+    let e = g
+        .validate(&Limits {
+            num_pes: 1,
+            max_tasks: 8,
+        })
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::TooManyTasks {
+                tasks: 10,
+                capacity: 8
+            }
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn empty_graph_is_rejected() {
+    assert_eq!(Graph::new().validate(&limits()), Err(GraphError::Empty));
+}
+
+#[test]
+fn unknown_kind_id_is_rejected() {
+    let (mut other, _) = graph(1);
+    let foreign = other.add_kind(TaskKind::new("z", ""));
+    let (mut g, _) = graph(1);
+    g.add_task_bytes(foreign, &[]);
+    assert!(matches!(
+        g.validate(&limits()),
+        Err(GraphError::UnknownKind { kind: 1, .. })
+    ));
+}
+
+#[test]
+#[should_panic(expected = "registered twice")]
+fn registering_a_kind_twice_panics() {
+    let mut g = Graph::new();
+    g.add_kind(kind());
+    g.add_kind(kind());
+}
+
+#[test]
+#[should_panic(expected = "not a C identifier")]
+fn kind_name_must_be_a_c_identifier() {
+    TaskKind::new("no-dashes", "");
+}
+
+#[test]
+fn lowering_builds_csr_tables_with_distances() {
+    // 0 → 1, 0 → 2, 1 → 3, 2 → 3 (distance 0), 3 → 0 (distance 1), plus a
+    // duplicate edge and a distance-1 self edge, both dropped.
+    let (mut g, t) = graph(4);
+    g.add_edge(t[0], t[1])
+        .add_edge(t[0], t[2])
+        .add_edge(t[1], t[3])
+        .add_edge(t[2], t[3]);
+    g.add_carried_edge(t[3], t[0])
+        .add_edge(t[0], t[1])
+        .add_carried_edge(t[2], t[2]);
+    let l = g.lower(&limits()).unwrap();
+    let succ = |i: usize| {
+        l.succs(&l.tasks[i])
+            .iter()
+            .map(|e| (e.task, e.distance))
+            .collect::<Vec<_>>()
+    };
+    let pred = |i: usize| {
+        l.preds(&l.tasks[i])
+            .iter()
+            .map(|e| (e.task, e.distance))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(succ(0), vec![(1, 0), (2, 0)]);
+    assert_eq!(succ(3), vec![(0, 1)]);
+    assert_eq!(succ(2), vec![(3, 0)]);
+    assert_eq!(pred(3), vec![(1, 0), (2, 0)]);
+    assert_eq!(pred(0), vec![(3, 1)]);
+    // Successor entries carry the successor's predecessor range.
+    for d in &l.tasks {
+        for e in l.succs(d) {
+            let s = &l.tasks[e.task as usize];
+            assert_eq!((e.pred_start, e.pred_count), (s.pred_start, s.pred_count));
+        }
+    }
+    // Task 0's only predecessor is loop-carried, so it is the only root.
+    assert_eq!(l.roots, vec![0]);
+    assert_eq!(l.initial_state()[0], autarky::abi::state_word(1, 0));
+    assert_eq!(l.queue_capacity, 4);
+    // Arguments sit at 16-aligned offsets with their bytes intact.
+    for (i, d) in l.tasks.iter().enumerate() {
+        assert_eq!(d.arg_offset % 16, 0);
+        let bytes = &l.args[d.arg_offset as usize..(d.arg_offset + d.arg_len) as usize];
+        assert_eq!(bytes, (i as u32).to_ne_bytes());
+    }
+}
+
+#[test]
+fn readiness_rule_follows_distances() {
+    let (mut g, t) = graph(2);
+    g.add_edge(t[0], t[1]).add_carried_edge(t[1], t[0]);
+    let l = g.lower(&limits()).unwrap();
+    let done = |d0: u32, d1: u32| move |t: u32| if t == 0 { d0 } else { d1 };
+    assert!(
+        l.instance_ready(0, 0, done(0, 0)),
+        "instance 0 of a loop-carried successor needs nothing"
+    );
+    assert!(
+        !l.instance_ready(0, 1, done(1, 0)),
+        "instance 1 of task 0 needs instance 0 of task 1"
+    );
+    assert!(l.instance_ready(0, 1, done(1, 1)));
+    assert!(!l.instance_ready(1, 0, done(0, 0)));
+    assert!(l.instance_ready(1, 0, done(1, 0)));
+    assert!(
+        !l.instance_ready(1, 1, done(2, 0)),
+        "the implicit self edge: instance 1 needs instance 0 done"
+    );
+}
