@@ -241,5 +241,8 @@ fn run_lowered(
         instances: per_block.iter().sum(),
         per_block,
         wall,
+        device_ns: None,
+        event_ms: None,
+        driver_calls: Vec::new(),
     })
 }

@@ -68,13 +68,16 @@ impl ReadyQueue {
     /// An empty ring of `capacity` slots.
     ///
     /// # Panics
-    /// If `capacity` is not a power of two.
+    /// If `capacity` is not a power of two ≥ 2.
     pub fn new(capacity: u32) -> Self {
         // Always a power of two, so `k & mask` is `k mod capacity` and the
         // capacity divides 2^32 (tickets wrap without skipping a round).
+        // At least 2: with one slot, the `seq = k + 1` a push publishes is
+        // the `seq` push ticket `k + 1` waits for, so a second push would
+        // overwrite an unpopped entry (the loom model found this).
         assert!(
-            capacity.is_power_of_two(),
-            "ready-queue capacity {capacity} is not a power of two"
+            capacity.is_power_of_two() && capacity >= 2,
+            "ready-queue capacity {capacity} is not a power of two ≥ 2"
         );
         let slots = (0..capacity)
             .map(|i| Slot {
