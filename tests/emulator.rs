@@ -1,6 +1,10 @@
 //! End-to-end tests of the CPU emulator backend: the device scheduling
 //! protocol run by threads over the lowered tables.
 
+// Instances are named by (task, iteration) indices; indexing reads clearer
+// than zipped iterators here.
+#![allow(clippy::needless_range_loop)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,11 +19,14 @@ fn cfg(threads: usize) -> EmulatorConfig {
     }
 }
 
-/// A log of `(task, iteration, start seq, end seq)` shared by the bodies.
+/// `(task, iteration, start seq, end seq)` of one instance.
+type Event = (u32, u32, u64, u64);
+
+/// A log of events shared by the bodies.
 #[derive(Clone, Default)]
 struct Log {
     clock: Arc<AtomicU64>,
-    events: Arc<Mutex<Vec<(u32, u32, u64, u64)>>>,
+    events: Arc<Mutex<Vec<Event>>>,
 }
 
 impl Log {

@@ -7,7 +7,7 @@
 //! # Protocol
 //!
 //! Blocks `[0, comm)` are comm workers, `[comm, comm + compute)` compute
-//! workers. All shared words live in one PE's [`worker::Shared`].
+//! workers. All shared words live in one PE's `worker::Shared`.
 //!
 //! **`state[t] = (claimed << 32) | done`** (one `u64` per task,
 //! [`autarky_shared::state_word`]). `done` = instances of `t` completed,
@@ -28,7 +28,7 @@
 //! `done[s] ≥ n` (implicit self edge) and `done[p] ≥ n + 1 − d` for every
 //! predecessor edge `(p, d)` (saturating).
 //!
-//! **Completion** of instance `i` of `t` ([`sched::TaskStates::complete`]):
+//! **Completion** of instance `i` of `t` (`sched::TaskStates::complete`):
 //! 1. store `state[t] = (i + 1, i + 1)` (Release): publish;
 //! 2. `fence(SeqCst)`: pairs with the fence of every other completion, so
 //!    of two completions that each make the other's successor ready, at
@@ -43,7 +43,7 @@
 //! 5. when `done[t]` reached `iterations`, `fetch_add` `tasks_finished`; the
 //!    completion that makes it `num_tasks` sets `finished`.
 //!
-//! **Ready queue** ([`queue::ReadyQueue`]): the ticketed Vyukov ring of
+//! **Ready queue** (`queue::ReadyQueue`): the ticketed Vyukov ring of
 //! `autarky_shared::QueueSlot`; its module docs give the words. Capacity
 //! ([`LoweredGraph::queue_capacity`]) ≥ tasks, so it never overflows.
 //!
@@ -64,6 +64,14 @@
 //! from the last progress anywhere. A waiter past its deadline records a
 //! `Timeout` status naming its wait and raises abort; the host turns the
 //! record into [`Error::DeviceTimeout`] with the deadlock report.
+//!
+//! # Checking
+//!
+//! The protocol steps are functions over the atomics of `sync.rs`, which
+//! are loom's under `cfg(loom)`; `loom_tests.rs` model-checks them:
+//! `RUSTFLAGS="--cfg loom" cargo test --release --lib emulator::loom_tests`.
+//! `tests/proptest_emulator.rs` checks exactly-once, in-order execution over
+//! random graphs; `tests/emulator.rs` covers the end-to-end behaviours.
 
 mod queue;
 mod sched;
