@@ -25,10 +25,13 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS)
         red_min_relaxed_gpu_u64(&status_of(p)->start_ns, globaltimer_ns());
         if (blockIdx.x == 0) status_of(p)->abi_compiled = AUTARKY_ABI_VERSION;
     }
+    // The scheduler's shared state: one object, live for the whole kernel
+    // (see BlockShared).
+    __shared__ BlockShared sh;
     const bool comm = blockIdx.x < p.comm_blocks;
     const Who w{&p, blockIdx.x, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
     if (comm) comm_loop(w);
-    else compute_loop(w);
+    else compute_loop(w, sh);
     block_exit(w);
 }
 

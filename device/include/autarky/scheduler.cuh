@@ -255,13 +255,29 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
 
 // ---- block loops -------------------------------------------------------------
 
+// A block's scheduler state in shared memory: one object, declared at
+// kernel scope (megakernel.cu), 16-byte aligned. The alignment matters to
+// compute-sanitizer: the compiler reads {task, iter, run} with one 16-byte
+// LDS.128, and with 4-byte alignment that load also covered the word of a
+// task body's own __shared__ variable placed just before it (its value is
+// discarded, but racecheck reported the overlap as a hazard with the body's
+// write). Aligned, every vector load stays inside this object.
+struct alignas(16) BlockShared {
+    uint32_t task, iter, run, failed;
+    TaskDesc desc;
+    CompletionShared done;
+};
+
 // Compute blocks: pop (or keep) an instance, run it with every thread,
 // complete it; leave when the run finished or was aborted.
-__device__ inline void compute_loop(const Who& w) {
+__device__ inline void compute_loop(const Who& w, BlockShared& sh) {
     const RunParams& p = *w.p;
-    __shared__ uint32_t sh_task, sh_iter, sh_run, sh_failed;
-    __shared__ TaskDesc sh_desc;
-    __shared__ CompletionShared sh_done;
+    uint32_t& sh_task = sh.task;
+    uint32_t& sh_iter = sh.iter;
+    uint32_t& sh_run = sh.run;
+    uint32_t& sh_failed = sh.failed;
+    TaskDesc& sh_desc = sh.desc;
+    CompletionShared& sh_done = sh.done;
     uint32_t task = NONE, iter = 0;  // thread 0's next instance
     uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
     uint64_t completed = 0;          // thread 0: instances this block completed

@@ -187,9 +187,12 @@ pub(crate) struct Loaded {
 
 /// The GPU backend: one device, its context and the loaded megakernels.
 pub(crate) struct Gpu {
+    // Field order is drop order: the modules must be unloaded before the
+    // context is released (compute-sanitizer reported cuModuleUnload on a
+    // released context as CUDA_ERROR_INVALID_HANDLE).
+    loaded: Mutex<HashMap<[u8; 32], Arc<Loaded>>>,
     pub ctx: Context,
     pub cfg: Config,
-    loaded: Mutex<HashMap<[u8; 32], Arc<Loaded>>>,
 }
 
 impl Gpu {
