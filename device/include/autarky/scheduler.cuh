@@ -124,6 +124,16 @@ __device__ __forceinline__ bool claim(const RunParams& p, uint32_t s, uint32_t n
     return atom_cas_acq_rel_gpu_u64(&state_of(p)[s], want, state_word(n + 1, n)) == want;
 }
 
+// Are instance n's predecessors (list [start, start+count)) done, counting
+// t's instance as t_done? One thread, stops at the first one that is not.
+__device__ __forceinline__ bool preds_ready_serial(const RunParams& p, uint32_t start, uint32_t count, uint32_t n,
+                                                   uint32_t t, uint32_t t_done) {
+    const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + start;
+    for (uint32_t k = 0; k < count; ++k)
+        if (!pred_satisfied(p, preds[k], n, t, t_done)) return false;
+    return true;
+}
+
 struct CompletionShared {
     uint32_t kept_task;
     uint32_t kept_iter;
@@ -253,6 +263,61 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
     return *failed == 0;
 }
 
+// Completes instance i of t with thread 0 alone: the fast path for tasks
+// with at most one successor edge whose successor has small fan-in (chains,
+// stencil tiles, independent tasks), the common case. Same protocol as
+// complete(), without the block-wide passes and their three barriers
+// (profiled on an H200: ~240 instructions and 5 barriers per instance, with
+// the memory fence only a quarter of the time). `edge` is successor entry 0
+// (prefetched). Sets *next_task/*next_iter to the instance to run next
+// (NONE: pop one). Returns false if a push was aborted.
+__device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
+                                     uint64_t& completed, uint32_t* next_task, uint32_t* next_iter) {
+    const RunParams& p = *w.p;
+    const uint32_t t_done = i + 1;
+    const bool self_next = t_done < p.iterations;
+    // Fold the claim of our own next instance into the publish when it is
+    // ready (see complete()).
+    const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
+                              preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done);
+    // Publish done[t] = i + 1. Release: the body's writes (ordered before
+    // this by the caller's __syncthreads) are visible to whoever acquires it.
+    st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
+    const bool succ_live = d.succ_count == 1 && i + edge.distance < p.iterations;
+    // A SeqCst fence is needed whenever we go on to read other tasks'
+    // progress (see complete()).
+    if (succ_live || (self_next && !self_claimed)) fence_sc_gpu();
+    if (t_done == p.iterations) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    if (++completed % 16 == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
+    *next_task = self_claimed ? t : NONE;
+    *next_iter = t_done;
+    bool ok = true;
+    if (succ_live) {
+        const uint32_t n = i + edge.distance;
+        // A sole predecessor edge is satisfied by the instance we just completed.
+        const bool ready =
+            edge.pred_count == 1 || preds_ready_serial(p, edge.pred_start, edge.pred_count, n, t, t_done);
+        if (ready && claim(p, edge.task, n)) {
+            if (*next_task == NONE) {
+                *next_task = edge.task;
+                *next_iter = n;
+            } else {
+                ok = queue_push(w, edge.task, n);
+            }
+        }
+    }
+    if (self_next && !self_claimed && preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
+        claim(p, t, t_done)) {
+        if (*next_task == NONE) {
+            *next_task = t;
+            *next_iter = t_done;
+        } else {
+            ok = queue_push(w, t, t_done) && ok;
+        }
+    }
+    return ok;
+}
+
 // ---- block loops -------------------------------------------------------------
 
 // A block's scheduler state in shared memory: one object, declared at
@@ -264,6 +329,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
 // write). Aligned, every vector load stays inside this object.
 struct alignas(16) BlockShared {
     uint32_t task, iter, run, failed;
+    uint32_t fast;  // this instance completes on the fast path (thread 0 alone)
     TaskDesc desc;
     CompletionShared done;
 };
@@ -281,10 +347,11 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
     uint32_t task = NONE, iter = 0;  // thread 0's next instance
     uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
     uint64_t completed = 0;          // thread 0: instances this block completed
+    bool stop = false;               // thread 0: a fast-path push was aborted
     if (threadIdx.x == 0) sh_failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
-            uint32_t run = 1;
+            uint32_t run = stop ? 0 : 1;
             while (run) {
                 if (task == NONE) {
                     // Going idle: publish the exact count first, so progress
@@ -330,6 +397,9 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
         // overlaps the body instead of lengthening the completion path.
         Edge edge{};
         if (threadIdx.x < d.succ_count) edge = reinterpret_cast<const Edge*>(p.succ)[d.succ_start + threadIdx.x];
+        // Decided by thread 0 from its prefetched edge; published to the
+        // block by the barrier after the body.
+        if (threadIdx.x == 0) sh.fast = d.succ_count == 0 || (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN);
         TaskCtx ctx{sh_task, sh_iter, p.iterations, p.pe, w.block,
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh_failed};
         autarky_dispatch(ctx, d.kind);
@@ -337,6 +407,14 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
         if (sh_failed) break;
+        if (sh.fast) {
+            // Thread 0 alone; the next loop top's barrier publishes its result.
+            if (threadIdx.x == 0 && !complete_fast(w, d, sh_task, sh_iter, edge, completed, &task, &iter)) {
+                task = NONE;
+                stop = true;
+            }
+            continue;
+        }
         if (!complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, completed)) break;
         if (threadIdx.x == 0) {
             task = sh_done.kept_task;

@@ -4,6 +4,10 @@
 //!   autarky dag [TASKS] [ITERATIONS]   run a random demonstration DAG with
 //!                                      loop-carried edges (GPU if present,
 //!                                      else the CPU emulator) and check it
+//!   autarky chain [TASKS] [ITERATIONS] [RUNS]
+//!                                      a chain of empty tasks, run RUNS times
+//!                                      (for profilers: one warm-up, then the
+//!                                      measured runs; prints µs per instance)
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +16,7 @@ use std::sync::Arc;
 use autarky::{Graph, Runtime, TaskId, TaskKind};
 
 fn usage() -> ExitCode {
-    eprintln!("usage: autarky info | autarky dag [TASKS=2000] [ITERATIONS=50]");
+    eprintln!("usage: autarky info | autarky dag [TASKS=2000] [ITERATIONS=50] | autarky chain [TASKS=1] [ITERATIONS=10000] [RUNS=3]");
     ExitCode::from(2)
 }
 
@@ -28,6 +32,13 @@ fn main() -> ExitCode {
             let num = |i: usize, d: u64| args.get(i).map_or(Ok(d), |s| s.parse::<u64>());
             match (num(1, 2000), num(2, 50)) {
                 (Ok(t), Ok(i)) => dag(t as usize, i as u32),
+                _ => return usage(),
+            }
+        }
+        Some("chain") => {
+            let num = |i: usize, d: u64| args.get(i).map_or(Ok(d), |s| s.parse::<u64>());
+            match (num(1, 1), num(2, 10_000), num(3, 3)) {
+                (Ok(t), Ok(i), Ok(r)) => chain(t as usize, i as u32, r as usize),
                 _ => return usage(),
             }
         }
@@ -148,6 +159,33 @@ fn dag(tasks: usize, iterations: u32) -> autarky::Result<()> {
             "expected {want} instances, got {}",
             r.instances
         )));
+    }
+    Ok(())
+}
+
+fn chain(tasks: usize, iterations: u32, runs: usize) -> autarky::Result<()> {
+    let rt = Runtime::builder().build()?;
+    let mut g = Graph::new();
+    let k = g.add_kind(
+        TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}").with_cpu(|_| Ok(())),
+    );
+    let t: Vec<TaskId> = (0..tasks.max(1))
+        .map(|_| g.add_task_bytes(k, &[]))
+        .collect();
+    for w in t.windows(2) {
+        g.add_edge(w[0], w[1]);
+    }
+    let n = t.len() as f64 * iterations as f64;
+    for run in 0..=runs {
+        let r = rt.run(&g, iterations)?;
+        let label = if run == 0 { "warm-up" } else { "run" };
+        match r.device_ns {
+            Some(ns) => println!(
+                "{label}: {:.3} µs per instance (device clock)",
+                ns as f64 / 1e3 / n
+            ),
+            None => println!("{label}: {:?} wall", r.wall),
+        }
     }
     Ok(())
 }
