@@ -280,19 +280,34 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
     // ready (see complete()).
     const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
                               preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done);
+    const bool succ_live = d.succ_count == 1 && i + edge.distance < p.iterations;
+    // Early claim: a successor whose only predecessor edge is this one is
+    // ready once our instance is done, so claim it before publishing. Its
+    // runner gets our data from this block (kept) or through the queue push's
+    // release. If it is claimed here and our own next instance is settled,
+    // nothing that could depend on our publish is left unclaimed, so we read
+    // nothing after the publish and need no fence (see complete()).
+    const bool early = succ_live && edge.pred_count == 1 && claim(p, edge.task, i + edge.distance);
     // Publish done[t] = i + 1. Release: the body's writes (ordered before
     // this by the caller's __syncthreads) are visible to whoever acquires it.
     st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
-    const bool succ_live = d.succ_count == 1 && i + edge.distance < p.iterations;
     // A SeqCst fence is needed whenever we go on to read other tasks'
     // progress (see complete()).
-    if (succ_live || (self_next && !self_claimed)) fence_sc_gpu();
+    const bool self_open = self_next && !self_claimed;
+    if ((succ_live && !early) || self_open) fence_sc_gpu();
     if (t_done == p.iterations) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
     if (++completed % 16 == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
     *next_task = self_claimed ? t : NONE;
     *next_iter = t_done;
     bool ok = true;
-    if (succ_live) {
+    if (early) {
+        if (*next_task == NONE) {
+            *next_task = edge.task;
+            *next_iter = i + edge.distance;
+        } else {
+            ok = queue_push(w, edge.task, i + edge.distance);
+        }
+    } else if (succ_live) {
         const uint32_t n = i + edge.distance;
         // A sole predecessor edge is satisfied by the instance we just completed.
         const bool ready =
@@ -306,7 +321,7 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
             }
         }
     }
-    if (self_next && !self_claimed && preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
+    if (self_open && preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
         claim(p, t, t_done)) {
         if (*next_task == NONE) {
             *next_task = t;
@@ -321,15 +336,21 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
 // ---- block loops -------------------------------------------------------------
 
 // A block's scheduler state in shared memory: one object, declared at
-// kernel scope (megakernel.cu), 16-byte aligned. The alignment matters to
-// compute-sanitizer: the compiler reads {task, iter, run} with one 16-byte
-// LDS.128, and with 4-byte alignment that load also covered the word of a
-// task body's own __shared__ variable placed just before it (its value is
-// discarded, but racecheck reported the overlap as a hazard with the body's
-// write). Aligned, every vector load stays inside this object.
+// kernel scope (megakernel.cu), laid out in 16-byte chunks by phase, because
+// the compiler reads neighbouring words with one vector load (LDS.128) and
+// compute-sanitizer's racecheck reports such a load as a hazard with any
+// concurrent write to a word it covers, even though the value is discarded:
+//  - chunk 0 {task, iter, run}: written by thread 0 before the loop-top
+//    barrier, read by every thread after it;
+//  - chunk 1 {failed, fast}: written before or during the body, read by
+//    every thread after the post-body barrier. On the fast path thread 0
+//    goes on to rewrite chunk 0 while slow warps still read chunk 1, so the
+//    two must not share a vector load.
 struct alignas(16) BlockShared {
-    uint32_t task, iter, run, failed;
+    uint32_t task, iter, run, _pad0;
+    uint32_t failed;
     uint32_t fast;  // this instance completes on the fast path (thread 0 alone)
+    uint32_t _pad1, _pad2;
     TaskDesc desc;
     CompletionShared done;
 };
@@ -348,6 +369,8 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
     uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
     uint64_t completed = 0;          // thread 0: instances this block completed
     bool stop = false;               // thread 0: a fast-path push was aborted
+    uint32_t prefetched_task = NONE;  // thread 0: the task whose descriptor is in prefetched_desc
+    TaskDesc prefetched_desc{};
     if (threadIdx.x == 0) sh_failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -385,7 +408,9 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
                 sh_iter = iter;
                 // Read-only table; a task that keeps its own next instance
                 // (the common steady state) reuses the descriptor it has.
-                if (desc_of != task) sh_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[task];
+                if (desc_of != task)
+                    sh_desc = task == prefetched_task ? prefetched_desc
+                                                      : reinterpret_cast<const TaskDesc*>(p.tasks)[task];
                 desc_of = task;
             }
         }
@@ -400,6 +425,11 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
         // Decided by thread 0 from its prefetched edge; published to the
         // block by the barrier after the body.
         if (threadIdx.x == 0) sh.fast = d.succ_count == 0 || (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN);
+        // Thread 0 also prefetches the first successor's descriptor (a
+        // read-only table): on a chain that successor is usually the next
+        // instance this block runs, and the load then overlaps the body.
+        TaskDesc next_desc{};
+        if (threadIdx.x == 0 && d.succ_count > 0) next_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[edge.task];
         TaskCtx ctx{sh_task, sh_iter, p.iterations, p.pe, w.block,
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh_failed};
         autarky_dispatch(ctx, d.kind);
@@ -407,6 +437,10 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
         if (sh_failed) break;
+        if (threadIdx.x == 0 && d.succ_count > 0) {
+            prefetched_task = edge.task;
+            prefetched_desc = next_desc;
+        }
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.
             if (threadIdx.x == 0 && !complete_fast(w, d, sh_task, sh_iter, edge, completed, &task, &iter)) {
