@@ -29,7 +29,7 @@
 #include "autarky/task.cuh"
 
 // Generated per graph: calls the body of `kind`, or reports an unknown kind.
-__device__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind);
+__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind);
 
 namespace autarky {
 
@@ -352,6 +352,11 @@ struct alignas(16) BlockShared {
     uint32_t fast;  // this instance completes on the fast path (thread 0 alone)
     uint32_t _pad1, _pad2;
     TaskDesc desc;
+    // Thread 0 only: the first successor's descriptor, prefetched during the
+    // body (kept here, not in a loop-carried register: that was spilled to
+    // local memory, and every release fence then waited for the spill).
+    TaskDesc next_desc;
+    uint32_t next_task, _pad3[3];
     CompletionShared done;
 };
 
@@ -369,8 +374,7 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
     uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
     uint64_t completed = 0;          // thread 0: instances this block completed
     bool stop = false;               // thread 0: a fast-path push was aborted
-    uint32_t prefetched_task = NONE;  // thread 0: the task whose descriptor is in prefetched_desc
-    TaskDesc prefetched_desc{};
+    if (threadIdx.x == 0) sh.next_task = NONE;
     if (threadIdx.x == 0) sh_failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -409,8 +413,7 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
                 // Read-only table; a task that keeps its own next instance
                 // (the common steady state) reuses the descriptor it has.
                 if (desc_of != task)
-                    sh_desc = task == prefetched_task ? prefetched_desc
-                                                      : reinterpret_cast<const TaskDesc*>(p.tasks)[task];
+                    sh_desc = task == sh.next_task ? sh.next_desc : reinterpret_cast<const TaskDesc*>(p.tasks)[task];
                 desc_of = task;
             }
         }
@@ -438,8 +441,8 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
         __syncthreads();
         if (sh_failed) break;
         if (threadIdx.x == 0 && d.succ_count > 0) {
-            prefetched_task = edge.task;
-            prefetched_desc = next_desc;
+            sh.next_task = edge.task;
+            sh.next_desc = next_desc;
         }
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.

@@ -59,7 +59,7 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
         out.push('\n');
     }
     out.push_str(
-        "\n__device__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n    switch (kind) {\n",
+        "\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n    switch (kind) {\n",
     );
     for (id, k) in kinds.iter().enumerate() {
         let _ = writeln!(
