@@ -82,43 +82,98 @@ impl TaskStates {
             "task {task} completes instance {iteration} it does not hold"
         );
         let done = iteration + 1;
+        let d = &lowered.tasks[task as usize];
+        // Our own next instance, folded into the publish when it is already
+        // ready (the device does the same): while our instance is in flight
+        // (`claimed == done + 1`) nobody else can claim it, and predecessor
+        // progress only grows, so "ready" seen now stays true.
+        let self_next = done < self.iterations;
+        let self_claimed = self_next
+            && lowered
+                .preds(d)
+                .iter()
+                .all(|e| (done + 1).saturating_sub(e.distance) <= self.done(e.task));
+        if self_claimed {
+            claims.push((task, done));
+        }
+        // Early claims (the device's fast path does the same): a successor
+        // whose only predecessor edge is this one is ready once our instance
+        // is done, so it is claimed before we publish. Its runner gets our
+        // data through the worker that ran us (it keeps or queues the claim
+        // after this call; the queue hands it over with release/acquire).
+        // `open` records whether anything that could depend on our publish
+        // is still unclaimed.
+        let mut open = self_next && !self_claimed;
+        for e in lowered.succs(d) {
+            let n = iteration + e.distance;
+            if n >= self.iterations {
+                continue;
+            }
+            if e.pred_count != 1 {
+                open = true;
+                continue;
+            }
+            // AcqRel on success, as in `try_claim`. Failure: the successor's
+            // previous instance is in flight (or not yet published); its own
+            // completion or our re-check below claims it.
+            match self.state[e.task as usize].compare_exchange(
+                state_word(n, n),
+                state_word(n + 1, n),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => claims.push((e.task, n)),
+                Err(_) => open = true,
+            }
+        }
         // A plain store is enough: while the instance is in flight
         // (`claimed == done + 1`) every CAS on this word expects
         // `claimed == done` and fails, so we are the only writer.
         // Release publishes the body's writes to every worker that
         // acquires this `done` in a readiness check (`Self::done`,
         // `try_claim`'s load).
-        word.store(state_word(done, done), Ordering::Release);
-        // A SeqCst fence is needed here. If the store above could be
-        // reordered after the loads in the checks below, two predecessors
-        // finishing together could each read the other's old `done`,
-        // both find the successor not ready, and the successor would never
-        // be scheduled. With a SeqCst fence between publish and check in
-        // every completion, the completion whose fence is last in the
-        // single total order of SeqCst fences sees every other store that
-        // preceded an earlier fence, so at least one check sees the
-        // successor ready. The same argument covers the self edge: a
-        // predecessor's check that skipped `s` because `s`'s previous
-        // instance was in flight is covered by `s`'s own re-check.
-        fence(Ordering::SeqCst);
-
-        let d = &lowered.tasks[task as usize];
-        let mut last = None;
-        for e in lowered.succs(d) {
-            // The successor table is sorted by task, so the same successor
-            // through a distance-0 and a distance-1 edge is adjacent.
-            if last == Some(e.task) {
-                continue;
+        let published = if self_claimed {
+            state_word(done + 1, done)
+        } else {
+            state_word(done, done)
+        };
+        word.store(published, Ordering::Release);
+        if open {
+            // A SeqCst fence is needed here. If the store above could be
+            // reordered after the loads in the checks below, two
+            // predecessors finishing together could each read the other's
+            // old `done`, both find the successor not ready, and the
+            // successor would never be scheduled. With a SeqCst fence
+            // between publish and check in every completion that checks,
+            // the completion whose fence is last in the single total order
+            // of SeqCst fences sees every other store that preceded an
+            // earlier fence, so at least one check sees the successor
+            // ready. The same argument covers the self edge. A completion
+            // that claimed everything early reads nothing after its publish
+            // and needs no fence: nothing that depends on that publish is
+            // left unclaimed.
+            fence(Ordering::SeqCst);
+            let mut last = None;
+            for e in lowered.succs(d) {
+                // The successor table is sorted by task, so the same
+                // successor through a distance-0 and a distance-1 edge is
+                // adjacent. Successors claimed above fail here (their
+                // `claimed != done`, or their next instance is not ready).
+                if last == Some(e.task) {
+                    continue;
+                }
+                last = Some(e.task);
+                if let Some(n) = self.try_claim(lowered, e.task) {
+                    claims.push((e.task, n));
+                }
             }
-            last = Some(e.task);
-            if let Some(n) = self.try_claim(lowered, e.task) {
-                claims.push((e.task, n));
+            // The implicit self edge: our completion may make our next
+            // instance ready.
+            if self_next && !self_claimed {
+                if let Some(n) = self.try_claim(lowered, task) {
+                    claims.push((task, n));
+                }
             }
-        }
-        // The implicit self edge: our completion may make our next
-        // instance ready.
-        if let Some(n) = self.try_claim(lowered, task) {
-            claims.push((task, n));
         }
 
         if done != self.iterations {
@@ -231,6 +286,8 @@ mod tests {
             "instance 1 of task 1 must wait for instance 0 of task 0"
         );
         s.complete(&l, 0, 0, &mut claims);
-        assert_eq!(claims, [(1, 1), (0, 1)]);
+        // Our own next instance first (it is the one the worker keeps), then
+        // the successor, claimed early: its only predecessor edge is ours.
+        assert_eq!(claims, [(0, 1), (1, 1)]);
     }
 }

@@ -234,7 +234,10 @@ impl<'a> GpuRun<'a> {
         let watchdog = self.opts.watchdog.unwrap_or_else(|| {
             self.opts.timeout.unwrap_or(self.gpu.cfg.timeout) * 2 + Duration::from_secs(1)
         });
-        let grace = Duration::from_secs(5).max(watchdog / 2);
+        let grace = self
+            .opts
+            .abort_grace
+            .unwrap_or_else(|| Duration::from_secs(5).max(watchdog / 2));
         let mut last_progress = self.progress();
         let mut last_change = Instant::now();
         let mut aborted_at: Option<Instant> = None;

@@ -298,6 +298,10 @@ pub struct RunOptions {
     /// Host watchdog: raise abort after this long without progress
     /// (default: 2 × timeout + 1 s).
     pub watchdog: Option<Duration>,
+    /// After the watchdog raised abort, how long to wait for the kernel to
+    /// stop before reporting [`Error::Unstoppable`] (default: max(5 s,
+    /// watchdog / 2)).
+    pub abort_grace: Option<Duration>,
     /// Record device events around the launch ([`RunReport::event_ms`]).
     /// The two `cuEventRecord` calls are the only driver calls besides the
     /// launch before the kernel ends.
