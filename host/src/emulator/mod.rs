@@ -28,19 +28,31 @@
 //! `done[s] ≥ n` (implicit self edge) and `done[p] ≥ n + 1 − d` for every
 //! predecessor edge `(p, d)` (saturating).
 //!
-//! **Completion** of instance `i` of `t` (`sched::TaskStates::complete`):
-//! 1. store `state[t] = (i + 1, i + 1)` (Release): publish;
-//! 2. `fence(SeqCst)`: pairs with the fence of every other completion, so
-//!    of two completions that each make the other's successor ready, at
-//!    least one sees the other's publish (no lost successor);
-//! 3. for every successor `s` of `t`, then `t` itself: load `state[s]`
-//!    (Acquire); skip if `claimed ≠ done` (that instance's completion will
-//!    re-check) or `claimed ≥ iterations`; check the predecessors' `done`
-//!    (Acquire); if ready, CAS `(n, n) → (n + 1, n)`: the winner owns
-//!    instance `n` of `s`;
-//! 4. keep one: the completing worker runs the first instance it claimed
-//!    itself and pushes the rest to the ready queue;
-//! 5. when `done[t]` reached `iterations`, `fetch_add` `tasks_finished`; the
+//! **Completion** of instance `i` of `t` (`sched::TaskStates::complete`),
+//! the same rules as the device's `complete_fast` / `complete`:
+//! 1. fold: if `t`'s own next instance is ready (its predecessors' `done`,
+//!    Acquire), it is claimed by the publish itself below;
+//! 2. early claims: every successor `s` whose only predecessor edge is this
+//!    one is ready once instance `i` is done; CAS `(n, n) → (n + 1, n)` for
+//!    `n = i + distance` before publishing. Anything not claimed here (a
+//!    failed CAS, a successor with other predecessors, an unfolded self)
+//!    leaves the completion *open*;
+//! 3. store `state[t] = (i + 1, i + 1)`, or `(i + 2, i + 1)` when folded
+//!    (Release): publish;
+//! 4. only if open: `fence(SeqCst)`, which pairs with the fence of every
+//!    other open completion, so of two completions that each make the
+//!    other's successor ready, at least one sees the other's publish (no
+//!    lost successor); then for every successor `s` of `t`, and `t` itself
+//!    if not folded: load `state[s]` (Acquire); skip if `claimed ≠ done`
+//!    (that instance's completion will re-check) or `claimed ≥ iterations`;
+//!    check the predecessors' `done` (Acquire); if ready, CAS
+//!    `(n, n) → (n + 1, n)`: the winner owns instance `n` of `s`. A
+//!    completion that is not open reads nothing after its publish and needs
+//!    no fence: nothing that depends on that publish is left unclaimed;
+//! 5. keep one: the completing worker runs the first instance it claimed
+//!    (its own next instance when folded) itself and pushes the rest to the
+//!    ready queue;
+//! 6. when `done[t]` reached `iterations`, `fetch_add` `tasks_finished`; the
 //!    completion that makes it `num_tasks` sets `finished`.
 //!
 //! **Ready queue** (`queue::ReadyQueue`): the ticketed Vyukov ring of
