@@ -14,13 +14,24 @@
 // Instance n of s is ready when done[s] ≥ n (implicit self edge) and, for
 // every predecessor edge (p, d), done[p] ≥ n + 1 − d.
 //
-// Completion of instance i of t: publish state[t] = (i+1, i+1) with release,
-// fence.sc, then check every successor s (edge distance d) for instance
-// n = i + d and t itself for n = i + 1. Publish → fence → check: of two
-// predecessors finishing together, at least one sees the other's publish, so
-// a successor is never lost; the CAS makes sure it is claimed once.
-// The completing block keeps the first instance it claimed and runs it next
-// (no cross-SM hand-off on a chain); the rest go to the ready queue.
+// Completion of instance i of t: publish state[t] = (i+1, i+1) with
+// release, fence.sc, then check every successor s (edge distance d) for
+// instance n = i + d and t itself for n = i + 1, and claim each ready one by
+// CAS (n, n) → (n+1, n). Publish → fence → check: of two predecessors
+// finishing together, at least one sees the other's publish, so a successor
+// is never lost; the CAS makes sure it is claimed once. Two refinements:
+//  - fold: when t's own next instance is already ready, the publish itself
+//    claims it, (i+2, i+1): nobody else can claim it in between, because
+//    claimed == done + 1 until that store;
+//  - early claim (fast path): a successor whose only predecessor edge is
+//    t's is ready once instance i is done, so it is claimed before the
+//    publish. A completion that claimed everything that could depend on
+//    its publish reads nothing afterwards and skips the fence.
+// (The emulator runs the same rules; loom checks them.)
+// The completing block keeps the first instance it claimed (its own next
+// instance first) and runs it next; the rest go to the ready queue. Tasks
+// with at most one successor edge of small fan-in complete on thread 0
+// alone (complete_fast); others use the block-wide complete().
 //
 // Ready queue: a ticketed Vyukov ring (see autarky_shared::QueueSlot).
 // Termination: the block that completes a task's last instance adds 1 to
