@@ -33,7 +33,10 @@ pub struct GpuRun<'a> {
     opts: RunOptions,
     _loaded: Arc<Loaded>,
     stream: Stream,
-    control: HostMapped,
+    /// Host-mapped control words; `None` only after an unstoppable kernel
+    /// (then leaked: the kernel still reads them, and freeing pinned memory
+    /// would also block until the kernel ends).
+    control: Option<HostMapped>,
     mem: Option<RunMem>,
     events: Option<(Event, Event)>,
     comm_blocks: u32,
@@ -195,7 +198,7 @@ impl<'a> GpuRun<'a> {
             opts,
             _loaded: loaded,
             stream,
-            control,
+            control: Some(control),
             mem: Some(RunMem {
                 _tasks: tasks,
                 _succ: succ,
@@ -216,15 +219,28 @@ impl<'a> GpuRun<'a> {
         })
     }
 
+    fn control(&self) -> &HostMapped {
+        self.control
+            .as_ref()
+            .expect("control words present until the run is given up")
+    }
+
+    /// Never free what a kernel that would not stop still uses: device
+    /// memory and the host-mapped control words are leaked.
+    fn leak_for_running_kernel(&mut self) {
+        std::mem::forget(self.mem.take());
+        std::mem::forget(self.control.take());
+    }
+
     /// Instances completed so far (host-mapped, published by the device
     /// about every 50 µs; needs at least one comm block).
     pub fn progress(&self) -> u64 {
-        self.control.read::<u64>(CONTROL_PROGRESS)
+        self.control().read::<u64>(CONTROL_PROGRESS)
     }
 
     /// Asks the device to stop (through host-mapped memory: no CUDA call).
     pub fn abort(&self) {
-        self.control.write::<u32>(CONTROL_ABORT, 1);
+        self.control().write::<u32>(CONTROL_ABORT, 1);
     }
 
     /// Waits for the kernel to end without CUDA calls other than
@@ -245,7 +261,7 @@ impl<'a> GpuRun<'a> {
         loop {
             // The host-mapped `finished` flag is the cheap hint; the stream
             // query is the truth (a kernel that faulted never sets the flag).
-            let hinted = self.control.read::<u32>(CONTROL_FINISHED) != 0;
+            let hinted = self.control().read::<u32>(CONTROL_FINISHED) != 0;
             if (hinted || polls % 16 == 0) && self.stream.query()? {
                 return Ok(());
             }
@@ -302,8 +318,7 @@ impl<'a> GpuRun<'a> {
         let driver_calls = CallLog::take();
         if let Err(e) = ended {
             if matches!(e, Error::Unstoppable { .. }) {
-                // Never free memory a running kernel still uses.
-                std::mem::forget(self.mem.take());
+                self.leak_for_running_kernel();
             }
             return Err(e);
         }
@@ -370,8 +385,7 @@ impl Drop for GpuRun<'_> {
         if !self.waited {
             self.abort();
             if self.wait_kernel().is_err() {
-                // Never free memory a running kernel may still use.
-                std::mem::forget(self.mem.take());
+                self.leak_for_running_kernel();
             }
             let _ = CallLog::take();
         }
