@@ -77,6 +77,11 @@ __device__ __forceinline__ uint32_t atom_cas_relaxed_gpu_u32(uint32_t* p, uint32
     asm volatile("atom.relaxed.gpu.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(cmp), "r"(v) : "memory");
     return old;
 }
+__device__ __forceinline__ uint64_t atom_cas_acquire_gpu_u64(uint64_t* p, uint64_t cmp, uint64_t v) {
+    uint64_t old;
+    asm volatile("atom.acquire.gpu.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(cmp), "l"(v) : "memory");
+    return old;
+}
 __device__ __forceinline__ uint64_t atom_cas_acq_rel_gpu_u64(uint64_t* p, uint64_t cmp, uint64_t v) {
     uint64_t old;
     asm volatile("atom.acq_rel.gpu.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(cmp), "l"(v) : "memory");

@@ -127,12 +127,15 @@ __device__ __forceinline__ bool pred_satisfied(const RunParams& p, const Edge& e
     return geq_u32(have, need);
 }
 
-// CAS instance n of s from ready to claimed. Acquire/release: the claim is
-// ordered after our reads of the predecessors' progress, and the instance's
-// runner (us, or a popper via the queue's release/acquire) sees their data.
+// CAS instance n of s from ready to claimed. Acquire: pairs with the release
+// that published s's previous instance (done[s] = n), so whoever runs
+// instance n sees its data. No release half (it cost a MEMBAR that waited
+// for the previous publish to drain): a kept instance runs in this block,
+// and a pushed one is published by the push's own release, which also
+// covers the body's writes (ordered before it by bar.sync).
 __device__ __forceinline__ bool claim(const RunParams& p, uint32_t s, uint32_t n) {
     const uint64_t want = state_word(n, n);
-    return atom_cas_acq_rel_gpu_u64(&state_of(p)[s], want, state_word(n + 1, n)) == want;
+    return atom_cas_acquire_gpu_u64(&state_of(p)[s], want, state_word(n + 1, n)) == want;
 }
 
 // Are instance n's predecessors (list [start, start+count)) done, counting

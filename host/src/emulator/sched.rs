@@ -113,13 +113,13 @@ impl TaskStates {
                 open = true;
                 continue;
             }
-            // AcqRel on success, as in `try_claim`. Failure: the successor's
+            // Acquire on success, as in `try_claim`. Failure: the successor's
             // previous instance is in flight (or not yet published); its own
             // completion or our re-check below claims it.
             match self.state[e.task as usize].compare_exchange(
                 state_word(n, n),
                 state_word(n + 1, n),
-                Ordering::AcqRel,
+                Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => claims.push((e.task, n)),
@@ -223,17 +223,17 @@ impl TaskStates {
         }
         // The CAS decides ownership: words only increase, so it succeeds
         // exactly when nobody claimed instance `n` since our load (no ABA).
-        // AcqRel on success: the Acquire half makes ownership alone imply
-        // visibility of the previous instance's writes (it reads the same
-        // value the Acquire load above did, so this costs nothing extra in
-        // reasoning); the Release half is not needed by any reader (a
-        // `claimed != done` word only makes others skip) but matches the
-        // device's `atom.acq_rel` and keeps the word's history simple.
+        // Acquire on success: ownership alone implies visibility of the
+        // previous instance's writes (it reads the same value the Acquire
+        // load above did). No Release: no reader needs it (a `claimed !=
+        // done` word only makes others skip); the claimed instance's runner
+        // gets our data from this worker, or through the queue's
+        // release/acquire. The device's claim is `atom.acquire` too.
         // Relaxed on failure: someone else claimed it and we do nothing.
         word.compare_exchange(
             current,
             state_word(n + 1, n),
-            Ordering::AcqRel,
+            Ordering::Acquire,
             Ordering::Relaxed,
         )
         .ok()
