@@ -35,11 +35,6 @@ __device__ __forceinline__ uint32_t ld_relaxed_sys_u32(const uint32_t* p) {
     asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
-__device__ __forceinline__ uint32_t ld_acquire_sys_u32(const uint32_t* p) {
-    uint32_t v;
-    asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 
 // ---- stores -------------------------------------------------------------
 __device__ __forceinline__ void st_relaxed_gpu_u32(uint32_t* p, uint32_t v) {
@@ -82,19 +77,11 @@ __device__ __forceinline__ uint64_t atom_cas_acquire_gpu_u64(uint64_t* p, uint64
     asm volatile("atom.acquire.gpu.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(cmp), "l"(v) : "memory");
     return old;
 }
-__device__ __forceinline__ uint64_t atom_cas_acq_rel_gpu_u64(uint64_t* p, uint64_t cmp, uint64_t v) {
-    uint64_t old;
-    asm volatile("atom.acq_rel.gpu.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(cmp), "l"(v) : "memory");
-    return old;
-}
 __device__ __forceinline__ void red_max_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
     asm volatile("red.relaxed.gpu.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 __device__ __forceinline__ void red_min_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
     asm volatile("red.relaxed.gpu.min.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void red_add_relaxed_gpu_u32(uint32_t* p, uint32_t v) {
-    asm volatile("red.relaxed.gpu.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
 // ---- fences -------------------------------------------------------------

@@ -22,18 +22,10 @@ use loom::thread;
 
 use super::queue::{QueueWait, ReadyQueue};
 use super::sched::TaskStates;
-use crate::graph::{Graph, Limits, LoweredGraph, TaskKind};
+use crate::graph::LoweredGraph;
 use autarky_shared::state_parts;
 
-fn lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
-    let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("k", ""));
-    let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
-    for &(a, b, d) in edges {
-        g.add_edge_with_distance(ids[a], ids[b], d);
-    }
-    g.lower(&Limits::default()).unwrap()
-}
+use super::test_lowered as lowered;
 
 /// Runs `model` under loom with `preemption_bound`, printing how many
 /// executions loom explored and how long it took.

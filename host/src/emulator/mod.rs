@@ -93,6 +93,19 @@ mod worker;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+/// Test helper shared by the unit tests and the loom models: `n` tasks of
+/// one kind with `(from, to, distance)` edges, lowered.
+#[cfg(test)]
+pub(crate) fn test_lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
+    let mut g = Graph::new();
+    let k = g.add_kind(crate::graph::TaskKind::new("k", ""));
+    let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
+    for &(a, b, d) in edges {
+        g.add_edge_with_distance(ids[a], ids[b], d);
+    }
+    g.lower(&Limits::default()).unwrap()
+}
+
 use std::time::{Duration, Instant};
 
 use crate::graph::{Graph, Limits, LoweredGraph};

@@ -244,17 +244,8 @@ impl TaskStates {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::{Graph, Limits, TaskKind};
 
-    fn lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
-        let mut g = Graph::new();
-        let k = g.add_kind(TaskKind::new("k", ""));
-        let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
-        for &(a, b, d) in edges {
-            g.add_edge_with_distance(ids[a], ids[b], d);
-        }
-        g.lower(&Limits::default()).unwrap()
-    }
+    use crate::emulator::test_lowered as lowered;
 
     #[test]
     fn successor_is_claimed_only_by_the_last_predecessor_to_complete() {
