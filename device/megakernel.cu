@@ -1,6 +1,8 @@
 // The megakernel: one cooperative launch per GPU runs the whole graph.
-// The host passes RunParams by value; block roles are fixed at launch:
-// blocks [0, comm_blocks) communicate, the rest compute.
+// The host passes one RunParams per local PE by value (virtual PEs share a
+// GPU; each has its own block partition). Within a PE's partition, block
+// roles are fixed at launch: blocks [0, comm_blocks) communicate, the rest
+// compute; the first pin_compute_slots compute blocks run pinned lists.
 #include "autarky/scheduler.cuh"
 #include "autarky/user_tasks.cuh"  // generated: task bodies + autarky_dispatch
 
@@ -8,30 +10,49 @@
 #error "AUTARKY_THREADS (threads per block) must be defined by the host"
 #endif
 
+namespace autarky {
+struct LaunchParams {
+    RunParams pe[MAX_LOCAL_PES];
+};
+}  // namespace autarky
+
 extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS)
-    autarky_megakernel(const __grid_constant__ autarky::RunParams p) {
+    autarky_megakernel(const __grid_constant__ autarky::LaunchParams lp) {
     using namespace autarky;
+    // Every PE's partition has the same size (the host checks it).
+    const uint32_t per_pe = lp.pe[0].comm_blocks + lp.pe[0].compute_blocks;
+    const uint32_t local_pe = blockIdx.x / per_pe;
+    const RunParams& p = lp.pe[local_pe < MAX_LOCAL_PES ? local_pe : 0];
+    const uint32_t block = blockIdx.x - p.block_base;
     if (p.abi_version != AUTARKY_ABI_VERSION) {
         // The layout may differ, but `abi_version` is the first field and
         // `status` is read only to report the mismatch.
-        if (blockIdx.x == 0 && threadIdx.x == 0) {
+        if (block == 0 && threadIdx.x == 0) {
             Who w{&p, 0, (uint32_t)Role::Compute};
-            record_error(w, ErrorCode::AbiMismatch, 0xffffffffu, 0, WaitKind::None, 0, AUTARKY_ABI_VERSION,
+            record_error(w, ErrorCode::AbiMismatch, TASK_NONE, 0, WaitKind::None, 0, AUTARKY_ABI_VERSION,
                          p.abi_version, 0);
         }
         return;
     }
     if (threadIdx.x == 0) {
         red_min_relaxed_gpu_u64(&status_of(p)->start_ns, globaltimer_ns());
-        if (blockIdx.x == 0) status_of(p)->abi_compiled = AUTARKY_ABI_VERSION;
+        if (block == 0) status_of(p)->abi_compiled = AUTARKY_ABI_VERSION;
     }
     // The scheduler's shared state: one object, live for the whole kernel
     // (see BlockShared).
     __shared__ BlockShared sh;
-    const bool comm = blockIdx.x < p.comm_blocks;
-    const Who w{&p, blockIdx.x, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
-    if (comm) comm_loop(w);
-    else compute_loop(w, sh);
+    const bool comm = block < p.comm_blocks;
+    const Who w{&p, block, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
+    if (comm) {
+        comm_loop(w, sh);
+    } else if (block - p.comm_blocks < p.pin_compute_slots) {
+        const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
+        const uint32_t s = block - p.comm_blocks;
+        const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;
+        pinned_loop(w, sh, pin + slots + 1 + pin[s], pin[s + 1] - pin[s]);
+    } else {
+        compute_loop(w, sh);
+    }
     block_exit(w);
 }
 

@@ -91,6 +91,25 @@ pub fn layout_labels() -> Vec<String> {
     v
 }
 
+/// The word encodings of `autarky_shared` (`state_word`, `state_parts`,
+/// `queue_slot_word`), as C. Their Rust twins are the `const fn`s of the ABI
+/// crate; `tests/abi.rs` checks both against the same table of values
+/// (`encoding_examples`), so the two sides cannot drift.
+pub const ENCODINGS_C: &str = "\
+// Word encodings (Rust: autarky_shared::{state_word, state_parts, queue_slot_word}).
+// state[t] = (claimed << 32) | done.
+__device__ __forceinline__ uint64_t state_word(uint32_t claimed, uint32_t done) {
+    return ((uint64_t)claimed << 32) | done;
+}
+__device__ __forceinline__ uint32_t state_claimed(uint64_t word) { return (uint32_t)(word >> 32); }
+__device__ __forceinline__ uint32_t state_done(uint64_t word) { return (uint32_t)word; }
+// QueueSlot::word = (seq << 32) | task.
+__device__ __forceinline__ uint64_t queue_slot_word(uint32_t seq, uint32_t task) {
+    return ((uint64_t)seq << 32) | task;
+}
+
+";
+
 /// The full text of `abi.h`.
 pub fn generate() -> String {
     let mut out = String::new();
@@ -112,10 +131,11 @@ pub fn generate() -> String {
         out,
         "constexpr uint32_t MAX_ITERATIONS = {MAX_ITERATIONS:#x}u;"
     );
-    let _ = writeln!(
-        out,
-        "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;\n"
-    );
+    let _ = writeln!(out, "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;");
+    let _ = writeln!(out, "constexpr uint32_t RUN_MAY_STOP = {RUN_MAY_STOP}u;");
+    let _ = writeln!(out, "constexpr uint32_t MAX_LOCAL_PES = {MAX_LOCAL_PES}u;");
+    let _ = writeln!(out, "constexpr uint32_t MAX_DISTANCE = {MAX_DISTANCE}u;\n");
+    out.push_str(ENCODINGS_C);
     gen_enum::<ErrorCode>(&mut out);
     gen_enum::<WaitKind>(&mut out);
     gen_enum::<Role>(&mut out);

@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -28,6 +28,14 @@ pub const TASK_NONE: u32 = u32::MAX;
 /// Largest iteration count a run may ask for. Progress words are `u32` and
 /// compared with wraparound-safe arithmetic, so counts stay below 2^31.
 pub const MAX_ITERATIONS: u32 = (1 << 31) - 1;
+
+/// Largest edge distance: instance `i` of a successor may wait for instance
+/// `i - d` of a predecessor for any `d <= MAX_DISTANCE`.
+pub const MAX_DISTANCE: u32 = 1 << 16;
+
+/// Most PEs one megakernel launch hosts (virtual PEs on one GPU): the
+/// launch passes one [`RunParams`] per local PE by value.
+pub const MAX_LOCAL_PES: u32 = 16;
 
 /// One field of an ABI struct, for the header generator and the layout probe.
 #[derive(Clone, Copy, Debug)]
@@ -187,10 +195,9 @@ abi_enum! {
         AbiMismatch = 5,
         /// The host raised abort through host-mapped memory (watchdog or user).
         HostAbort = 6,
-        /// A block was given a role that does not exist.
-        BadRole = 7,
-        /// An instance was pushed to a full ready queue (a scheduler invariant broke).
-        QueueOverflow = 8,
+        /// A pinned task's instance list or a placement did not fit the grid
+        /// (a lowering invariant broke); `detail` holds the block.
+        BadPlacement = 7,
     }
 }
 
@@ -212,6 +219,9 @@ abi_enum! {
         TestHold = 5,
         /// A comm block waits for any task instance of its PE to complete (stall watchdog).
         Progress = 6,
+        /// A pinned block waits for the predecessors of its next task instance
+        /// (`index` = the task, `wanted` = the instance).
+        Predecessors = 7,
     }
 }
 
@@ -231,8 +241,8 @@ abi_struct! {
     pub struct TaskDesc {
         /// Index of the task kind (the generated dispatch switch's case).
         pub kind: u32,
-        /// PE that runs the task.
-        pub pe: u32,
+        /// The task's id in the user's graph (errors and traces name it).
+        pub global: u32,
         /// Byte offset of the task's arguments in the argument arena (16-aligned).
         pub arg_offset: u32,
         /// Byte length of the task's arguments.
@@ -245,8 +255,27 @@ abi_struct! {
         pub pred_start: u32,
         /// Number of predecessor edges.
         pub pred_count: u32,
+        /// First entry in [`RunParams::remote`]: successors on other PEs.
+        pub remote_start: u32,
+        /// Number of remote successor entries.
+        pub remote_count: u32,
     }
-    size = 32;
+    size = 40;
+}
+
+abi_struct! {
+    /// A successor on another PE: after completing instance `i`, the
+    /// producer stores `state_word(i + 1, i + 1)` with a system-scope release
+    /// into the consumer PE's state word `slot` (a *proxy* task that mirrors
+    /// the producer there). The value is the iteration count (SET, never
+    /// ADD), so it only increases and reordered stores cannot lose counts.
+    pub struct RemoteOut {
+        /// The consumer PE.
+        pub pe: u32,
+        /// Local task id of the proxy on the consumer PE.
+        pub slot: u32,
+    }
+    size = 8;
 }
 
 abi_struct! {
@@ -356,8 +385,17 @@ abi_struct! {
         /// host-mapped `HostControl::abort` by any failing block; polled by
         /// every block every few hundred polls (cheaper than host memory).
         pub abort: u32,
+        /// Instances every task runs: starts at the run's iteration count and
+        /// only decreases, when a task body asks the run to finish early
+        /// (`ctx.finish_at(n)`, atomic min). Read by every claim and pinned
+        /// loop when [`RUN_MAY_STOP`] is set.
+        pub limit: u32,
+        /// Set (0 → 1) by comm block 0 once `limit` was lowered and every
+        /// local task's `done` reached it: the run is over (the termination
+        /// counter cannot know which completions were the last ones).
+        pub stopped: u32,
     }
-    size = 96;
+    size = 104;
 }
 
 abi_struct! {
@@ -405,58 +443,102 @@ abi_struct! {
 }
 
 abi_struct! {
-    /// Everything the megakernel needs, passed by value as its only parameter.
-    /// Pointers are device addresses of this PE's tables.
+    /// Everything one PE's scheduler needs. The launch passes one per local
+    /// PE by value ([`MAX_LOCAL_PES`] at most); block `b` serves local PE
+    /// `b / (comm_blocks + compute_blocks)`. Pointers are device addresses of
+    /// this PE's tables.
+    ///
+    /// Local task ids: `[0, first_comm)` compute tasks, `[first_comm,
+    /// num_tasks)` comm tasks (run by comm blocks only), `[num_tasks,
+    /// num_tasks + num_proxies)` proxies: one per predecessor on another PE,
+    /// whose state word that PE writes ([`RemoteOut`]).
     pub struct RunParams {
         /// Must equal the kernel's compiled [`ABI_VERSION`].
         pub abi_version: u32,
         /// This PE's index.
         pub pe: u32,
-        /// Number of PEs in the run.
+        /// Number of PEs in the run (all GPUs).
         pub num_pes: u32,
-        /// Number of tasks in the graph.
+        /// Local tasks of this PE (compute + comm, proxies excluded).
         pub num_tasks: u32,
         /// Instances of every task to run.
         pub iterations: u32,
-        /// Blocks `[0, comm_blocks)` have the comm role.
+        /// Blocks `[0, comm_blocks)` of this PE's partition have the comm role.
         pub comm_blocks: u32,
         /// Blocks `[comm_blocks, comm_blocks + compute_blocks)` compute.
         pub compute_blocks: u32,
-        /// Ready-queue capacity minus one (capacity is a power of two).
+        /// Compute ready-queue capacity minus one (capacity is a power of two).
         pub queue_mask: u32,
         /// Deadline of every bounded wait without progress (ns).
         pub timeout_ns: u64,
-        /// Test hooks (bit 0: hold back `hold_task`).
-        pub test_flags: u32,
-        /// Task held back when `test_flags & 1`.
+        /// [`RUN_MAY_STOP`], [`TEST_HOLD_TASK`].
+        pub flags: u32,
+        /// Task held back when `flags & TEST_HOLD_TASK`.
         pub hold_task: u32,
-        /// `TaskDesc[num_tasks]`.
+        /// First comm task id.
+        pub first_comm: u32,
+        /// Proxy tasks (ids `num_tasks..num_tasks + num_proxies`).
+        pub num_proxies: u32,
+        /// Comm ready-queue capacity minus one (a power of two minus one).
+        pub comm_queue_mask: u32,
+        /// Compute blocks `[0, pin_compute_slots)` run pinned task lists only.
+        pub pin_compute_slots: u32,
+        /// Comm blocks `[0, pin_comm_slots)` run pinned comm task lists (besides
+        /// their other duties).
+        pub pin_comm_slots: u32,
+        /// First block of this PE in the launch's grid.
+        pub block_base: u32,
+        /// `TaskDesc[num_tasks + num_proxies]`.
         pub tasks: u64,
-        /// Successor edges (CSR, by `TaskDesc::succ_start`).
+        /// Successor edges (CSR, by `TaskDesc::succ_start`); pinned successors
+        /// are left out (nobody claims them: their block polls).
         pub succ: u64,
         /// Predecessor edges (CSR, by `TaskDesc::pred_start`).
         pub pred: u64,
+        /// `RemoteOut[]` (by `TaskDesc::remote_start`).
+        pub remote: u64,
+        /// `u32[pin_compute_slots + pin_comm_slots + 1]` offsets, then the
+        /// pinned task ids of each slot in the order its block runs them.
+        pub pinned: u64,
         /// Argument arena.
         pub args: u64,
-        /// `u64[num_tasks]`: `(claimed << 32) | done` per task.
+        /// `u64[num_tasks + num_proxies]`: `(claimed << 32) | done` per task.
         pub state: u64,
-        /// `QueueCtl`.
+        /// `u32[num_proxies]`: last `done` of each proxy whose successors the
+        /// relaying comm block checked (written by that block only).
+        pub proxy_seen: u64,
+        /// Compute `QueueCtl`.
         pub queue: u64,
-        /// `QueueSlot[queue_mask + 1]`.
+        /// Compute `QueueSlot[queue_mask + 1]`.
         pub slots: u64,
+        /// Comm `QueueCtl`.
+        pub comm_queue: u64,
+        /// Comm `QueueSlot[comm_queue_mask + 1]`.
+        pub comm_slots: u64,
         /// `Status` (device memory).
         pub status: u64,
         /// `HostControl` (host-mapped; device address).
         pub control: u64,
-        /// `u64[num_pes]`: device addresses of every PE's `HostControl`, for raising abort everywhere.
+        /// `u64[num_pes]`: every PE's `HostControl` (raise abort everywhere).
         pub peer_controls: u64,
+        /// `u64[num_pes]`: every PE's `Status` (device abort mirrors), reachable
+        /// from this PE.
+        pub peer_statuses: u64,
+        /// `u64[num_pes]`: every PE's state array (remote successor signals).
+        pub peer_states: u64,
+        /// `u64[num_pes]`: every PE's symmetric heap base, as this PE reaches it.
+        pub peer_heaps: u64,
         /// `BlockStats[comm_blocks + compute_blocks]`.
         pub block_stats: u64,
     }
-    size = 136;
+    size = 224;
 }
 
-/// Test hook bit in [`RunParams::test_flags`]: never run `hold_task`
+/// [`RunParams::flags`] bit: some task may lower [`Status::limit`], so claims
+/// read it (otherwise the limit is `iterations` and is never read).
+pub const RUN_MAY_STOP: u32 = 2;
+
+/// Test hook bit in [`RunParams::flags`]: never run `hold_task`
 /// (a dependency that never completes).
 pub const TEST_HOLD_TASK: u32 = 1;
 
@@ -477,12 +559,65 @@ pub const fn state_parts(word: u64) -> (u32, u32) {
     ((word >> 32) as u32, word as u32)
 }
 
+/// A ready-queue slot word `(seq << 32) | task` ([`QueueSlot::word`]).
+#[inline]
+pub const fn queue_slot_word(seq: u32, task: u32) -> u64 {
+    ((seq as u64) << 32) | task as u64
+}
+
+/// `(seq, task)` of a queue slot word.
+#[inline]
+pub const fn queue_slot_parts(word: u64) -> (u32, u32) {
+    ((word >> 32) as u32, word as u32)
+}
+
+/// Slot `i` of a ring of `capacity` seeded with `roots` (instance 0 each,
+/// already claimed), as if they had been pushed with tickets `0..roots.len()`
+/// before the launch: slot `k < roots.len()` holds `roots[k]` with
+/// `seq = k + 1`; every other slot is free for push ticket `i` (`seq = i`).
+/// Both backends seed their rings with this function.
+pub fn seeded_queue_slot(i: u32, roots: &[u32]) -> QueueSlot {
+    match roots.get(i as usize) {
+        Some(&task) => QueueSlot {
+            word: queue_slot_word(i + 1, task),
+            iteration: 0,
+            _pad: 0,
+        },
+        None => QueueSlot {
+            word: queue_slot_word(i, 0),
+            iteration: 0,
+            _pad: 0,
+        },
+    }
+}
+
+/// The control words of a ring seeded with `roots` roots: the next push
+/// ticket follows them.
+pub fn seeded_queue_ctl(roots: usize) -> QueueCtl {
+    QueueCtl {
+        tail: roots as u32,
+        ..bytemuck::Zeroable::zeroed()
+    }
+}
+
+/// The status record a run starts from: no error, no task, `start_ns` at
+/// its maximum (blocks take the minimum), `limit` = the run's iterations.
+pub fn initial_status(iterations: u32) -> Status {
+    Status {
+        task: TASK_NONE,
+        start_ns: u64::MAX,
+        limit: iterations,
+        ..bytemuck::Zeroable::zeroed()
+    }
+}
+
 /// Every ABI struct, for the header generator and the layout probe.
 #[macro_export]
 macro_rules! for_each_abi_struct {
     ($m:ident) => {
         $m!(TaskDesc);
         $m!(Edge);
+        $m!(RemoteOut);
         $m!(QueueCtl);
         $m!(QueueSlot);
         $m!(Status);
@@ -512,6 +647,16 @@ mod tests {
             };
         }
         for_each_abi_struct!(c);
+    }
+
+    #[test]
+    fn seeded_queue_holds_the_roots_then_free_slots() {
+        let roots = [5, 9];
+        assert_eq!(queue_slot_parts(seeded_queue_slot(0, &roots).word), (1, 5));
+        assert_eq!(queue_slot_parts(seeded_queue_slot(1, &roots).word), (2, 9));
+        assert_eq!(queue_slot_parts(seeded_queue_slot(2, &roots).word), (2, 0));
+        assert_eq!(seeded_queue_ctl(2).tail, 2);
+        assert_eq!(initial_status(7).limit, 7);
     }
 
     #[test]

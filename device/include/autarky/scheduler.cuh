@@ -33,9 +33,36 @@
 // with at most one successor edge of small fan-in complete on thread 0
 // alone (complete_fast); others use the block-wide complete().
 //
-// Ready queue: a ticketed Vyukov ring (see autarky_shared::QueueSlot).
+// Ready queues: ticketed Vyukov rings (see autarky_shared::QueueSlot), one
+// for compute tasks (compute blocks pop, blocking) and one for comm tasks
+// (comm blocks try-pop between their other duties). A compute block keeps
+// only compute instances; comm instances are always pushed.
+//
+// Several PEs (RunParams): ids [num_tasks, num_tasks + num_proxies) are
+// proxies for predecessors on other PEs. A producer with remote successors
+// (TaskDesc::remote_*) stores state_word(i + 1, i + 1) into each consumer
+// PE's proxy word with st.release.sys BEFORE its local publish, so that the
+// next instance's runner (which acquires the local publish) can only store
+// a larger value after it: the proxy word only increases. Readers of a
+// proxy use system-scope acquire (the writer may be another GPU). Comm
+// blocks relay proxies to their dynamic successors: a changed proxy value
+// (relaxed poll, then fence) is followed by fence.sc and the same
+// re-check-and-claim a local completion runs (try_claim_next), so the
+// publish → fence → read argument covers remote predecessors too.
+//
+// Pinned tasks (RunParams::pinned): the block of a slot runs its list in
+// order, instance after instance; before each instance it polls the
+// predecessors' done words (relaxed, then an acquire fence), runs the body
+// and publishes done with a release store. Nobody claims a pinned task
+// (lowering leaves pinned successors out of every successor list), so a
+// pinned publish needs no fence unless the task has dynamic successors.
+//
+// Early finish: a body may lower Status::limit (ctx.finish_at, atomic min).
+// Claims and pinned loops compare instances with run_limit(). Comm block 0
+// sets Status::stopped once every local task reached a lowered limit.
 // Termination: the block that completes a task's last instance adds 1 to
-// Status::tasks_finished; when it reaches num_tasks every idle block leaves.
+// Status::tasks_finished; when it reaches num_tasks (or `stopped` is set)
+// every idle block leaves.
 #pragma once
 #include "autarky/task.cuh"
 
@@ -44,33 +71,42 @@ __device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t
 
 namespace autarky {
 
-constexpr uint32_t NONE = 0xffffffffu;
+constexpr uint32_t NONE = TASK_NONE;
 // Successors with more predecessors than this are checked by the whole block.
 constexpr uint32_t SMALL_FAN_IN = 8;
 constexpr uint64_t PROGRESS_PUBLISH_NS = 50000;
 
 __device__ __forceinline__ uint64_t* state_of(const RunParams& p) { return reinterpret_cast<uint64_t*>(p.state); }
-__device__ __forceinline__ uint64_t state_word(uint32_t claimed, uint32_t done) {
-    return ((uint64_t)claimed << 32) | done;
-}
-__device__ __forceinline__ uint32_t done_of(uint64_t word) { return (uint32_t)word; }
+__device__ __forceinline__ uint32_t done_of(uint64_t word) { return state_done(word); }
 
 __device__ __forceinline__ bool run_finished(const RunParams& p) {
-    return ld_relaxed_gpu_u32(&status_of(p)->tasks_finished) == p.num_tasks;
+    return ld_relaxed_gpu_u32(&status_of(p)->tasks_finished) == p.num_tasks ||
+           ((p.flags & RUN_MAY_STOP) && ld_relaxed_gpu_u32(&status_of(p)->stopped) != 0);
+}
+__device__ __forceinline__ bool is_comm_task(const RunParams& p, uint32_t t) { return t >= p.first_comm; }
+__device__ __forceinline__ bool is_proxy(const RunParams& p, uint32_t t) { return t >= p.num_tasks; }
+
+// done[t] for a readiness check. Acquire pairs with the release that
+// published it (system scope for proxies: their writer may be another GPU).
+__device__ __forceinline__ uint32_t load_done(const RunParams& p, uint32_t t) {
+    return done_of(is_proxy(p, t) ? ld_acquire_sys_u64(&state_of(p)[t]) : ld_acquire_gpu_u64(&state_of(p)[t]));
 }
 
 // ---- ready queue ----------------------------------------------------------
 
 // Pushes instance (task, iteration). Returns false if the run was aborted
 // while waiting for the slot (the slot's previous popper is mid-read).
+// Comm tasks go to the comm ring, compute tasks to the compute ring.
 __device__ inline bool queue_push(const Who& w, uint32_t task, uint32_t iteration) {
     const RunParams& p = *w.p;
-    QueueCtl* q = reinterpret_cast<QueueCtl*>(p.queue);
+    const bool comm = is_comm_task(p, task);
+    QueueCtl* q = reinterpret_cast<QueueCtl*>(comm ? p.comm_queue : p.queue);
+    const uint32_t mask = comm ? p.comm_queue_mask : p.queue_mask;
     const uint32_t k = atom_add_relaxed_gpu_u32(&q->tail, 1);
-    QueueSlot* s = reinterpret_cast<QueueSlot*>(p.slots) + (k & p.queue_mask);
+    QueueSlot* s = reinterpret_cast<QueueSlot*>(comm ? p.comm_slots : p.slots) + (k & mask);
     // Acquire pairs with the previous popper's release of `seq = k`: its read
     // of the old item happens before we overwrite it.
-    WaitSite site{WaitKind::QueueSpace, k & p.queue_mask, k, task, iteration};
+    WaitSite site{WaitKind::QueueSpace, k & mask, k, task, iteration};
     WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t) -> uint32_t {
         const uint32_t seq = (uint32_t)(ld_acquire_gpu_u64(&s->word) >> 32);
         seen = seq;
@@ -79,7 +115,24 @@ __device__ inline bool queue_push(const Who& w, uint32_t task, uint32_t iteratio
     if (r != WaitResult::Ready) return false;
     s->iteration = iteration;
     // Release publishes `iteration` (and the claim that preceded the push).
-    st_release_gpu_u64(&s->word, ((uint64_t)(k + 1) << 32) | task);
+    st_release_gpu_u64(&s->word, queue_slot_word(k + 1, task));
+    return true;
+}
+
+// Comm ring: takes one instance if one is queued now (Vyukov's try-dequeue:
+// CAS the head ticket only when its slot is already filled). Never waits.
+__device__ inline bool comm_try_pop(const RunParams& p, uint32_t* task, uint32_t* iteration) {
+    QueueCtl* q = reinterpret_cast<QueueCtl*>(p.comm_queue);
+    const uint32_t k = ld_relaxed_gpu_u32(&q->head);
+    QueueSlot* s = reinterpret_cast<QueueSlot*>(p.comm_slots) + (k & p.comm_queue_mask);
+    const uint64_t word = ld_relaxed_gpu_u64(&s->word);
+    if ((uint32_t)(word >> 32) != k + 1) return false;
+    if (atom_cas_relaxed_gpu_u32(&q->head, k, k + 1) != k) return false;
+    // Acquire pairs with the pusher's release (as in queue_pop).
+    fence_acq_rel_gpu();
+    *task = (uint32_t)word;
+    *iteration = s->iteration;
+    st_release_gpu_u64(&s->word, queue_slot_word(k + p.comm_queue_mask + 1, 0));
     return true;
 }
 
@@ -111,7 +164,7 @@ __device__ inline WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* i
     *task = (uint32_t)word;
     *iteration = s->iteration;
     // Release: our reads of the slot happen before the next pusher's writes.
-    st_release_gpu_u64(&s->word, (uint64_t)(k + p.queue_mask + 1) << 32);
+    st_release_gpu_u64(&s->word, queue_slot_word(k + p.queue_mask + 1, 0));
     return WaitResult::Ready;
 }
 
@@ -123,7 +176,7 @@ __device__ __forceinline__ bool pred_satisfied(const RunParams& p, const Edge& e
                                                uint32_t t_done) {
     const uint32_t need = n + 1 - e.distance;  // n ≥ distance here, so no underflow
     if (n + 1 <= e.distance) return true;
-    const uint32_t have = e.task == t ? t_done : done_of(ld_acquire_gpu_u64(&state_of(p)[e.task]));
+    const uint32_t have = e.task == t ? t_done : load_done(p, e.task);
     return geq_u32(have, need);
 }
 
@@ -148,7 +201,37 @@ __device__ __forceinline__ bool preds_ready_serial(const RunParams& p, uint32_t 
     return true;
 }
 
+// Signals instance i's completion to every consumer PE (see the protocol at
+// the top: before the local publish, system-scope release: the body's
+// writes — including stores into peers' memory — happen before any
+// consumer's acquire of the proxy word).
+__device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDesc& d, uint32_t i) {
+    const RemoteOut* r = reinterpret_cast<const RemoteOut*>(p.remote) + d.remote_start;
+    const uint64_t* peers = reinterpret_cast<const uint64_t*>(p.peer_states);
+    for (uint32_t k = 0; k < d.remote_count; ++k) {
+        uint64_t* peer_state = reinterpret_cast<uint64_t*>(peers[r[k].pe]);
+        st_release_sys_u64(&peer_state[r[k].slot], state_word(i + 1, i + 1));
+    }
+}
+
+// The re-check every completion that reads after its fence runs: if s has
+// nothing in flight and its next instance is ready (and below the limit),
+// claim it and push it. Used for comm-task completions, pinned tasks'
+// dynamic successors and proxy relays (nobody there keeps instances).
+// Returns false if a push was aborted.
+__device__ inline bool try_claim_next(const Who& w, uint32_t s, uint32_t limit) {
+    const RunParams& p = *w.p;
+    const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[s]);
+    const uint32_t n = state_done(word);
+    if (state_claimed(word) != n || n >= limit) return true;  // in flight (its completion re-checks) or done
+    const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[s];
+    if (!preds_ready_serial(p, d.pred_start, d.pred_count, n, NONE, 0)) return true;
+    if (!claim(p, s, n)) return true;
+    return queue_push(w, s, n);
+}
+
 struct CompletionShared {
+    uint32_t limit;         // run_limit() read by thread 0 for this completion
     uint32_t kept_task;
     uint32_t kept_iter;
     uint32_t big_count;     // successors with large fan-in, checked block-wide
@@ -159,7 +242,7 @@ struct CompletionShared {
 // Offers a claimed instance to the block: the first claimer keeps it, the
 // others push it. Returns false if a push was aborted.
 __device__ __forceinline__ bool keep_or_push(const Who& w, CompletionShared& sh, uint32_t s, uint32_t n) {
-    if (atomicCAS(&sh.kept_task, NONE, s) == NONE) {
+    if (!is_comm_task(*w.p, s) && atomicCAS(&sh.kept_task, NONE, s) == NONE) {
         sh.kept_iter = n;
         return true;
     }
@@ -178,11 +261,13 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
 // return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
 // one). Returns false if the block must leave (abort during a push).
 __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
-                                uint32_t* failed, const Edge& edge, uint64_t& completed) {
+                                uint32_t* failed, const Edge& edge, LoopClock& clock) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
-    const bool self_next = t_done < p.iterations;
     if (threadIdx.x == 0) {
+        const uint32_t limit = run_limit(p);
+        const bool self_next = t_done < limit;
+        sh.limit = limit;
         sh.kept_task = NONE;
         sh.big_count = 0;
         sh.big_overflow = 0;
@@ -197,6 +282,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
             for (uint32_t k = 0; k < d.pred_count && self_claimed; ++k)
                 self_claimed = pred_satisfied(p, preds[k], t_done, t, t_done);
         }
+        publish_remote(p, d, i);
         // Publish done[t] = i + 1. Release: the body's writes (ordered before
         // this by the caller's __syncthreads) are visible to whoever acquires it.
         st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
@@ -206,11 +292,12 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
         // mirror image, and without the fence both could read the old value
         // of the other's word and neither would claim the successor.
         if (d.succ_count > 0 || (self_next && !self_claimed)) fence_sc_gpu();
-        if (t_done == p.iterations) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
-        // The block's counter is published every 16 instances (and before
-        // the block goes idle, and at exit), not every time: each store would
-        // make the next release wait for it to drain.
-        if (++completed % 16 == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
+        if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+        // The block's counter is published every PUBLISH_EVERY instances or
+        // PUBLISH_NS (and before the block goes idle, and at exit), not every
+        // time: each store would make the next release wait for it to drain.
+        ++clock.completed;
+        if (loop_tick(w, clock)) atomicExch(failed, 1u);
         if (self_claimed) {
             sh.kept_task = t;
             sh.kept_iter = t_done;
@@ -219,7 +306,8 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
     // Publish: thread 0's done[t] + SC fence happen before every thread's
     // successor checks below (bar.sync orders them), and the reset `sh`.
     __syncthreads();
-    const bool self_done = sh.kept_task == t || !self_next;
+    const uint32_t limit = sh.limit;
+    const bool self_done = sh.kept_task == t || t_done >= limit;
     bool ok = true;
     // Successors with small fan-in: one thread each.
     for (uint32_t j = threadIdx.x; j <= d.succ_count; j += blockDim.x) {
@@ -227,7 +315,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
         const Edge e = j < d.succ_count ? (j == threadIdx.x ? edge : successor_edge(p, d, t, j))
                                         : successor_edge(p, d, t, j);
         const uint32_t n = i + e.distance;
-        if (n >= p.iterations) continue;
+        if (n >= limit) continue;
         bool ready = true;
         if (j < d.succ_count && e.pred_count == 1) {
             // This edge is the successor's only predecessor edge, and we just
@@ -264,7 +352,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
         for (uint32_t j = 0; j <= d.succ_count; ++j) {
             const Edge e = successor_edge(p, d, t, j);
             const uint32_t n = i + e.distance;
-            if (n >= p.iterations || e.pred_count <= SMALL_FAN_IN) continue;
+            if (n >= limit || e.pred_count <= SMALL_FAN_IN) continue;
             const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
             bool ready = true;
             for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
@@ -286,15 +374,18 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
 // (prefetched). Sets *next_task/*next_iter to the instance to run next
 // (NONE: pop one). Returns false if a push was aborted.
 __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
-                                     uint64_t& completed, uint32_t* next_task, uint32_t* next_iter) {
+                                     LoopClock& clock, uint32_t* next_task, uint32_t* next_iter) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
-    const bool self_next = t_done < p.iterations;
+    const uint32_t limit = run_limit(p);
+    const bool self_next = t_done < limit;
     // Fold the claim of our own next instance into the publish when it is
     // ready (see complete()).
     const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
                               preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done);
-    const bool succ_live = d.succ_count == 1 && i + edge.distance < p.iterations;
+    const bool succ_live = d.succ_count == 1 && i + edge.distance < limit;
+    // A comm successor is pushed to the comm ring, never kept here.
+    const bool succ_keepable = !is_comm_task(p, edge.task);
     // Early claim: a successor whose only predecessor edge is this one is
     // ready once our instance is done, so claim it before publishing. Its
     // runner gets our data from this block (kept) or through the queue push's
@@ -302,6 +393,7 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
     // nothing that could depend on our publish is left unclaimed, so we read
     // nothing after the publish and need no fence (see complete()).
     const bool early = succ_live && edge.pred_count == 1 && claim(p, edge.task, i + edge.distance);
+    publish_remote(p, d, i);
     // Publish done[t] = i + 1. Release: the body's writes (ordered before
     // this by the caller's __syncthreads) are visible to whoever acquires it.
     st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
@@ -309,17 +401,17 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
     // progress (see complete()).
     const bool self_open = self_next && !self_claimed;
     if ((succ_live && !early) || self_open) fence_sc_gpu();
-    if (t_done == p.iterations) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
-    if (++completed % 16 == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
+    if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    ++clock.completed;
+    bool ok = !loop_tick(w, clock);
     *next_task = self_claimed ? t : NONE;
     *next_iter = t_done;
-    bool ok = true;
     if (early) {
-        if (*next_task == NONE) {
+        if (*next_task == NONE && succ_keepable) {
             *next_task = edge.task;
             *next_iter = i + edge.distance;
         } else {
-            ok = queue_push(w, edge.task, i + edge.distance);
+            ok = queue_push(w, edge.task, i + edge.distance) && ok;
         }
     } else if (succ_live) {
         const uint32_t n = i + edge.distance;
@@ -327,11 +419,11 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
         const bool ready =
             edge.pred_count == 1 || preds_ready_serial(p, edge.pred_start, edge.pred_count, n, t, t_done);
         if (ready && claim(p, edge.task, n)) {
-            if (*next_task == NONE) {
+            if (*next_task == NONE && succ_keepable) {
                 *next_task = edge.task;
                 *next_iter = n;
             } else {
-                ok = queue_push(w, edge.task, n);
+                ok = queue_push(w, edge.task, n) && ok;
             }
         }
     }
@@ -386,8 +478,8 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
     CompletionShared& sh_done = sh.done;
     uint32_t task = NONE, iter = 0;  // thread 0's next instance
     uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
-    uint64_t completed = 0;          // thread 0: instances this block completed
-    bool stop = false;               // thread 0: a fast-path push was aborted
+    LoopClock clock;                 // thread 0: instances completed, publish/abort times
+    bool stop = false;               // thread 0: abort seen, or a fast-path push was aborted
     if (threadIdx.x == 0) sh.next_task = NONE;
     if (threadIdx.x == 0) sh_failed = 0;
     for (;;) {
@@ -397,7 +489,7 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
                 if (task == NONE) {
                     // Going idle: publish the exact count first, so progress
                     // sums (watchdog, host) never miss this block's work.
-                    st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
+                    st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
                     run = queue_pop(w, &task, &iter) == WaitResult::Ready;
                     if (run) {
                         BlockStats* bs = stats_of(p, w.block);
@@ -406,7 +498,8 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
                     }
                 }
                 if (!run) break;
-                if ((p.test_flags & TEST_HOLD_TASK) && task == p.hold_task) {
+#ifdef AUTARKY_FAULTS
+                if ((p.flags & TEST_HOLD_TASK) && task == p.hold_task) {
                     // Fault injection: this instance never runs or completes.
                     // Sit in a bounded wait on nothing, so the run ends in a
                     // timeout whose report names the held task.
@@ -418,6 +511,7 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
                     run = 0;
                     break;
                 }
+#endif
                 break;
             }
             sh_run = run;
@@ -460,45 +554,295 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
         }
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.
-            if (threadIdx.x == 0 && !complete_fast(w, d, sh_task, sh_iter, edge, completed, &task, &iter)) {
+            if (threadIdx.x == 0 && !complete_fast(w, d, sh_task, sh_iter, edge, clock, &task, &iter)) {
                 task = NONE;
                 stop = true;
             }
             continue;
         }
-        if (!complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, completed)) break;
+        if (!complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, clock)) break;
         if (threadIdx.x == 0) {
             task = sh_done.kept_task;
             iter = sh_done.kept_iter;
         }
     }
-    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, completed);
+    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
 }
 
-// Comm blocks. Block 0 publishes progress to host-mapped memory every
-// PROGRESS_PUBLISH_NS and is the PE's stall watchdog (its wait times out when
-// no instance completes anywhere for timeout_ns, e.g. a task body stuck in
-// an unbounded loop). Halo pulses will run here too.
-__device__ inline void comm_loop(const Who& w) {
+// ---- pinned tasks and comm blocks ------------------------------------------
+
+// Are instance n's predecessors done now? One relaxed poll of each (they
+// can be issued back to back); when all are done, an acquire fence (system
+// scope if a proxy is among them) makes their data visible. Thread 0.
+__device__ inline bool preds_done_now(const RunParams& p, const TaskDesc& d, uint32_t n) {
+    const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+    bool remote = false;
+    for (uint32_t k = 0; k < d.pred_count; ++k) {
+        const Edge e = preds[k];
+        if (n + 1 <= e.distance) continue;
+        const bool proxy = is_proxy(p, e.task);
+        remote |= proxy;
+        const uint64_t word =
+            proxy ? ld_relaxed_sys_u64(&state_of(p)[e.task]) : ld_relaxed_gpu_u64(&state_of(p)[e.task]);
+        if (!geq_u32(state_done(word), n + 1 - e.distance)) return false;
+    }
+    if (remote) fence_acq_rel_sys();
+    else fence_acq_rel_gpu();
+    return true;
+}
+
+// Completes instance n of pinned task t (thread 0): remote signals, the
+// release publish, and — only when t has dynamic successors — the fence and
+// their re-checks (pushed, never kept: this block runs its list only).
+// Returns false when the block must leave (abort).
+__device__ inline bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
     const RunParams& p = *w.p;
-    if (threadIdx.x != 0) return;
-    HostControl* c = control_of(p);
-    uint64_t last_publish = 0;
-    const bool publisher = w.block == 0;
-    WaitSite site{WaitKind::Progress, p.pe, 1, NONE, 0};
-    wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
-        if (polls % 64 == 0 && run_finished(p)) return 2u;
-        if (publisher) {
-            const uint64_t now = globaltimer_ns();
-            if (now - last_publish >= PROGRESS_PUBLISH_NS) {
-                last_publish = now;
-                seen = pe_progress(p);
-                st_relaxed_sys_u64(&c->progress, seen);
-                st_relaxed_sys_u64(&c->heartbeat_ns, now);
+    publish_remote(p, d, n);
+    // Release: the body's writes (bar.sync before this) are visible to
+    // whoever acquires done[t] = n + 1.
+    st_release_gpu_u64(&state_of(p)[t], state_word(n + 1, n + 1));
+    const uint32_t limit = run_limit(p);
+    bool ok = true;
+    if (d.succ_count > 0) {
+        // Publish → fence → read, as in complete().
+        fence_sc_gpu();
+        const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
+        for (uint32_t k = 0; k < d.succ_count; ++k) ok = try_claim_next(w, succ[k].task, limit) && ok;
+    }
+    if (n + 1 == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    ++clock.completed;
+    return !loop_tick(w, clock) && ok;
+}
+
+// Completes instance i of a dynamic comm task (thread 0): like
+// complete_pinned, plus the task's own next instance; nothing is kept.
+__device__ inline bool complete_serial(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
+    const RunParams& p = *w.p;
+    publish_remote(p, d, i);
+    st_release_gpu_u64(&state_of(p)[t], state_word(i + 1, i + 1));
+    // Publish → fence → read, as in complete().
+    fence_sc_gpu();
+    const uint32_t limit = run_limit(p);
+    bool ok = true;
+    const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
+    for (uint32_t k = 0; k < d.succ_count; ++k) ok = try_claim_next(w, succ[k].task, limit) && ok;
+    if (i + 1 < limit) ok = try_claim_next(w, t, limit) && ok;
+    if (i + 1 == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    ++clock.completed;
+    return !loop_tick(w, clock) && ok;
+}
+
+// Runs the body of (task, iter) with every thread of the block, with the
+// descriptor in sh.desc. Returns false when a thread failed the task.
+__device__ __forceinline__ bool run_body(const Who& w, BlockShared& sh) {
+    const RunParams& p = *w.p;
+    const TaskDesc d = sh.desc;
+    TaskCtx ctx{sh.task, sh.iter, p.iterations, p.pe, w.block,
+                reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh.failed};
+    autarky_dispatch(ctx, d.kind);
+    // Publish: every thread's body writes happen before thread 0's release
+    // of done[t]; `sh.failed` to the block.
+    __syncthreads();
+    return sh.failed == 0;
+}
+
+// A pinned compute block: runs its list in order, instance after instance,
+// until the limit, an abort or a failure.
+__device__ inline void pinned_loop(const Who& w, BlockShared& sh, const uint32_t* list, uint32_t len) {
+    const RunParams& p = *w.p;
+    LoopClock clock;
+    if (threadIdx.x == 0) sh.failed = 0;
+    bool go = len > 0;
+    for (uint32_t n = 0; go; ++n) {
+        for (uint32_t k = 0; k < len; ++k) {
+            if (threadIdx.x == 0) {
+                const uint32_t t = list[k];
+                const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
+                uint32_t run = 0;
+                if (n < run_limit(p)) {
+                    WaitResult r = WaitResult::Ready;
+                    if (!preds_done_now(p, d, n)) {
+                        WaitSite site{WaitKind::Predecessors, t, n, t, n};
+                        r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
+                            seen = 0;
+                            if (preds_done_now(p, d, n)) return 1u;
+                            return (polls % 64 == 0 && n >= run_limit(p)) ? 2u : 0u;
+                        });
+                    }
+                    // The limit is read again after the acquire: a stopping
+                    // task that gates this one lowered it before publishing.
+                    run = r == WaitResult::Ready && n < run_limit(p);
+                }
+                sh.run = run;
+                sh.task = t;
+                sh.iter = n;
+                sh.desc = d;
+            }
+            // Publish: sh.run/task/iter/desc and the predecessors' data
+            // (thread 0's acquire) to the block.
+            __syncthreads();
+            if (!sh.run) {
+                go = false;
+                break;
+            }
+            if (!run_body(w, sh)) {
+                go = false;
+                break;
+            }
+            if (threadIdx.x == 0 && !complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) sh.run = 0;
+            // Publish: sh.run (abort seen by thread 0) to the block.
+            __syncthreads();
+            if (!sh.run) {
+                go = false;
+                break;
             }
         }
-        return 0u;
-    });
+    }
+    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
+}
+
+// Relays proxies (this comm block's share: j ≡ block mod comm_blocks) whose
+// value changed since the last look to their dynamic successors.
+__device__ inline bool relay_proxies(const Who& w) {
+    const RunParams& p = *w.p;
+    bool ok = true;
+    for (uint32_t j = w.block; j < p.num_proxies; j += p.comm_blocks) {
+        const uint32_t t = p.num_tasks + j;
+        const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
+        if (d.succ_count == 0) continue;  // only pinned consumers: they poll it themselves
+        const uint32_t v = state_done(ld_relaxed_sys_u64(&state_of(p)[t]));
+        uint32_t* seen = reinterpret_cast<uint32_t*>(p.proxy_seen) + j;
+        if (v == *seen) continue;
+        *seen = v;
+        // Acquire the producer's release and order it before the re-checks
+        // (SC: the mirror image of a local completion's publish → fence).
+        fence_sc_sys();
+        const uint32_t limit = run_limit(p);
+        const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
+        for (uint32_t k = 0; k < d.succ_count; ++k) ok = try_claim_next(w, succ[k].task, limit) && ok;
+    }
+    return ok;
+}
+
+// Comm block 0 only: once the limit was lowered, is every local task done
+// up to it? Then set Status::stopped (every block leaves).
+__device__ inline void detect_stop(const RunParams& p) {
+    const uint32_t limit = run_limit(p);
+    if (limit >= p.iterations) return;
+    for (uint32_t t = 0; t < p.num_tasks; ++t)
+        if (!geq_u32(state_done(ld_relaxed_gpu_u64(&state_of(p)[t])), limit)) return;
+    st_relaxed_gpu_u32(&status_of(p)->stopped, 1);
+}
+
+// Comm blocks: one polling loop, thread 0 deciding and the block running
+// what it found: the next instance of this block's pinned comm list when its
+// predecessors are done, else an instance from the comm ring, else relays
+// of changed proxies. Block 0 also publishes progress to host-mapped
+// memory every PROGRESS_PUBLISH_NS, detects an early stop, and is the PE's
+// stall watchdog: no instance completed anywhere on the PE for 2 × timeout
+// (a task body stuck in an unbounded loop) ends the run with a Timeout
+// naming the Progress wait. Every comm block checks abort every 64 polls.
+__device__ inline void comm_loop(const Who& w, BlockShared& sh) {
+    const RunParams& p = *w.p;
+    const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
+    const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;
+    const uint32_t* list = nullptr;
+    uint32_t len = 0;
+    if (w.block < p.pin_comm_slots) {
+        const uint32_t s = p.pin_compute_slots + w.block;
+        list = pin + slots + 1 + pin[s];
+        len = pin[s + 1] - pin[s];
+    }
+    LoopClock clock;
+    uint32_t k = 0, n = 0;  // thread 0: pinned cursor (list index, instance)
+    uint64_t last_publish = 0, watch_start = 0, watch_progress = 0;
+    const bool publisher = w.block == 0;
+    if (threadIdx.x == 0) sh.failed = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            uint32_t run = 0;
+            for (uint32_t polls = 1, idle = 0;; ++polls, ++idle) {
+                if (len > 0 && n < run_limit(p)) {
+                    const uint32_t t = list[k];
+                    const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
+                    if (preds_done_now(p, d, n) && n < run_limit(p)) {
+                        run = 2;
+                        sh.task = t;
+                        sh.iter = n;
+                        sh.desc = d;
+                        break;
+                    }
+                }
+                uint32_t t, it;
+                if (comm_try_pop(p, &t, &it)) {
+                    run = 1;
+                    sh.task = t;
+                    sh.iter = it;
+                    sh.desc = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
+                    BlockStats* bs = stats_of(p, w.block);
+                    bs->task = t;
+                    bs->iteration = it;
+                    break;
+                }
+                if (!relay_proxies(w)) break;  // a push was aborted
+                if (polls % 64 != 0) {
+                    if (idle > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);
+                    continue;
+                }
+                if (run_finished(p)) break;
+                if (abort_raised(p, polls % HOST_ABORT_POLLS == 0)) {
+                    if (ld_relaxed_sys_u32(&control_of(p)->abort) != 0 &&
+                        ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
+                        record_error(w, ErrorCode::HostAbort, NONE, 0, WaitKind::None, 0, 0, 0, 0);
+                    break;
+                }
+                const uint64_t now = globaltimer_ns();
+                if (publisher) {
+                    if (now - last_publish >= PROGRESS_PUBLISH_NS) {
+                        last_publish = now;
+                        st_relaxed_sys_u64(&control_of(p)->progress, pe_progress(p));
+                        st_relaxed_sys_u64(&control_of(p)->heartbeat_ns, now);
+                        if (p.flags & RUN_MAY_STOP) detect_stop(p);
+                    }
+                    // Stall watchdog (re-armed by progress anywhere on the PE).
+                    const uint64_t progress = pe_progress(p);
+                    if (watch_start == 0 || progress != watch_progress) {
+                        watch_start = now;
+                        watch_progress = progress;
+                    } else if (now - watch_start > 2 * p.timeout_ns) {
+                        record_error(w, ErrorCode::Timeout, NONE, 0, WaitKind::Progress, p.pe, progress,
+                                     progress + 1, 0);
+                        break;
+                    }
+                }
+                if (idle > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);
+            }
+            sh.run = run;
+        }
+        // Publish: sh.run/task/iter/desc (and, for a pinned instance, the
+        // predecessors' data acquired by thread 0) to the block.
+        __syncthreads();
+        const uint32_t run = sh.run;
+        if (run == 0) break;
+        if (!run_body(w, sh)) break;
+        if (threadIdx.x == 0) {
+            bool ok;
+            if (run == 2) {
+                ok = complete_pinned(w, sh.desc, sh.task, sh.iter, clock);
+                if (++k == len) {
+                    k = 0;
+                    ++n;
+                }
+            } else {
+                ok = complete_serial(w, sh.desc, sh.task, sh.iter, clock);
+            }
+            sh.run = ok ? run : 0;
+        }
+        // Publish: sh.run (abort seen by thread 0) to the block.
+        __syncthreads();
+        if (sh.run == 0) break;
+    }
+    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
 }
 
 __device__ inline void block_exit(const Who& w) {
@@ -510,6 +854,7 @@ __device__ inline void block_exit(const Who& w) {
     red_max_relaxed_gpu_u64(&s->last_exit_ns, globaltimer_ns());
     const uint32_t total = p.comm_blocks + p.compute_blocks;
     if (atom_add_acq_rel_gpu_u32(&s->blocks_exited, 1) + 1 == total) {
+        // Last block of this PE out: publish the final counts.
         // Last block out: final progress, then tell the host we are done.
         HostControl* c = control_of(p);
         st_relaxed_sys_u64(&c->progress, pe_progress(p));

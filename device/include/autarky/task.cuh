@@ -43,6 +43,30 @@ struct TaskCtx {
         atomicExch(failed, 1u);
     }
 
+    // Ends the run early: every task runs its instances below `n` and no
+    // more (Status::limit, atomic min; n is raised to iteration + 1 if
+    // lower). Exact for every task that depends, through edges, on this
+    // instance (it cannot have started instance n before this one
+    // completes); declare the kind with TaskKind::may_finish_early().
+    // Callable from any thread; the earliest limit wins.
+    __device__ void finish_at(uint32_t n) const {
+        if (!(params->flags & RUN_MAY_STOP)) {
+            fail(0xF1415Bu);  // the kind was not declared may_finish_early()
+            return;
+        }
+        red_min_relaxed_gpu_u32(&status_of(*params)->limit, n > iteration ? n : iteration + 1);
+    }
+
+    // This PE's symmetric-heap address `local` as PE `pe` has it, reachable
+    // from here (direct stores over NVLink for a GPU peer; same GPU for a
+    // virtual PE). Every PE's heap has the same layout.
+    template <class T>
+    __device__ __forceinline__ T* peer(T* local, uint32_t pe) const {
+        const uint64_t* heaps = reinterpret_cast<const uint64_t*>(params->peer_heaps);
+        const uint64_t off = reinterpret_cast<uint64_t>(local) - heaps[params->pe];
+        return reinterpret_cast<T*>(heaps[pe] + off);
+    }
+
     // Has the run been aborted (by another block, another PE or the host)?
     __device__ bool aborted() const { return abort_raised(*params, true); }
 

@@ -37,14 +37,18 @@ __device__ __forceinline__ BlockStats* stats_of(const RunParams& p, uint32_t blo
     return reinterpret_cast<BlockStats*>(p.block_stats) + block;
 }
 
-// Raises abort on this PE (device mirror) and on every PE's host-mapped word
-// (system scope, so peers on other GPUs and the host see it).
+// Raises abort on this PE (device mirror), on every peer PE's device mirror
+// (their Status, reachable through the peer table: virtual PEs and P2P
+// GPUs) and on every PE's host-mapped word (system scope, so peers on other
+// GPUs and the host see it). Peers poll their device mirror every
+// ABORT_POLLS polls, so abort reaches every PE in microseconds.
 __device__ inline void raise_abort(const RunParams& p) {
     st_release_gpu_u32(&status_of(p)->abort, 1);
-    const uint64_t* peers = reinterpret_cast<const uint64_t*>(p.peer_controls);
+    const uint64_t* statuses = reinterpret_cast<const uint64_t*>(p.peer_statuses);
+    const uint64_t* controls = reinterpret_cast<const uint64_t*>(p.peer_controls);
     for (uint32_t pe = 0; pe < p.num_pes; ++pe) {
-        HostControl* c = reinterpret_cast<HostControl*>(peers[pe]);
-        st_release_sys_u32(&c->abort, 1);
+        if (pe != p.pe && statuses[pe] != 0) st_release_sys_u32(&reinterpret_cast<Status*>(statuses[pe])->abort, 1);
+        st_release_sys_u32(&reinterpret_cast<HostControl*>(controls[pe])->abort, 1);
     }
 }
 
@@ -76,6 +80,33 @@ __device__ __forceinline__ bool abort_raised(const RunParams& p, bool host) {
     return host && ld_relaxed_sys_u32(&control_of(p)->abort) != 0;
 }
 
+// The number of instances every task runs now: the run's iteration count,
+// or lower once a task body called ctx.finish_at (only read when the graph
+// has such a kind: RUN_MAY_STOP). Only decreases.
+__device__ __forceinline__ uint32_t run_limit(const RunParams& p) {
+    return (p.flags & RUN_MAY_STOP) ? ld_relaxed_gpu_u32(&status_of(p)->limit) : p.iterations;
+}
+
+// Abort checks for loops that can run for long without waiting (a block
+// keeping its own instances, a pinned list): the device word every
+// ABORT_CHECK_NS, the host-mapped word every HOST_ABORT_CHECK_NS.
+constexpr uint64_t ABORT_CHECK_NS = 20000;
+constexpr uint64_t HOST_ABORT_CHECK_NS = 500000;
+// A block's completed counter is published every PUBLISH_EVERY instances
+// and at least every PUBLISH_NS, so progress is visible by time too: a
+// healthy chain of slow instances never looks like a stall.
+constexpr uint32_t PUBLISH_EVERY = 16;
+constexpr uint64_t PUBLISH_NS = 200000;
+
+// Thread 0's clock for a running loop: publishes progress by count and by
+// time and says when the loop must stop because abort was raised.
+struct LoopClock {
+    uint64_t completed = 0;
+    uint64_t last_publish = 0;
+    uint64_t last_abort = 0;
+    uint64_t last_host_abort = 0;
+};
+
 // Instances completed on this PE: the sum of every block's counter. O(blocks);
 // called once per timeout interval, never on the hot path.
 __device__ inline uint64_t pe_progress(const RunParams& p) {
@@ -83,6 +114,28 @@ __device__ inline uint64_t pe_progress(const RunParams& p) {
     const uint32_t blocks = p.comm_blocks + p.compute_blocks;
     for (uint32_t b = 0; b < blocks; ++b) sum += ld_relaxed_gpu_u64(&stats_of(p, b)->completed);
     return sum;
+}
+
+// Called by thread 0 of a running block after each instance it completed
+// (`completed` already counted). Publishes the block's counter by count
+// and by time; returns true when the block must leave because abort was
+// raised (recording HostAbort when the host raised it and nobody recorded
+// an error yet).
+__device__ inline bool loop_tick(const Who& w, LoopClock& c) {
+    const RunParams& p = *w.p;
+    const uint64_t now = globaltimer_ns();
+    if (c.completed % PUBLISH_EVERY == 0 || now - c.last_publish >= PUBLISH_NS) {
+        st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, c.completed);
+        c.last_publish = now;
+    }
+    if (now - c.last_abort < ABORT_CHECK_NS) return false;
+    c.last_abort = now;
+    const bool host = now - c.last_host_abort >= HOST_ABORT_CHECK_NS;
+    if (host) c.last_host_abort = now;
+    if (!abort_raised(p, host)) return false;
+    if (ld_relaxed_sys_u32(&control_of(p)->abort) != 0 && ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
+        record_error(w, ErrorCode::HostAbort, TASK_NONE, 0, WaitKind::None, 0, 0, 0, 0);
+    return true;
 }
 
 // What a wait is for, for BlockStats and the error record.

@@ -70,6 +70,10 @@ pub struct TaskKind {
     pub(crate) source: String,
     pub(crate) arg_size: usize,
     pub(crate) cpu: Option<CpuBody>,
+    /// Runs on comm blocks (pulses, signals) instead of compute blocks.
+    pub(crate) comm: bool,
+    /// Its body may call `ctx.finish_at(n)` (claims then read the limit).
+    pub(crate) stops: bool,
 }
 
 impl std::fmt::Debug for TaskKind {
@@ -105,6 +109,8 @@ impl TaskKind {
             source: source.into(),
             arg_size: 0,
             cpu: None,
+            comm: false,
+            stops: false,
         }
     }
 
@@ -128,6 +134,27 @@ impl TaskKind {
     {
         self.cpu = Some(Arc::new(body));
         self
+    }
+
+    /// Tasks of this kind have the comm role: only comm blocks run them (a
+    /// halo pulse, a put with signal), so a compute block never waits on a
+    /// link and communication never waits behind a long compute task.
+    pub fn comm(mut self) -> Self {
+        self.comm = true;
+        self
+    }
+
+    /// The body may end the run early with `ctx.finish_at(n)` (a
+    /// convergence check). Without this declaration the scheduler never
+    /// reads the run's limit, and `finish_at` fails the task.
+    pub fn may_finish_early(mut self) -> Self {
+        self.stops = true;
+        self
+    }
+
+    /// Does this kind have the comm role?
+    pub fn is_comm(&self) -> bool {
+        self.comm
     }
 
     /// The device function's name.

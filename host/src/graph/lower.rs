@@ -1,35 +1,92 @@
-//! Lowering a validated graph to the device tables: task descriptors, CSR
-//! successor and predecessor lists with distances, the argument arena, and
-//! the initial state (roots claimed and queued). Iterations are never
-//! unrolled: the tables describe one iteration plus distances.
+//! Lowering a validated graph to the device tables of every PE: task
+//! descriptors, CSR successor and predecessor lists with distances, remote
+//! successor entries, pinned task lists, the argument arena and the initial
+//! scheduler state. Iterations are never unrolled: the tables describe one
+//! iteration plus distances.
+//!
+//! Each PE gets its own tables with local task ids, in three ranges:
+//! `[0, first_comm)` compute tasks, `[first_comm, num_tasks)` comm tasks,
+//! `[num_tasks, num_tasks + num_proxies)` *proxies*. A proxy stands for a
+//! task on another PE that has successors here: its state word is written
+//! by that PE (a [`RemoteOut`] entry of the producer) with a system-scope
+//! release, so local readiness checks read a remote predecessor exactly
+//! like a local one. Proxies are never run or claimed; a comm block relays
+//! their progress to their dynamic successors.
+//!
+//! Pinned tasks ([`Graph::pin`]) are left out of every successor list:
+//! nobody claims them, their block polls their predecessors. Each pinned
+//! slot's list is in one global topological order of the distance-0 edges,
+//! so blocks that each run their list in order can never wait on each
+//! other in a circle.
 
-use autarky_shared::{state_word, Edge, TaskDesc};
+use autarky_shared::{state_word, Edge, RemoteOut, TaskDesc};
 
 use super::{Graph, GraphError, Limits};
 
-/// The tables one PE's megakernel receives, plus the initial scheduler state.
+/// Kind index of proxy tasks (never dispatched).
+pub const PROXY_KIND: u32 = u32::MAX;
+
+/// The tables one PE's scheduler receives, plus the initial scheduler state.
 #[derive(Clone, Debug)]
 pub struct LoweredGraph {
-    /// One descriptor per task.
+    /// This PE.
+    pub pe: u32,
+    /// One descriptor per local task, then one per proxy.
     pub tasks: Vec<TaskDesc>,
-    /// Successor edges, grouped by source (`TaskDesc::succ_start/count`).
+    /// Successor edges, grouped by source (`TaskDesc::succ_start/count`);
+    /// pinned successors left out.
     pub succ: Vec<Edge>,
     /// Predecessor edges, grouped by target (`TaskDesc::pred_start/count`).
     pub pred: Vec<Edge>,
+    /// Successors on other PEs (`TaskDesc::remote_start/count`).
+    pub remote: Vec<RemoteOut>,
     /// Argument arena (16-aligned entries).
     pub args: Vec<u8>,
-    /// Tasks whose instance 0 is ready at start: no distance-0 predecessor.
+    /// Dynamic compute tasks whose instance 0 is ready at start (no
+    /// distance-0 predecessor): claimed and queued before the launch.
     pub roots: Vec<u32>,
-    /// Ready-queue capacity (a power of two ≥ tasks).
+    /// The same for dynamic comm tasks (the comm queue).
+    pub comm_roots: Vec<u32>,
+    /// Local tasks (compute + comm), proxies excluded.
+    pub num_tasks: u32,
+    /// First comm task id.
+    pub first_comm: u32,
+    /// Number of proxies (ids `num_tasks..`).
+    pub num_proxies: u32,
+    /// Pinned lists: offsets (`pin_compute_slots + pin_comm_slots + 1`
+    /// entries, relative to the start of the id part) then task ids.
+    pub pinned: Vec<u32>,
+    /// Compute slots with a pinned list.
+    pub pin_compute_slots: u32,
+    /// Comm slots with a pinned list.
+    pub pin_comm_slots: u32,
+    /// Compute ready-queue capacity (a power of two ≥ 2 and ≥ compute tasks).
     pub queue_capacity: u32,
+    /// Comm ready-queue capacity (a power of two ≥ 2 and ≥ comm tasks).
+    pub comm_queue_capacity: u32,
+    /// Global task id of every local task and proxy (a proxy's is its
+    /// producer's).
+    pub global: Vec<u32>,
+    /// Does any local task's kind call `finish_at`?
+    pub may_stop: bool,
+}
+
+/// The lowered tables of every PE of a run.
+#[derive(Clone, Debug)]
+pub struct LoweredRun {
+    /// One entry per PE.
+    pub pes: Vec<LoweredGraph>,
+    /// `(pe, local id)` of every global task.
+    pub local: Vec<(u32, u32)>,
 }
 
 impl LoweredGraph {
-    /// Initial state words: roots have instance 0 claimed (they start in
-    /// the queue), every other task has nothing claimed or done.
+    /// Initial state words: dynamic roots have instance 0 claimed (they
+    /// start in a queue), every other task and proxy has nothing claimed or
+    /// done.
     pub fn initial_state(&self) -> Vec<u64> {
         let mut s = vec![state_word(0, 0); self.tasks.len()];
-        for &r in &self.roots {
+        for &r in self.roots.iter().chain(&self.comm_roots) {
             s[r as usize] = state_word(1, 0);
         }
         s
@@ -53,20 +110,80 @@ impl LoweredGraph {
         &self.pred[d.pred_start as usize..(d.pred_start + d.pred_count) as usize]
     }
 
-    /// Successor edges of a task.
+    /// Successor edges of a task (pinned successors left out).
     pub fn succs(&self, d: &TaskDesc) -> &[Edge] {
         &self.succ[d.succ_start as usize..(d.succ_start + d.succ_count) as usize]
     }
+
+    /// Remote successor entries of a task.
+    pub fn remotes(&self, d: &TaskDesc) -> &[RemoteOut] {
+        &self.remote[d.remote_start as usize..(d.remote_start + d.remote_count) as usize]
+    }
+
+    /// Is local id `t` a proxy?
+    pub fn is_proxy(&self, t: u32) -> bool {
+        t >= self.num_tasks
+    }
+
+    /// Is local id `t` a comm task?
+    pub fn is_comm(&self, t: u32) -> bool {
+        t >= self.first_comm && t < self.num_tasks
+    }
+
+    /// The pinned list of compute slot `slot` (empty when none).
+    pub fn pinned_compute(&self, slot: u32) -> &[u32] {
+        self.pinned_slot(slot, self.pin_compute_slots)
+    }
+
+    /// The pinned list of comm slot `slot` (empty when none).
+    pub fn pinned_comm(&self, slot: u32) -> &[u32] {
+        if slot >= self.pin_comm_slots {
+            return &[];
+        }
+        self.pinned_slot(self.pin_compute_slots + slot, u32::MAX)
+    }
+
+    fn pinned_slot(&self, slot: u32, bound: u32) -> &[u32] {
+        if slot >= bound || slot >= self.pin_compute_slots + self.pin_comm_slots {
+            return &[];
+        }
+        let base = (self.pin_compute_slots + self.pin_comm_slots + 1) as usize;
+        let (a, b) = (
+            self.pinned[slot as usize] as usize,
+            self.pinned[slot as usize + 1] as usize,
+        );
+        &self.pinned[base + a..base + b]
+    }
+
+    /// Is local task `t` pinned?
+    pub fn is_pinned(&self, t: u32) -> bool {
+        let base = (self.pin_compute_slots + self.pin_comm_slots + 1) as usize;
+        self.pinned.len() > base && self.pinned[base..].contains(&t)
+    }
+
+    /// The label of local id `t` in `graph`'s terms.
+    pub fn label(&self, graph: &Graph, t: u32) -> String {
+        match self.global.get(t as usize) {
+            Some(&g) if self.is_proxy(t) => format!("{} (proxy on PE {})", graph.label(g), self.pe),
+            Some(&g) => graph.label(g),
+            None => format!("#{t}?"),
+        }
+    }
 }
 
-/// An edge as `(from, to, distance)` (or re-keyed `(to, from, distance)`).
-type Triple = (u32, u32, u32);
-
 impl Graph {
-    /// Validates the graph and lowers it to device tables.
+    /// Validates a single-PE graph and lowers it (PE 0's tables).
     pub fn lower(&self, limits: &Limits) -> Result<LoweredGraph, GraphError> {
+        let mut run = self.lower_run(limits)?;
+        Ok(run.pes.swap_remove(0))
+    }
+
+    /// Validates the graph and lowers it to every PE's tables.
+    pub fn lower_run(&self, limits: &Limits) -> Result<LoweredRun, GraphError> {
         self.validate(limits)?;
         let n = self.tasks.len();
+        let num_pes = limits.num_pes.max(1);
+        let is_comm = |g: usize| self.kinds[self.tasks[g].kind.index()].comm;
 
         // Deduplicate edges; drop distance-1 self edges (implied by the
         // implicit self edge every task has).
@@ -79,70 +196,257 @@ impl Graph {
         edges.sort_unstable();
         edges.dedup();
 
-        // (key, other end, distance) triples, sorted by key, to CSR.
-        let csr = |key: fn(&Triple) -> Triple| {
-            let mut sorted: Vec<(u32, u32, u32)> = edges.iter().map(key).collect();
-            sorted.sort_unstable();
-            let mut start = vec![0u32; n + 1];
-            for &(k, _, _) in &sorted {
-                start[k as usize + 1] += 1;
+        let topo = self.topological_rank(&edges);
+
+        // Local ids: per PE, compute tasks then comm tasks (each in global
+        // order), then proxies.
+        let mut local = vec![(0u32, 0u32); n];
+        let mut members: Vec<Vec<u32>> = vec![Vec::new(); num_pes as usize];
+        let mut first_comm = vec![0u32; num_pes as usize];
+        for comm in [false, true] {
+            for g in 0..n {
+                if is_comm(g) == comm {
+                    let pe = self.tasks[g].pe;
+                    if !comm {
+                        first_comm[pe as usize] += 1;
+                    }
+                    local[g] = (pe, members[pe as usize].len() as u32);
+                    members[pe as usize].push(g as u32);
+                }
             }
-            for i in 0..n {
-                start[i + 1] += start[i];
+        }
+        // Proxies: one per (remote producer, consumer PE).
+        let mut proxies: Vec<Vec<u32>> = vec![Vec::new(); num_pes as usize];
+        for &(f, t, _) in &edges {
+            let (pf, pt) = (self.tasks[f as usize].pe, self.tasks[t as usize].pe);
+            if pf != pt {
+                proxies[pt as usize].push(f);
             }
-            let list: Vec<Edge> = sorted
+        }
+        for p in proxies.iter_mut() {
+            p.sort_unstable();
+            p.dedup();
+        }
+        let proxy_id = |pe: u32, producer: u32| -> u32 {
+            let list = &proxies[pe as usize];
+            members[pe as usize].len() as u32
+                + list.binary_search(&producer).expect("proxy planned") as u32
+        };
+
+        let mut pes = Vec::with_capacity(num_pes as usize);
+        for pe in 0..num_pes {
+            let mem = &members[pe as usize];
+            let prox = &proxies[pe as usize];
+            let num_local = mem.len();
+            let total = num_local + prox.len();
+            // Global id of every local id.
+            let global: Vec<u32> = mem.iter().chain(prox.iter()).copied().collect();
+            let to_local = |g: u32| -> u32 {
+                let (p, l) = local[g as usize];
+                if p == pe {
+                    l
+                } else {
+                    proxy_id(pe, g)
+                }
+            };
+            // Local edges (from, to, distance) in local ids: every edge whose
+            // consumer is on this PE (its producer local or a proxy).
+            let mut ledges: Vec<(u32, u32, u32)> = edges
                 .iter()
-                .map(|&(_, other, distance)| Edge {
-                    task: other,
-                    distance,
+                .filter(|&&(_, t, _)| self.tasks[t as usize].pe == pe)
+                .map(|&(f, t, d)| (to_local(f), to_local(t), d))
+                .collect();
+            ledges.sort_unstable();
+            let pinned_local = |l: u32| (l as usize) < num_local && self.tasks[global[l as usize] as usize].pin.is_some();
+
+            // Predecessor CSR (all local edges).
+            let mut pred_start = vec![0u32; total + 1];
+            let mut by_to = ledges.clone();
+            by_to.sort_unstable_by_key(|&(f, t, d)| (t, f, d));
+            for &(_, t, _) in &by_to {
+                pred_start[t as usize + 1] += 1;
+            }
+            for i in 0..total {
+                pred_start[i + 1] += pred_start[i];
+            }
+            let pred: Vec<Edge> = by_to
+                .iter()
+                .map(|&(f, _, d)| Edge {
+                    task: f,
+                    distance: d,
                     pred_start: 0,
                     pred_count: 0,
                 })
                 .collect();
-            (start, list)
-        };
-        let (succ_start, mut succ) = csr(|&(f, t, d)| (f, t, d));
-        let (pred_start, pred) = csr(|&(f, t, d)| (t, f, d));
-        for e in succ.iter_mut() {
-            let s = e.task as usize;
-            e.pred_start = pred_start[s];
-            e.pred_count = pred_start[s + 1] - pred_start[s];
-        }
+            // Successor CSR without pinned successors.
+            let mut succ_start = vec![0u32; total + 1];
+            let kept: Vec<(u32, u32, u32)> = ledges
+                .iter()
+                .copied()
+                .filter(|&(_, t, _)| !pinned_local(t))
+                .collect();
+            for &(f, _, _) in &kept {
+                succ_start[f as usize + 1] += 1;
+            }
+            for i in 0..total {
+                succ_start[i + 1] += succ_start[i];
+            }
+            let succ: Vec<Edge> = kept
+                .iter()
+                .map(|&(_, t, d)| Edge {
+                    task: t,
+                    distance: d,
+                    pred_start: pred_start[t as usize],
+                    pred_count: pred_start[t as usize + 1] - pred_start[t as usize],
+                })
+                .collect();
+            // Remote successors: one entry per (local producer, consumer PE).
+            let mut remote: Vec<RemoteOut> = Vec::new();
+            let mut remote_start = vec![0u32; total + 1];
+            for (l, &g) in mem.iter().enumerate() {
+                let mut pes_out: Vec<u32> = edges
+                    .iter()
+                    .filter(|&&(f, t, _)| f == g && self.tasks[t as usize].pe != pe)
+                    .map(|&(_, t, _)| self.tasks[t as usize].pe)
+                    .collect();
+                pes_out.sort_unstable();
+                pes_out.dedup();
+                for q in pes_out {
+                    remote.push(RemoteOut {
+                        pe: q,
+                        slot: proxy_id(q, g),
+                    });
+                }
+                remote_start[l + 1] = remote.len() as u32;
+            }
+            for i in num_local..total {
+                remote_start[i + 1] = remote_start[i];
+            }
 
-        let tasks: Vec<TaskDesc> = self
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| TaskDesc {
-                kind: t.kind.0,
-                pe: t.pe,
-                arg_offset: t.arg_offset as u32,
-                arg_len: t.arg_len as u32,
-                succ_start: succ_start[i],
-                succ_count: succ_start[i + 1] - succ_start[i],
-                pred_start: pred_start[i],
-                pred_count: pred_start[i + 1] - pred_start[i],
-            })
-            .collect();
-        let roots = (0..n as u32)
-            .filter(|&i| {
-                let d = &tasks[i as usize];
+            let tasks: Vec<TaskDesc> = (0..total)
+                .map(|l| {
+                    let g = global[l] as usize;
+                    let (kind, arg_offset, arg_len) = if l < num_local {
+                        let t = &self.tasks[g];
+                        (t.kind.0, t.arg_offset as u32, t.arg_len as u32)
+                    } else {
+                        (PROXY_KIND, 0, 0)
+                    };
+                    TaskDesc {
+                        kind,
+                        global: g as u32,
+                        arg_offset,
+                        arg_len,
+                        succ_start: succ_start[l],
+                        succ_count: succ_start[l + 1] - succ_start[l],
+                        pred_start: pred_start[l],
+                        pred_count: pred_start[l + 1] - pred_start[l],
+                        remote_start: remote_start[l],
+                        remote_count: remote_start[l + 1] - remote_start[l],
+                    }
+                })
+                .collect();
+            let is_root = |l: usize| {
+                let d = &tasks[l];
                 pred[d.pred_start as usize..(d.pred_start + d.pred_count) as usize]
                     .iter()
                     .all(|e| e.distance > 0)
-            })
-            .collect();
-        let mut args = self.args.clone();
-        if args.is_empty() {
-            args.resize(super::ARG_ALIGN, 0);
+            };
+            let fc = first_comm[pe as usize] as usize;
+            let roots: Vec<u32> = (0..fc)
+                .filter(|&l| !pinned_local(l as u32) && is_root(l))
+                .map(|l| l as u32)
+                .collect();
+            let comm_roots: Vec<u32> = (fc..num_local)
+                .filter(|&l| !pinned_local(l as u32) && is_root(l))
+                .map(|l| l as u32)
+                .collect();
+
+            // Pinned lists by slot, in global topological order.
+            let mut compute_slots: Vec<Vec<u32>> = Vec::new();
+            let mut comm_slots: Vec<Vec<u32>> = Vec::new();
+            let mut by_rank: Vec<u32> = (0..num_local as u32).filter(|&l| pinned_local(l)).collect();
+            by_rank.sort_by_key(|&l| (topo[global[l as usize] as usize], l));
+            for l in by_rank {
+                let slot = self.tasks[global[l as usize] as usize].pin.unwrap() as usize;
+                let lists = if (l as usize) < fc {
+                    &mut compute_slots
+                } else {
+                    &mut comm_slots
+                };
+                if lists.len() <= slot {
+                    lists.resize(slot + 1, Vec::new());
+                }
+                lists[slot].push(l);
+            }
+            let mut offsets = vec![0u32];
+            let mut ids = Vec::new();
+            for list in compute_slots.iter().chain(&comm_slots) {
+                ids.extend_from_slice(list);
+                offsets.push(ids.len() as u32);
+            }
+            let mut pinned = offsets;
+            pinned.extend(ids);
+
+            let mut args = self.args.clone();
+            if args.is_empty() {
+                args.resize(super::ARG_ALIGN, 0);
+            }
+            let may_stop = mem
+                .iter()
+                .any(|&g| self.kinds[self.tasks[g as usize].kind.index()].stops);
+            pes.push(LoweredGraph {
+                pe,
+                tasks,
+                succ,
+                pred,
+                remote,
+                args,
+                roots,
+                comm_roots,
+                num_tasks: num_local as u32,
+                first_comm: fc as u32,
+                num_proxies: prox.len() as u32,
+                pin_compute_slots: compute_slots.len() as u32,
+                pin_comm_slots: comm_slots.len() as u32,
+                pinned,
+                queue_capacity: (fc as u32).next_power_of_two().max(2),
+                comm_queue_capacity: ((num_local - fc) as u32).next_power_of_two().max(2),
+                global,
+                may_stop,
+            });
         }
-        Ok(LoweredGraph {
-            tasks,
-            succ,
-            pred,
-            args,
-            roots,
-            queue_capacity: (n as u32).next_power_of_two().max(2),
-        })
+        Ok(LoweredRun { pes, local })
+    }
+
+    /// Rank of every task in one topological order of the distance-0 edges
+    /// (Kahn's algorithm, ties by task id). Validation has rejected cycles.
+    fn topological_rank(&self, edges: &[(u32, u32, u32)]) -> Vec<u32> {
+        let n = self.tasks.len();
+        let mut indeg = vec![0u32; n];
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &(f, t, d) in edges {
+            if d == 0 && f != t {
+                indeg[t as usize] += 1;
+                out[f as usize].push(t);
+            }
+        }
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<u32>> = (0..n as u32)
+            .filter(|&t| indeg[t as usize] == 0)
+            .map(std::cmp::Reverse)
+            .collect();
+        let mut rank = vec![0u32; n];
+        let mut next = 0;
+        while let Some(std::cmp::Reverse(t)) = ready.pop() {
+            rank[t as usize] = next;
+            next += 1;
+            for &s in &out[t as usize] {
+                indeg[s as usize] -= 1;
+                if indeg[s as usize] == 0 {
+                    ready.push(std::cmp::Reverse(s));
+                }
+            }
+        }
+        rank
     }
 }

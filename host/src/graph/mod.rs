@@ -16,7 +16,7 @@ mod lower;
 mod validate;
 
 pub use kind::{CpuBody, CpuCtx, KindId, TaskKind};
-pub use lower::LoweredGraph;
+pub use lower::{LoweredGraph, LoweredRun, PROXY_KIND};
 pub use validate::{GraphError, Limits};
 
 /// Index of a task in its [`Graph`].
@@ -49,6 +49,8 @@ pub(crate) struct Task {
     pub arg_offset: usize,
     pub arg_len: usize,
     pub name: Option<String>,
+    /// Pinned to this block slot of its PE's blocks of its role.
+    pub pin: Option<u32>,
 }
 
 /// An edge as the user added it (validated later).
@@ -122,6 +124,7 @@ impl Graph {
             arg_offset,
             arg_len: args.len(),
             name: None,
+            pin: None,
         });
         TaskId((self.tasks.len() - 1) as u32)
     }
@@ -133,6 +136,30 @@ impl Graph {
     pub fn set_pe(&mut self, task: TaskId, pe: u32) -> &mut Self {
         self.task_mut(task).pe = pe;
         self
+    }
+
+    /// Pins `task` to block slot `slot` of its PE: the `slot`-th compute
+    /// block (or comm block, for a comm-role kind) runs every instance of
+    /// it, in a fixed order with the slot's other pinned tasks, waiting for
+    /// each instance's predecessors by polling their progress — no queue, no
+    /// claim. A stencil tile pinned to a block keeps its data in that SM's
+    /// caches. A slot the run does not have is an error at launch.
+    ///
+    /// # Panics
+    /// If `task` is not a task of this graph.
+    pub fn pin(&mut self, task: TaskId, slot: u32) -> &mut Self {
+        self.task_mut(task).pin = Some(slot);
+        self
+    }
+
+    /// Where `task` is pinned, if it is. # Panics: if `task` is not in this graph.
+    pub fn pinned(&self, task: TaskId) -> Option<u32> {
+        self.tasks[task.index()].pin
+    }
+
+    /// `task`'s PE. # Panics: if `task` is not in this graph.
+    pub fn pe_of(&self, task: TaskId) -> u32 {
+        self.tasks[task.index()].pe
     }
 
     /// Gives `task` a name used in error messages and traces.

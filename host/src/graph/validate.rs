@@ -47,8 +47,8 @@ pub enum GraphError {
         /// Number of tasks.
         tasks: usize,
     },
-    /// An edge distance other than 0 or 1.
-    #[error("edge {from} → {to} has distance {distance}; only 0 (same iteration) and 1 (loop-carried) are supported")]
+    /// An edge distance above [`autarky_shared::MAX_DISTANCE`].
+    #[error("edge {from} → {to} has distance {distance}; at most {max} is supported", max = autarky_shared::MAX_DISTANCE)]
     BadDistance {
         /// Edge source.
         from: String,
@@ -149,7 +149,7 @@ impl Graph {
                     });
                 }
             }
-            if e.distance > 1 {
+            if e.distance > autarky_shared::MAX_DISTANCE {
                 return Err(GraphError::BadDistance {
                     from: self.label(e.from.0),
                     to: self.label(e.to.0),
