@@ -98,7 +98,7 @@ mod loom_tests;
 #[cfg(test)]
 pub(crate) fn test_lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
     let mut g = Graph::new();
-    let k = g.add_kind(crate::graph::TaskKind::new("k", ""));
+    let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
     let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
     for &(a, b, d) in edges {
         g.add_edge_with_distance(ids[a], ids[b], d);
@@ -161,7 +161,7 @@ impl Default for EmulatorConfig {
 /// ```
 /// use autarky::{emulator, Graph, TaskKind};
 /// let mut g = Graph::new();
-/// let k = g.add_kind(TaskKind::new("noop", "").with_cpu(|_| Ok(())));
+/// let k = g.add_kind(TaskKind::new("noop", "").with_cpu(|_| Ok(()))).unwrap();
 /// let a = g.add_task_bytes(k, &[]);
 /// let b = g.add_task_bytes(k, &[]);
 /// g.add_edge(a, b);

@@ -19,6 +19,10 @@ pub(crate) enum Want {
     Emulator(usize),
 }
 
+/// Largest [`Builder::max_tasks`]: the ready queue's capacity is the next
+/// power of two of the task count, held in a `u32`.
+const MAX_TASKS_LIMIT: usize = 1 << 31;
+
 /// Runtime configuration (see [`Builder`] for each knob).
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
@@ -61,9 +65,10 @@ impl Builder {
         self.want = Want::Gpu;
         self
     }
-    /// Use the CPU emulator with `threads` compute threads.
+    /// Use the CPU emulator with `threads` compute threads (at least 1,
+    /// checked by [`Builder::build`]).
     pub fn emulator(mut self, threads: usize) -> Self {
-        self.want = Want::Emulator(threads.max(1));
+        self.want = Want::Emulator(threads);
         self
     }
     /// CUDA device ordinal (default 0).
@@ -71,44 +76,81 @@ impl Builder {
         self.cfg.device = ordinal;
         self
     }
-    /// Threads per block (default 128).
-    ///
-    /// # Panics
-    /// Unless a multiple of 32 in 32..=1024.
+    /// Threads per block (default 128): a multiple of 32 in 32..=1024,
+    /// checked by [`Builder::build`].
     pub fn threads_per_block(mut self, threads: u32) -> Self {
-        assert!(
-            (32..=1024).contains(&threads) && threads % 32 == 0,
-            "threads per block must be a multiple of 32 in 32..=1024, got {threads}"
-        );
         self.cfg.threads = threads;
         self
     }
-    /// Blocks with the comm role (default 1; block 0 publishes progress and
-    /// watches for stalls, so 0 disables host-visible progress).
+    /// Blocks with the comm role (default 1, at least 1: comm block 0
+    /// publishes progress for the host watchdog and runs communication).
     pub fn comm_blocks(mut self, n: u32) -> Self {
         self.cfg.comm_blocks = n;
         self
     }
     /// Blocks with the compute role (default: all that fit co-resident, or
-    /// `AUTARKY_COMPUTE_BLOCKS` when set).
+    /// `AUTARKY_COMPUTE_BLOCKS` when set; at least 1).
     pub fn compute_blocks(mut self, n: u32) -> Self {
         self.cfg.compute_blocks = Some(n);
         self
     }
-    /// Deadline of every device wait without progress (default 10 s).
+    /// Deadline of every device wait without progress (default 10 s; more
+    /// than zero).
     pub fn timeout(mut self, d: Duration) -> Self {
         self.cfg.timeout = d;
         self
     }
-    /// Most tasks a graph may have: the ready queue's capacity (default 2^24).
+    /// Most tasks a graph may have: the ready queue's capacity (default
+    /// 2^24; in 1..=2^31).
     pub fn max_tasks(mut self, n: usize) -> Self {
         self.cfg.max_tasks = n;
         self
     }
 
+    /// Every knob in range, or [`Error::InvalidConfig`] naming the knob.
+    fn check(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::InvalidConfig(msg));
+        let c = &self.cfg;
+        if !(32..=1024).contains(&c.threads) || c.threads % 32 != 0 {
+            return bad(format!(
+                "threads_per_block must be a multiple of 32 in 32..=1024, got {}",
+                c.threads
+            ));
+        }
+        if c.comm_blocks == 0 {
+            return bad(
+                "comm_blocks must be at least 1: at least one comm block is needed — it publishes progress and runs communication"
+                    .into(),
+            );
+        }
+        if c.compute_blocks == Some(0) {
+            return bad("compute_blocks must be at least 1: compute blocks run the tasks".into());
+        }
+        if c.timeout.is_zero() {
+            return bad("timeout must be more than zero: it is the deadline of every device wait without progress".into());
+        }
+        if c.max_tasks == 0 || c.max_tasks > MAX_TASKS_LIMIT {
+            return bad(format!(
+                "max_tasks must be in 1..={MAX_TASKS_LIMIT} (the ready queue's capacity, a 32-bit power of two), got {}",
+                c.max_tasks
+            ));
+        }
+        if self.want == Want::Emulator(0) {
+            return bad(
+                "emulator threads must be at least 1: compute threads run the tasks".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Boots the backend: for the GPU, loads the driver and retains the
     /// device's context; the megakernel is compiled per graph at launch.
+    ///
+    /// Errors: [`Error::InvalidConfig`] naming the knob when one is out of
+    /// range (before anything is booted); [`Error::NoGpu`] from
+    /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
     pub fn build(self) -> Result<Runtime> {
+        self.check()?;
         let emulator = |threads: usize| {
             Ok(Runtime {
                 backend: Backend::Emulator(EmulatorConfig {

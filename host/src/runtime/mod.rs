@@ -5,7 +5,7 @@
 //! let rt = Runtime::builder().build()?;          // GPU if present, else the emulator
 //! let mut g = Graph::new();
 //! let k = g.add_kind(TaskKind::new("noop", "__device__ void noop(autarky::TaskCtx&) {}")
-//!     .with_cpu(|_| Ok(())));
+//!     .with_cpu(|_| Ok(())))?;
 //! let a = g.add_task_bytes(k, &[]);
 //! let b = g.add_task_bytes(k, &[]);
 //! g.add_edge(a, b);
