@@ -733,13 +733,13 @@ fn main() -> BoxResult<()> {
 
     // ---- graphs (all of one kind, so they share one megakernel) ----
     let mut chain = Graph::new();
-    let k = chain.add_kind(empty_kind());
+    let k = chain.add_kind(empty_kind())?;
     let ids: Vec<TaskId> = (0..n).map(|_| chain.add_task_bytes(k, &[])).collect();
     for w in ids.windows(2) {
         chain.add_edge(w[0], w[1]);
     }
     let mut single = Graph::new();
-    let k1 = single.add_kind(empty_kind());
+    let k1 = single.add_kind(empty_kind())?;
     single.add_task_bytes(k1, &[]);
 
     let (per_sm, regs) = rt
@@ -754,7 +754,7 @@ fn main() -> BoxResult<()> {
         u32::try_from(m_iters).map_err(|_| format!("M = {m_iters} iterations is too many"))?;
     let total = t_tasks * m_iters as u64;
     let mut indep = Graph::new();
-    let ki = indep.add_kind(empty_kind());
+    let ki = indep.add_kind(empty_kind())?;
     for _ in 0..t_tasks {
         indep.add_task_bytes(ki, &[]);
     }

@@ -46,7 +46,9 @@ fn run(
         autarky::runtime::driver::DeviceMem::alloc(ctx, 4096 * 4).map_err(|e| e.to_string())?;
     data.fill_bytes(1).map_err(|e| e.to_string())?;
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("counted", BODY).args::<SanArgs>());
+    let k = g
+        .add_kind(TaskKind::new("counted", BODY).args::<SanArgs>())
+        .map_err(|e| e.to_string())?;
     let args = SanArgs {
         count: count.ptr(),
         data: data.ptr(),

@@ -69,7 +69,7 @@ fn diamond_runs_each_instance_once_in_dependency_order() {
     // a → {b, c} → d, for 50 iterations.
     let log = Log::default();
     let mut g = Graph::new();
-    let k = g.add_kind(log.kind());
+    let k = g.add_kind(log.kind()).unwrap();
     let [a, b, c, d] = [0; 4].map(|_| g.add_task_bytes(k, &[]));
     g.add_edge(a, b)
         .add_edge(a, c)
@@ -103,7 +103,7 @@ fn diamond_runs_each_instance_once_in_dependency_order() {
 fn one_task_fans_out_to_a_thousand_and_each_runs_after_it() {
     let log = Log::default();
     let mut g = Graph::new();
-    let k = g.add_kind(log.kind());
+    let k = g.add_kind(log.kind()).unwrap();
     let src = g.add_task_bytes(k, &[]);
     for _ in 0..1000 {
         let t = g.add_task_bytes(k, &[]);
@@ -126,7 +126,7 @@ fn one_task_fans_out_to_a_thousand_and_each_runs_after_it() {
 fn a_thousand_tasks_fan_in_to_one_that_runs_after_all_of_them() {
     let log = Log::default();
     let mut g = Graph::new();
-    let k = g.add_kind(log.kind());
+    let k = g.add_kind(log.kind()).unwrap();
     let srcs: Vec<TaskId> = (0..1000).map(|_| g.add_task_bytes(k, &[])).collect();
     let sink = g.add_task_bytes(k, &[]);
     for &s in &srcs {
@@ -150,15 +150,17 @@ fn a_chain_of_ten_thousand_tasks_runs_in_order() {
     let next = Arc::new(AtomicU64::new(0));
     let seen = next.clone();
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("link", "").with_cpu(move |ctx| {
-        // Every link must see exactly its predecessors' count of increments.
-        let before = seen.fetch_add(1, Ordering::SeqCst);
-        if before == ctx.task as u64 {
-            Ok(())
-        } else {
-            Err(1)
-        }
-    }));
+    let k = g
+        .add_kind(TaskKind::new("link", "").with_cpu(move |ctx| {
+            // Every link must see exactly its predecessors' count of increments.
+            let before = seen.fetch_add(1, Ordering::SeqCst);
+            if before == ctx.task as u64 {
+                Ok(())
+            } else {
+                Err(1)
+            }
+        }))
+        .unwrap();
     let ids: Vec<TaskId> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
     for w in ids.windows(2) {
         g.add_edge(w[0], w[1]);
@@ -178,23 +180,27 @@ fn successor_reads_the_data_its_predecessor_wrote_in_the_same_iteration() {
         Arc::new((0..2 * N).map(|_| AtomicU64::new(u64::MAX)).collect());
     let mut g = Graph::new();
     let d = data.clone();
-    let produce = g.add_kind(TaskKind::new("produce", "").with_cpu(move |ctx| {
-        for j in 0..N {
-            d[j].store(ctx.iteration as u64 * 1000 + j as u64, Ordering::Relaxed);
-        }
-        Ok(())
-    }));
-    let d = data.clone();
-    let consume = g.add_kind(TaskKind::new("consume", "").with_cpu(move |ctx| {
-        for j in 0..N {
-            let want = ctx.iteration as u64 * 1000 + j as u64;
-            if d[j].load(Ordering::Relaxed) != want {
-                return Err(j as u32 + 1);
+    let produce = g
+        .add_kind(TaskKind::new("produce", "").with_cpu(move |ctx| {
+            for j in 0..N {
+                d[j].store(ctx.iteration as u64 * 1000 + j as u64, Ordering::Relaxed);
             }
-            d[N + j].store(want + 1, Ordering::Relaxed);
-        }
-        Ok(())
-    }));
+            Ok(())
+        }))
+        .unwrap();
+    let d = data.clone();
+    let consume = g
+        .add_kind(TaskKind::new("consume", "").with_cpu(move |ctx| {
+            for j in 0..N {
+                let want = ctx.iteration as u64 * 1000 + j as u64;
+                if d[j].load(Ordering::Relaxed) != want {
+                    return Err(j as u32 + 1);
+                }
+                d[N + j].store(want + 1, Ordering::Relaxed);
+            }
+            Ok(())
+        }))
+        .unwrap();
     let p = g.add_task_bytes(produce, &[]);
     let c = g.add_task_bytes(consume, &[]);
     g.add_edge(p, c).add_carried_edge(c, p);
@@ -206,14 +212,18 @@ fn successor_reads_the_data_its_predecessor_wrote_in_the_same_iteration() {
 #[test]
 fn failing_body_ends_the_run_with_task_failed_naming_task_and_iteration() {
     let mut g = Graph::new();
-    let ok = g.add_kind(TaskKind::new("ok", "").with_cpu(|_| Ok(())));
-    let bad = g.add_kind(TaskKind::new("bad", "").with_cpu(|ctx| {
-        if ctx.iteration == 3 {
-            Err(42)
-        } else {
-            Ok(())
-        }
-    }));
+    let ok = g
+        .add_kind(TaskKind::new("ok", "").with_cpu(|_| Ok(())))
+        .unwrap();
+    let bad = g
+        .add_kind(TaskKind::new("bad", "").with_cpu(|ctx| {
+            if ctx.iteration == 3 {
+                Err(42)
+            } else {
+                Ok(())
+            }
+        }))
+        .unwrap();
     let a = g.add_task_bytes(ok, &[]);
     let b = g.add_task_bytes(bad, &[]);
     g.set_name(b, "breaker");
@@ -238,7 +248,9 @@ fn failing_body_ends_the_run_with_task_failed_naming_task_and_iteration() {
 #[test]
 fn held_task_ends_the_run_with_a_timeout_that_names_it() {
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("k", "").with_cpu(|_| Ok(())));
+    let k = g
+        .add_kind(TaskKind::new("k", "").with_cpu(|_| Ok(())))
+        .unwrap();
     let a = g.add_task_bytes(k, &[]);
     let held = g.add_task_bytes(k, &[]);
     let c = g.add_task_bytes(k, &[]);
@@ -276,10 +288,12 @@ fn held_task_ends_the_run_with_a_timeout_that_names_it() {
 #[test]
 fn kind_without_cpu_body_is_refused_before_running() {
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new(
-        "gpu_only",
-        "__device__ void gpu_only(autarky::TaskCtx&) {}",
-    ));
+    let k = g
+        .add_kind(TaskKind::new(
+            "gpu_only",
+            "__device__ void gpu_only(autarky::TaskCtx&) {}",
+        ))
+        .unwrap();
     g.add_task_bytes(k, &[]);
     match emulator::run(&g, 1, &EmulatorConfig::default()) {
         Err(Error::NoCpuBody { kind }) => assert_eq!(kind, "gpu_only"),
@@ -290,7 +304,9 @@ fn kind_without_cpu_body_is_refused_before_running() {
 #[test]
 fn zero_iterations_and_zero_compute_threads_are_invalid_config() {
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("k", "").with_cpu(|_| Ok(())));
+    let k = g
+        .add_kind(TaskKind::new("k", "").with_cpu(|_| Ok(())))
+        .unwrap();
     g.add_task_bytes(k, &[]);
     assert!(matches!(
         emulator::run(&g, 0, &cfg(2)),
@@ -306,7 +322,7 @@ fn zero_iterations_and_zero_compute_threads_are_invalid_config() {
 fn single_worker_without_comm_blocks_completes_loop_carried_graph() {
     let log = Log::default();
     let mut g = Graph::new();
-    let k = g.add_kind(log.kind());
+    let k = g.add_kind(log.kind()).unwrap();
     let a = g.add_task_bytes(k, &[]);
     let b = g.add_task_bytes(k, &[]);
     g.add_edge(a, b).add_carried_edge(b, a);

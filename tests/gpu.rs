@@ -27,7 +27,7 @@ fn diamond_runs_every_instance_once_in_dependency_order() {
     let iters = 50;
     let lg = Logged::new(&rt, 4, iters);
     let mut g = Graph::new();
-    let k = g.add_kind(logged_kind());
+    let k = g.add_kind(logged_kind()).unwrap();
     let t: Vec<TaskId> = (0..4).map(|_| g.add_task(k, &lg.args())).collect();
     g.add_edge(t[0], t[1])
         .add_edge(t[0], t[2])
@@ -48,7 +48,7 @@ fn fan_out_1_to_1000_and_fan_in_1000_to_1() {
     let n = 1002;
     let lg = Logged::new(&rt, n, iters);
     let mut g = Graph::new();
-    let k = g.add_kind(logged_kind());
+    let k = g.add_kind(logged_kind()).unwrap();
     let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
     for i in 1..=1000 {
         g.add_edge(t[0], t[i]);
@@ -68,7 +68,7 @@ fn chain_of_100000_dependent_tasks() {
     let n = 100_000;
     let lg = Logged::new(&rt, n, 1);
     let mut g = Graph::new();
-    let k = g.add_kind(logged_kind());
+    let k = g.add_kind(logged_kind()).unwrap();
     let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
     for w in t.windows(2) {
         g.add_edge(w[0], w[1]);
@@ -85,7 +85,7 @@ fn chain_of_100000_dependent_tasks() {
 fn random_dag(rt: &autarky::Runtime, seed: u64, n: usize, iters: u32) {
     let lg = Logged::new(rt, n, iters);
     let mut g = Graph::new();
-    let k = g.add_kind(logged_kind());
+    let k = g.add_kind(logged_kind()).unwrap();
     let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
     let mut rng = Rng(seed);
     for s in 1..n {
@@ -166,7 +166,9 @@ fn successor_reads_the_data_its_predecessor_wrote() {
     let pairs = 64;
     let bufs: Vec<_> = (0..pairs).map(|_| poisoned(&rt, n / 2)).collect();
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("pipe", PIPE_SRC).args::<PipeArgs>());
+    let k = g
+        .add_kind(TaskKind::new("pipe", PIPE_SRC).args::<PipeArgs>())
+        .unwrap();
     for b in &bufs {
         let w = g.add_task(
             k,
@@ -195,7 +197,7 @@ fn run_is_cpu_free_one_launch_then_only_waits() {
     let Some(rt) = gpu("cpu_free") else { return };
     let lg = Logged::new(&rt, 100, 20);
     let mut g = Graph::new();
-    let k = g.add_kind(logged_kind());
+    let k = g.add_kind(logged_kind()).unwrap();
     let t: Vec<TaskId> = (0..100).map(|_| g.add_task(k, &lg.args())).collect();
     for w in t.windows(2) {
         g.add_edge(w[0], w[1]);
@@ -226,10 +228,12 @@ fn run_is_cpu_free_one_launch_then_only_waits() {
 fn many_iterations_of_independent_tasks_complete() {
     let Some(rt) = gpu("independent") else { return };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new(
-        "empty",
-        "__device__ void empty(autarky::TaskCtx&) {}",
-    ));
+    let k = g
+        .add_kind(TaskKind::new(
+            "empty",
+            "__device__ void empty(autarky::TaskCtx&) {}",
+        ))
+        .unwrap();
     for _ in 0..5000 {
         g.add_task_bytes(k, &[]);
     }
@@ -249,10 +253,12 @@ fn back_to_back_runs_reuse_the_loaded_kernel() {
         return;
     };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new(
-        "empty",
-        "__device__ void empty(autarky::TaskCtx&) {}",
-    ));
+    let k = g
+        .add_kind(TaskKind::new(
+            "empty",
+            "__device__ void empty(autarky::TaskCtx&) {}",
+        ))
+        .unwrap();
     let a = g.add_task_bytes(k, &[]);
     let b = g.add_task_bytes(k, &[]);
     g.add_edge(a, b);

@@ -39,7 +39,7 @@ fn failing_task_ends_the_run_with_task_failed() {
     let k = g.add_kind(TaskKind::new(
         "flaky",
         "__device__ void flaky(autarky::TaskCtx& ctx) { if (ctx.task == 1 && ctx.iteration == 7) ctx.fail(42); }",
-    ));
+    )).unwrap();
     let t = chain(&mut g, k);
     let _ = t;
     let started = Instant::now();
@@ -74,7 +74,7 @@ fn held_dependency_times_out_and_the_report_names_it() {
         return;
     };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     let t = chain(&mut g, k);
     let opts = RunOptions {
         iterations: 10,
@@ -107,19 +107,21 @@ fn non_finite_output_is_reported_for_checked_kinds() {
     let Some(rt) = rt("non_finite") else { return };
     let buf = zeroed(&rt, 256);
     let mut g = Graph::new();
-    let k = g.add_kind(
-        TaskKind::new(
-            "nan_writer",
-            r#"__device__ void nan_writer(autarky::TaskCtx& ctx) {
+    let k = g
+        .add_kind(
+            TaskKind::new(
+                "nan_writer",
+                r#"__device__ void nan_writer(autarky::TaskCtx& ctx) {
                  float* d = ctx.args<float*>();
                  for (unsigned i = threadIdx.x; i < 512; i += blockDim.x)
                      d[i] = (ctx.iteration == 3 && i == 77) ? __int_as_float(0x7fc00000) : 1.0f;
                  __syncthreads();
                  autarky::check_finite(ctx, d, 512);
                }"#,
+            )
+            .arg_size_bytes(8),
         )
-        .arg_size_bytes(8),
-    );
+        .unwrap();
     g.add_task(k, &buf.ptr());
     match rt.run(&g, 10) {
         Err(Error::NonFinite {
@@ -136,7 +138,7 @@ fn non_finite_output_is_reported_for_checked_kinds() {
 fn unknown_task_kind_in_the_tables_is_reported() {
     let Some(rt) = rt("unknown_kind") else { return };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     let t = chain(&mut g, k);
     let opts = RunOptions {
         iterations: 3,
@@ -155,7 +157,7 @@ fn unknown_task_kind_in_the_tables_is_reported() {
 fn abi_version_mismatch_is_refused_by_the_kernel() {
     let Some(rt) = rt("abi_mismatch") else { return };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     chain(&mut g, k);
     let opts = RunOptions {
         iterations: 3,
@@ -178,15 +180,17 @@ fn task_waiting_on_a_word_nobody_writes_times_out() {
     let Some(rt) = rt("user_wait") else { return };
     let word = zeroed(&rt, 1);
     let mut g = Graph::new();
-    let k = g.add_kind(
-        TaskKind::new(
-            "waiter",
-            r#"__device__ void waiter(autarky::TaskCtx& ctx) {
+    let k = g
+        .add_kind(
+            TaskKind::new(
+                "waiter",
+                r#"__device__ void waiter(autarky::TaskCtx& ctx) {
                  if (threadIdx.x == 0) ctx.wait_geq(ctx.args<const uint32_t*>(), 1, 7);
                }"#,
+            )
+            .arg_size_bytes(8),
         )
-        .arg_size_bytes(8),
-    );
+        .unwrap();
     let w = g.add_task(k, &word.ptr());
     g.set_name(w, "waiter");
     rt.kernel_info(&g).unwrap(); // compile first: the clock below times the run only
@@ -215,14 +219,16 @@ fn host_watchdog_aborts_a_run_without_progress() {
         return;
     };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new(
-        "slow",
-        r#"__device__ void slow(autarky::TaskCtx& ctx) {
+    let k = g
+        .add_kind(TaskKind::new(
+            "slow",
+            r#"__device__ void slow(autarky::TaskCtx& ctx) {
              // Busy for 1.5 s without completing: no progress, but it ends.
              unsigned long long t0 = autarky::globaltimer_ns();
              while (autarky::globaltimer_ns() - t0 < 1500000000ull) {}
            }"#,
-    ));
+        ))
+        .unwrap();
     let s = g.add_task_bytes(k, &[]);
     g.set_name(s, "slow");
     let opts = RunOptions {
@@ -247,7 +253,7 @@ fn host_watchdog_aborts_a_run_without_progress() {
 fn bad_inputs_are_rejected_before_launch() {
     let Some(rt) = rt("bad_inputs") else { return };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     let a = g.add_task_bytes(k, &[]);
     let b = g.add_task_bytes(k, &[]);
     g.add_edge(a, b).add_edge(b, a);
@@ -257,7 +263,7 @@ fn bad_inputs_are_rejected_before_launch() {
         "{e}"
     );
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new("empty", EMPTY));
+    let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     g.add_task_bytes(k, &[]);
     let e = rt.run(&g, 0).unwrap_err().to_string();
     assert!(e.contains("iterations"), "{e}");

@@ -21,13 +21,15 @@ fn kernel_that_ignores_abort_is_reported_unstoppable_not_waited_on() {
         return;
     };
     let mut g = Graph::new();
-    let k = g.add_kind(TaskKind::new(
-        "stubborn",
-        r#"__device__ void stubborn(autarky::TaskCtx& ctx) {
+    let k = g
+        .add_kind(TaskKind::new(
+            "stubborn",
+            r#"__device__ void stubborn(autarky::TaskCtx& ctx) {
              unsigned long long t0 = autarky::globaltimer_ns();
              while (autarky::globaltimer_ns() - t0 < 3000000000ull) {}   // 3 s, never checks abort
            }"#,
-    ));
+        ))
+        .unwrap();
     let s = g.add_task_bytes(k, &[]);
     g.set_name(s, "stubborn");
     rt.kernel_info(&g).unwrap(); // compile first: the clock below times the run only

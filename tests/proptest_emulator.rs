@@ -63,7 +63,7 @@ proptest! {
             let end = c.fetch_add(1, Ordering::SeqCst);
             ev.lock().unwrap().push((ctx.task as usize, ctx.iteration as usize, start, end));
             Ok(())
-        }));
+        })).unwrap();
         let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
         for &(a, b, d) in &edges {
             g.add_edge_with_distance(ids[a], ids[b], d);

@@ -8,7 +8,7 @@ fn kind() -> TaskKind {
 
 fn graph(n: usize) -> (Graph, Vec<TaskId>) {
     let mut g = Graph::new();
-    let k = g.add_kind(kind());
+    let k = g.add_kind(kind()).unwrap();
     let t = (0..n).map(|i| g.add_task(k, &(i as u32))).collect();
     (g, t)
 }
@@ -107,7 +107,7 @@ fn pe_out_of_range_is_rejected() {
 #[test]
 fn argument_size_mismatch_is_rejected() {
     let mut g = Graph::new();
-    let k = g.add_kind(kind());
+    let k = g.add_kind(kind()).unwrap();
     g.add_task(k, &7u64);
     let e = g.validate(&limits()).unwrap_err();
     assert_eq!(
@@ -145,7 +145,7 @@ fn empty_graph_is_rejected() {
 #[test]
 fn unknown_kind_id_is_rejected() {
     let (mut other, _) = graph(1);
-    let foreign = other.add_kind(TaskKind::new("z", ""));
+    let foreign = other.add_kind(TaskKind::new("z", "")).unwrap();
     let (mut g, _) = graph(1);
     g.add_task_bytes(foreign, &[]);
     assert!(matches!(
@@ -155,17 +155,52 @@ fn unknown_kind_id_is_rejected() {
 }
 
 #[test]
-#[should_panic(expected = "registered twice")]
-fn registering_a_kind_twice_panics() {
+fn registering_a_kind_twice_is_an_error() {
     let mut g = Graph::new();
-    g.add_kind(kind());
-    g.add_kind(kind());
+    g.add_kind(kind()).unwrap();
+    let e = g.add_kind(kind()).unwrap_err();
+    assert_eq!(e, GraphError::DuplicateKind { name: "k".into() });
+    assert_eq!(e.to_string(), "task kind `k` is registered twice");
+    assert_eq!(g.kinds().len(), 1, "the rejected kind was not registered");
 }
 
 #[test]
-#[should_panic(expected = "not a C identifier")]
-fn kind_name_must_be_a_c_identifier() {
-    TaskKind::new("no-dashes", "");
+fn kind_name_that_is_not_a_c_identifier_is_an_error() {
+    let e = Graph::new()
+        .add_kind(TaskKind::new("no-dashes", ""))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "task kind name `no-dashes` is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"
+    );
+    let e = Graph::new()
+        .add_kind(TaskKind::new("9lives", ""))
+        .unwrap_err();
+    assert!(matches!(e, GraphError::BadKindName { .. }), "{e:?}");
+    let e = Graph::new().add_kind(TaskKind::new("", "")).unwrap_err();
+    assert!(matches!(e, GraphError::BadKindName { .. }), "{e:?}");
+}
+
+#[test]
+fn kind_name_that_is_a_keyword_is_an_error() {
+    for kw in ["int", "switch", "template", "nullptr"] {
+        let e = Graph::new().add_kind(TaskKind::new(kw, "")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("task kind name `{kw}` is a C/C++ keyword")
+        );
+    }
+}
+
+#[test]
+fn kind_name_reserved_by_autarky_or_the_compiler_is_an_error() {
+    for name in ["autarky_step", "ctx", "kind", "__noop", "_Upper"] {
+        let e = Graph::new().add_kind(TaskKind::new(name, "")).unwrap_err();
+        assert!(
+            matches!(&e, GraphError::BadKindName { reason, .. } if reason.contains("reserved")),
+            "{name}: {e:?}"
+        );
+    }
 }
 
 #[test]

@@ -111,7 +111,7 @@ fn dag(tasks: usize, iterations: u32) -> autarky::Result<()> {
     let rt = Runtime::builder().build()?;
     let checks = Arc::new(AtomicU64::new(0));
     let mut g = Graph::new();
-    let k = g.add_kind(work_kind(checks.clone()));
+    let k = g.add_kind(work_kind(checks.clone()))?;
     let t: Vec<TaskId> = (0..tasks.max(1))
         .map(|_| g.add_task_bytes(k, &[]))
         .collect();
@@ -168,7 +168,7 @@ fn chain(tasks: usize, iterations: u32, runs: usize) -> autarky::Result<()> {
     let mut g = Graph::new();
     let k = g.add_kind(
         TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}").with_cpu(|_| Ok(())),
-    );
+    )?;
     let t: Vec<TaskId> = (0..tasks.max(1))
         .map(|_| g.add_task_bytes(k, &[]))
         .collect();

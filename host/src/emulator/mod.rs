@@ -98,7 +98,7 @@ mod loom_tests;
 #[cfg(test)]
 pub(crate) fn test_lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
     let mut g = Graph::new();
-    let k = g.add_kind(crate::graph::TaskKind::new("k", ""));
+    let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
     let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
     for &(a, b, d) in edges {
         g.add_edge_with_distance(ids[a], ids[b], d);
@@ -161,7 +161,7 @@ impl Default for EmulatorConfig {
 /// ```
 /// use autarky::{emulator, Graph, TaskKind};
 /// let mut g = Graph::new();
-/// let k = g.add_kind(TaskKind::new("noop", "").with_cpu(|_| Ok(())));
+/// let k = g.add_kind(TaskKind::new("noop", "").with_cpu(|_| Ok(()))).unwrap();
 /// let a = g.add_task_bytes(k, &[]);
 /// let b = g.add_task_bytes(k, &[]);
 /// g.add_edge(a, b);
@@ -175,15 +175,26 @@ pub fn run(graph: &Graph, iterations: u32, cfg: &EmulatorConfig) -> Result<RunRe
             autarky_shared::MAX_ITERATIONS
         )));
     }
+    let lowered = graph.lower(&Limits {
+        num_pes: 1,
+        max_tasks: 1 << 24,
+    })?;
+    run_prelowered(graph, &lowered, iterations, cfg)
+}
+
+/// [`run`] for a graph the caller already validated and lowered (the
+/// runtime's front end lowers once, against its own limits).
+pub(crate) fn run_prelowered(
+    graph: &Graph,
+    lowered: &LoweredGraph,
+    iterations: u32,
+    cfg: &EmulatorConfig,
+) -> Result<RunReport> {
     if cfg.compute_threads == 0 {
         return Err(Error::InvalidConfig(
             "the emulator needs at least one compute thread".into(),
         ));
     }
-    let lowered = graph.lower(&Limits {
-        num_pes: 1,
-        max_tasks: 1 << 24,
-    })?;
     if let Some(h) = cfg.hold_task {
         if h as usize >= lowered.tasks.len() {
             return Err(Error::InvalidConfig(format!(
@@ -203,7 +214,7 @@ pub fn run(graph: &Graph, iterations: u32, cfg: &EmulatorConfig) -> Result<RunRe
         })
         .collect::<Result<Vec<_>>>()?;
     let (comm, compute) = (cfg.comm_threads as u32, cfg.compute_threads as u32);
-    run_lowered(graph, &lowered, bodies, iterations, comm, compute, cfg)
+    run_lowered(graph, lowered, bodies, iterations, comm, compute, cfg)
 }
 
 fn run_lowered(

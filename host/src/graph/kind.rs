@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use super::GraphError;
+
 /// Index of a registered [`TaskKind`] in its graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KindId(pub(crate) u32);
@@ -88,24 +90,12 @@ impl std::fmt::Debug for TaskKind {
 
 impl TaskKind {
     /// A kind whose device body is the function `name` defined in `source`.
-    /// Arguments default to none (size 0).
-    ///
-    /// # Panics
-    /// If `name` is not a C identifier, or starts with `autarky_` (reserved).
+    /// Arguments default to none (size 0). The name is checked when the
+    /// kind is registered ([`crate::Graph::add_kind`]): it must be a C
+    /// identifier that is not a C/C++ keyword or reserved.
     pub fn new(name: impl Into<String>, source: impl Into<String>) -> Self {
-        let name = name.into();
-        let ok = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        assert!(ok, "task kind name `{name}` is not a C identifier");
-        assert!(
-            !name.starts_with("autarky_"),
-            "task kind name `{name}` uses the reserved prefix `autarky_`"
-        );
         TaskKind {
-            name,
+            name: name.into(),
             source: source.into(),
             arg_size: 0,
             cpu: None,
@@ -172,5 +162,177 @@ impl TaskKind {
     /// The emulator body, if any.
     pub fn cpu_body(&self) -> Option<&CpuBody> {
         self.cpu.as_ref()
+    }
+}
+
+/// C and C++ keywords (C17, C++20, and the CUDA and NVRTC spellings a body
+/// might collide with): none can name a device function.
+const KEYWORDS: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "class",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "compl",
+    "concept",
+    "const",
+    "const_cast",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "continue",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "xor",
+    "xor_eq",
+    "_Alignas",
+    "_Alignof",
+    "_Atomic",
+    "_Bool",
+    "_Complex",
+    "_Generic",
+    "_Imaginary",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
+];
+
+/// Names the generated dispatch function uses itself: its parameters
+/// (`ctx`, `kind`) and the runtime's namespace. A kind with one of these
+/// names would not compile, or would call the wrong thing.
+const RESERVED: &[&str] = &["autarky", "ctx", "kind"];
+
+/// Checks that `name` can be a kind's device function: a C identifier
+/// (`[A-Za-z_][A-Za-z0-9_]*`), not a C/C++ keyword, not reserved for the
+/// implementation (`__x`, `_X`) or for autarky (`autarky_*`, `ctx`, `kind`).
+pub(crate) fn check_kind_name(name: &str) -> Result<(), GraphError> {
+    let bad = |reason: &str| {
+        Err(GraphError::BadKindName {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return bad("is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    }
+    if KEYWORDS.contains(&name) {
+        return bad("is a C/C++ keyword");
+    }
+    let b = name.as_bytes();
+    if b.len() >= 2 && b[0] == b'_' && (b[1] == b'_' || b[1].is_ascii_uppercase()) {
+        return bad("is reserved for the compiler (starts with `__` or `_` and a capital)");
+    }
+    if name.starts_with("autarky_") || RESERVED.contains(&name) {
+        return bad("is reserved by autarky (`autarky_*`, `autarky`, `ctx`, `kind`)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_follow_c_identifier_rules() {
+        for ok in ["scale", "_x", "a1", "Jacobi2d", "x_"] {
+            assert_eq!(check_kind_name(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "1a",
+            "no-dash",
+            "é",
+            "a b",
+            "int",
+            "class",
+            "__x",
+            "_X",
+            "autarky_k",
+            "ctx",
+            "kind",
+            "autarky",
+        ] {
+            assert!(check_kind_name(bad).is_err(), "{bad:?} accepted");
+        }
     }
 }

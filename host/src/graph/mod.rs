@@ -6,9 +6,11 @@
 //! after the previous instance of the same task (an implicit self edge). A
 //! graph runs for a fixed number of iterations and is never unrolled.
 //!
-//! Building is infallible except for documented panics on builder misuse;
-//! every property of the graph as a whole (cycles, dangling edges,
-//! distances, PEs, argument sizes, capacity) is checked by
+//! Registering a kind checks its name ([`Graph::add_kind`] returns an
+//! error); adding tasks and edges is infallible except for documented
+//! panics on misuse (an id from another graph); every property of the
+//! graph as a whole (cycles, dangling edges, distances, PEs, argument
+//! sizes, capacity) is checked by
 //! [`Graph::validate`] before any launch, each with its own error.
 
 mod kind;
@@ -26,6 +28,9 @@ pub struct TaskId(pub(crate) u32);
 impl TaskId {
     /// The task id with this index. Ids are dense, in insertion order; an id
     /// that names no task of the graph is reported by validation.
+    ///
+    /// # Panics
+    /// If `index` does not fit in a `u32` (no graph has that many tasks).
     pub fn from_index(index: usize) -> Self {
         TaskId(u32::try_from(index).expect("task index exceeds u32"))
     }
@@ -95,16 +100,16 @@ impl Graph {
 
     /// Registers a task kind and returns its id.
     ///
-    /// # Panics
-    /// If a kind with the same name is already registered.
-    pub fn add_kind(&mut self, kind: TaskKind) -> KindId {
-        assert!(
-            self.kinds.iter().all(|k| k.name != kind.name),
-            "task kind `{}` is registered twice",
-            kind.name
-        );
+    /// Errors: [`GraphError::DuplicateKind`] when a kind with the same name
+    /// is already registered; [`GraphError::BadKindName`] when the name is
+    /// not a C identifier, is a C/C++ keyword, or is reserved.
+    pub fn add_kind(&mut self, kind: TaskKind) -> Result<KindId, GraphError> {
+        kind::check_kind_name(&kind.name)?;
+        if self.kinds.iter().any(|k| k.name == kind.name) {
+            return Err(GraphError::DuplicateKind { name: kind.name });
+        }
         self.kinds.push(kind);
-        KindId((self.kinds.len() - 1) as u32)
+        Ok(KindId((self.kinds.len() - 1) as u32))
     }
 
     /// Adds a task of `kind` with typed arguments. Validation checks that

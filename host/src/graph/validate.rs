@@ -91,6 +91,20 @@ pub enum GraphError {
         /// Kinds registered.
         kinds: usize,
     },
+    /// A kind with this name is already registered in the graph.
+    #[error("task kind `{name}` is registered twice")]
+    DuplicateKind {
+        /// The name.
+        name: String,
+    },
+    /// A kind name that cannot name a device function.
+    #[error("task kind name `{name}` {reason}")]
+    BadKindName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// More tasks than the ready queue can hold.
     #[error("the graph has {tasks} tasks, but the ready queue holds at most {capacity}; raise Builder::max_tasks")]
     TooManyTasks {

@@ -13,13 +13,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use autarky_shared::{
-    BlockStats, HostControl, QueueCtl, QueueSlot, RunParams, Status, ABI_VERSION, MAX_ITERATIONS,
-    TEST_HOLD_TASK,
+    BlockStats, HostControl, QueueCtl, QueueSlot, RunParams, Status, ABI_VERSION, TEST_HOLD_TASK,
 };
 
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
 use super::{Gpu, Loaded, RunOptions};
-use crate::graph::{Graph, Limits, LoweredGraph};
+use crate::graph::{Graph, LoweredGraph};
 use crate::status::{RunReport, Snapshot};
 use crate::{Error, Result};
 
@@ -63,22 +62,15 @@ const CONTROL_ABORT: usize = offset_of!(HostControl, abort);
 const CONTROL_FINISHED: usize = offset_of!(HostControl, finished);
 const CONTROL_PROGRESS: usize = offset_of!(HostControl, progress);
 
-pub(super) fn validate_iterations(iterations: u32) -> Result<()> {
-    if iterations == 0 || iterations > MAX_ITERATIONS {
-        return Err(Error::InvalidConfig(format!(
-            "iterations must be in 1..={MAX_ITERATIONS}, got {iterations}"
-        )));
-    }
-    Ok(())
-}
-
 impl<'a> GpuRun<'a> {
-    pub(super) fn start(gpu: &'a Gpu, graph: &'a Graph, opts: RunOptions) -> Result<GpuRun<'a>> {
-        validate_iterations(opts.iterations)?;
-        let mut lowered = graph.lower(&Limits {
-            num_pes: 1,
-            max_tasks: gpu.cfg.max_tasks,
-        })?;
+    /// Launches `lowered` (the front end validated the options and lowered
+    /// `graph` against this runtime's limits).
+    pub(super) fn start(
+        gpu: &'a Gpu,
+        graph: &'a Graph,
+        mut lowered: LoweredGraph,
+        opts: RunOptions,
+    ) -> Result<GpuRun<'a>> {
         if let Some((t, kind)) = opts.corrupt_kind {
             lowered.tasks[t.index()].kind = kind;
         }

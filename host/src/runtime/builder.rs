@@ -1,0 +1,188 @@
+//! Runtime configuration: the [`Builder`] a user types knobs into, and the
+//! checked [`Config`] the backends read.
+
+use std::time::Duration;
+
+use super::gpu::Gpu;
+use super::{Backend, Runtime};
+use crate::emulator::EmulatorConfig;
+use crate::{Error, Result};
+
+/// Which backend a [`Builder`] should produce.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Want {
+    /// The GPU when one is present, else the emulator (with a notice).
+    Auto,
+    /// The GPU or an error.
+    Gpu,
+    /// The CPU emulator with this many compute threads.
+    Emulator(usize),
+}
+
+/// Largest [`Builder::max_tasks`]: the ready queue's capacity is the next
+/// power of two of the task count, held in a `u32`.
+const MAX_TASKS_LIMIT: usize = 1 << 31;
+
+/// Runtime configuration (see [`Builder`] for each knob).
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub device: u32,
+    pub threads: u32,
+    pub comm_blocks: u32,
+    pub compute_blocks: Option<u32>,
+    pub timeout: Duration,
+    pub max_tasks: usize,
+}
+
+/// Builds a [`Runtime`]. Defaults work: GPU 0 if present (else the
+/// emulator), 128 threads per block, 1 comm block, as many compute blocks as
+/// can be co-resident, 10 s wait timeout.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    want: Want,
+    cfg: Config,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            want: Want::Auto,
+            cfg: Config {
+                device: 0,
+                threads: 128,
+                comm_blocks: 1,
+                compute_blocks: None,
+                timeout: Duration::from_secs(10),
+                max_tasks: 1 << 24,
+            },
+        }
+    }
+}
+
+impl Builder {
+    /// Require the GPU backend (no emulator fallback).
+    pub fn gpu(mut self) -> Self {
+        self.want = Want::Gpu;
+        self
+    }
+    /// Use the CPU emulator with `threads` compute threads (at least 1,
+    /// checked by [`Builder::build`]).
+    pub fn emulator(mut self, threads: usize) -> Self {
+        self.want = Want::Emulator(threads);
+        self
+    }
+    /// CUDA device ordinal (default 0).
+    pub fn device(mut self, ordinal: u32) -> Self {
+        self.cfg.device = ordinal;
+        self
+    }
+    /// Threads per block (default 128): a multiple of 32 in 32..=1024,
+    /// checked by [`Builder::build`].
+    pub fn threads_per_block(mut self, threads: u32) -> Self {
+        self.cfg.threads = threads;
+        self
+    }
+    /// Blocks with the comm role (default 1, at least 1: comm block 0
+    /// publishes progress for the host watchdog and runs communication).
+    pub fn comm_blocks(mut self, n: u32) -> Self {
+        self.cfg.comm_blocks = n;
+        self
+    }
+    /// Blocks with the compute role (default: all that fit co-resident, or
+    /// `AUTARKY_COMPUTE_BLOCKS` when set; at least 1).
+    pub fn compute_blocks(mut self, n: u32) -> Self {
+        self.cfg.compute_blocks = Some(n);
+        self
+    }
+    /// Deadline of every device wait without progress (default 10 s; more
+    /// than zero).
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.cfg.timeout = d;
+        self
+    }
+    /// Most tasks a graph may have: the ready queue's capacity (default
+    /// 2^24; in 1..=2^31).
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.cfg.max_tasks = n;
+        self
+    }
+
+    /// Every knob in range, or [`Error::InvalidConfig`] naming the knob.
+    fn check(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::InvalidConfig(msg));
+        let c = &self.cfg;
+        if !(32..=1024).contains(&c.threads) || c.threads % 32 != 0 {
+            return bad(format!(
+                "threads_per_block must be a multiple of 32 in 32..=1024, got {}",
+                c.threads
+            ));
+        }
+        if c.comm_blocks == 0 {
+            return bad(
+                "comm_blocks must be at least 1: at least one comm block is needed — it publishes progress and runs communication"
+                    .into(),
+            );
+        }
+        if c.compute_blocks == Some(0) {
+            return bad("compute_blocks must be at least 1: compute blocks run the tasks".into());
+        }
+        if c.timeout.is_zero() {
+            return bad("timeout must be more than zero: it is the deadline of every device wait without progress".into());
+        }
+        if c.max_tasks == 0 || c.max_tasks > MAX_TASKS_LIMIT {
+            return bad(format!(
+                "max_tasks must be in 1..={MAX_TASKS_LIMIT} (the ready queue's capacity, a 32-bit power of two), got {}",
+                c.max_tasks
+            ));
+        }
+        if self.want == Want::Emulator(0) {
+            return bad(
+                "emulator threads must be at least 1: compute threads run the tasks".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Boots the backend: for the GPU, loads the driver and retains the
+    /// device's context; the megakernel is compiled per graph at launch.
+    ///
+    /// Errors: [`Error::InvalidConfig`] naming the knob when one is out of
+    /// range (before anything is booted); [`Error::NoGpu`] from
+    /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
+    pub fn build(self) -> Result<Runtime> {
+        self.check()?;
+        let emulator = |threads: usize| {
+            Ok(Runtime {
+                backend: Backend::Emulator(EmulatorConfig {
+                    compute_threads: threads,
+                    timeout: self.cfg.timeout,
+                    ..EmulatorConfig::default()
+                }),
+                cfg: self.cfg.clone(),
+            })
+        };
+        match self.want {
+            Want::Emulator(t) => emulator(t),
+            Want::Gpu => Ok(Runtime {
+                backend: Backend::Gpu(Box::new(Gpu::boot(&self.cfg)?)),
+                cfg: self.cfg,
+            }),
+            Want::Auto => match Gpu::boot(&self.cfg) {
+                Ok(g) => Ok(Runtime {
+                    backend: Backend::Gpu(Box::new(g)),
+                    cfg: self.cfg,
+                }),
+                Err(e @ Error::NoGpu { .. }) => {
+                    let threads = std::thread::available_parallelism()
+                        .map_or(2, |n| n.get())
+                        .max(2);
+                    eprintln!(
+                        "autarky: no GPU ({e}); running on the CPU emulator with {threads} threads"
+                    );
+                    emulator(threads)
+                }
+                Err(e) => Err(e),
+            },
+        }
+    }
+}

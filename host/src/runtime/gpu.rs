@@ -1,0 +1,121 @@
+//! The GPU backend: one device, its context, and the megakernels loaded on
+//! it (compiled once per set of task kinds), plus the grid each gets.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sha2::{Digest, Sha256};
+
+use super::builder::Config;
+use super::driver::{self, Context, Function, Module};
+use super::{libs, source};
+use crate::graph::TaskKind;
+use crate::{Error, Result};
+
+/// A compiled and loaded megakernel for one set of task kinds.
+pub(crate) struct Loaded {
+    pub module: Module,
+    pub kernel: Function,
+    pub occupancy: u32,
+    pub registers: u32,
+}
+
+/// The GPU backend: one device, its context and the loaded megakernels.
+pub(crate) struct Gpu {
+    // Field order is drop order: the modules must be unloaded before the
+    // context is released (compute-sanitizer reported cuModuleUnload on a
+    // released context as CUDA_ERROR_INVALID_HANDLE).
+    loaded: Mutex<HashMap<[u8; 32], Arc<Loaded>>>,
+    pub ctx: Context,
+    pub cfg: Config,
+}
+
+impl Gpu {
+    /// Loads the driver and retains device `cfg.device`'s primary context.
+    pub(crate) fn boot(cfg: &Config) -> Result<Gpu> {
+        libs::ensure_driver()?;
+        let n = driver::device_count().map_err(|e| Error::NoGpu {
+            reason: format!("the CUDA driver is present but failed to initialize: {e}"),
+        })?;
+        if cfg.device >= n {
+            return Err(Error::NoGpu {
+                reason: format!("device {} requested, {n} present", cfg.device),
+            });
+        }
+        let ctx = Context::new(cfg.device)?;
+        tracing::info!(
+            "autarky: GPU {} {} (sm_{}, {} SMs)",
+            cfg.device,
+            ctx.props.name,
+            ctx.props.arch(),
+            ctx.props.sm_count
+        );
+        Ok(Gpu {
+            ctx,
+            cfg: cfg.clone(),
+            loaded: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The megakernel for these kinds, compiled (or taken from the cubin
+    /// cache) and loaded once per runtime.
+    pub(crate) fn load(&self, kinds: &[TaskKind]) -> Result<Arc<Loaded>> {
+        let mut h = Sha256::new();
+        h.update(self.cfg.threads.to_le_bytes());
+        for k in kinds {
+            h.update(k.name.as_bytes());
+            h.update([0]);
+            h.update(k.source.as_bytes());
+            h.update([0]);
+        }
+        let key: [u8; 32] = h.finalize().into();
+        if let Some(l) = self.loaded.lock().get(&key) {
+            return Ok(l.clone());
+        }
+        let cubin = source::compile(kinds, self.cfg.threads, self.ctx.props.arch())?;
+        let module = Module::load(&self.ctx, &cubin)?;
+        let kernel = module.function(source::MEGAKERNEL_NAME)?;
+        let occupancy = kernel.occupancy(self.cfg.threads, 0)?;
+        let registers = kernel.registers()?;
+        tracing::debug!("megakernel: {registers} registers/thread, {occupancy} blocks/SM");
+        let l = Arc::new(Loaded {
+            module,
+            kernel,
+            occupancy,
+            registers,
+        });
+        self.loaded.lock().insert(key, l.clone());
+        Ok(l)
+    }
+
+    /// `(comm, compute)` blocks for this kernel, checked for co-residency.
+    pub(crate) fn grid(&self, l: &Loaded) -> Result<(u32, u32)> {
+        let sms = self.ctx.props.sm_count;
+        let fits = l.occupancy * sms;
+        let comm = self.cfg.comm_blocks;
+        // AUTARKY_COMPUTE_BLOCKS overrides the default (not an explicit
+        // Builder::compute_blocks), for experiments with grid size.
+        let from_env = std::env::var("AUTARKY_COMPUTE_BLOCKS")
+            .ok()
+            .and_then(|v| v.parse().ok());
+        let compute = match self.cfg.compute_blocks.or(from_env) {
+            Some(c) => c,
+            None => fits.saturating_sub(comm),
+        };
+        if compute == 0 {
+            return Err(Error::InvalidConfig(format!(
+                "no compute blocks: {comm} comm blocks fill all {fits} co-resident slots"
+            )));
+        }
+        if comm + compute > fits {
+            return Err(Error::NotCoResident {
+                wanted: comm + compute,
+                fits,
+                per_sm: l.occupancy,
+                sms,
+            });
+        }
+        Ok((comm, compute))
+    }
+}

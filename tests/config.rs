@@ -1,0 +1,92 @@
+//! Configuration a user types is checked at `Builder::build()` and comes
+//! back as `Error::InvalidConfig` naming the knob — never a panic. All of
+//! these fail before any backend boots, so they run without a GPU.
+
+use std::time::Duration;
+
+use autarky::{Error, Runtime};
+
+/// The message of the `InvalidConfig` that `b.build()` must return.
+fn config_error(b: autarky::Builder) -> String {
+    match b.build() {
+        Err(Error::InvalidConfig(msg)) => msg,
+        Err(e) => panic!("expected InvalidConfig, got {e:?}"),
+        Ok(rt) => panic!("expected InvalidConfig, got a runtime ({rt:?})"),
+    }
+}
+
+#[test]
+fn threads_per_block_not_a_multiple_of_32_is_refused() {
+    let msg = config_error(Runtime::builder().emulator(2).threads_per_block(100));
+    assert_eq!(
+        msg,
+        "threads_per_block must be a multiple of 32 in 32..=1024, got 100"
+    );
+}
+
+#[test]
+fn threads_per_block_out_of_range_is_refused() {
+    for t in [0, 1056, 2048] {
+        let msg = config_error(Runtime::builder().emulator(2).threads_per_block(t));
+        assert!(msg.starts_with("threads_per_block must be"), "{msg}");
+        assert!(msg.ends_with(&format!("got {t}")), "{msg}");
+    }
+    // The bounds themselves are fine.
+    for t in [32, 1024] {
+        Runtime::builder()
+            .emulator(1)
+            .threads_per_block(t)
+            .build()
+            .unwrap();
+    }
+}
+
+#[test]
+fn zero_comm_blocks_is_refused() {
+    let msg = config_error(Runtime::builder().emulator(2).comm_blocks(0));
+    assert!(
+        msg.starts_with("comm_blocks must be at least 1")
+            && msg.contains("publishes progress and runs communication"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn zero_compute_blocks_is_refused() {
+    let msg = config_error(Runtime::builder().emulator(2).compute_blocks(0));
+    assert!(
+        msg.starts_with("compute_blocks must be at least 1"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn zero_timeout_is_refused() {
+    let msg = config_error(Runtime::builder().emulator(2).timeout(Duration::ZERO));
+    assert!(msg.starts_with("timeout must be more than zero"), "{msg}");
+}
+
+#[test]
+fn zero_emulator_threads_is_refused_not_rounded_up() {
+    let msg = config_error(Runtime::builder().emulator(0));
+    assert!(
+        msg.starts_with("emulator threads must be at least 1"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn max_tasks_out_of_range_is_refused() {
+    let msg = config_error(Runtime::builder().emulator(2).max_tasks(0));
+    assert!(msg.starts_with("max_tasks must be in 1..="), "{msg}");
+    let msg = config_error(Runtime::builder().emulator(2).max_tasks((1 << 31) + 1));
+    assert!(msg.contains("got 2147483649"), "{msg}");
+}
+
+#[test]
+fn configuration_errors_come_before_looking_for_a_gpu() {
+    // With gpu() and a bad knob the error is the knob, not NoGpu, on any
+    // machine: the check runs before the backend boots.
+    let msg = config_error(Runtime::builder().gpu().threads_per_block(33));
+    assert!(msg.contains("threads_per_block"), "{msg}");
+}
