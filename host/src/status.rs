@@ -56,8 +56,9 @@ fn role_name(role: u32) -> String {
     }
 }
 
-/// Describes a wait in words.
-pub(crate) fn describe_wait(graph: &Graph, kind: u32, index: u32) -> String {
+/// Describes a wait in words (`index` is a local task id of `lowered` for
+/// task-valued waits).
+pub(crate) fn describe_wait(graph: &Graph, lowered: &LoweredGraph, kind: u32, index: u32) -> String {
     match WaitKind::from_u32(kind) {
         Some(WaitKind::QueueItem) => format!(
             "ready-queue slot {index} to be filled (no task instance became ready)"
@@ -65,7 +66,14 @@ pub(crate) fn describe_wait(graph: &Graph, kind: u32, index: u32) -> String {
         Some(WaitKind::QueueSpace) => format!("ready-queue slot {index} to be freed"),
         Some(WaitKind::UserWord) => format!("user word {index} (task body wait)"),
         Some(WaitKind::Signal) => format!("signal {index}"),
-        Some(WaitKind::TestHold) => format!("task {} held back by a test hook", graph.label(index)),
+        Some(WaitKind::TestHold) => format!(
+            "task {} held back by a test hook",
+            lowered.label(graph, index)
+        ),
+        Some(WaitKind::Predecessors) => format!(
+            "the predecessors of pinned task {}",
+            lowered.label(graph, index)
+        ),
         Some(WaitKind::Progress) => format!(
             "any task instance of PE {index} to complete (no progress anywhere; a task body may be stuck)"
         ),
@@ -96,7 +104,7 @@ impl Snapshot<'_> {
                 let _ = write!(
                     out,
                     "\n    block {i} ({role}) waits for {}",
-                    describe_wait(self.graph, b.wait_kind, b.wait_index)
+                    describe_wait(self.graph, self.lowered, b.wait_kind, b.wait_index)
                 );
             }
             if waiting.len() > 8 {
@@ -106,7 +114,13 @@ impl Snapshot<'_> {
         let done = |t: u32| state_parts(self.state[t as usize]).1;
         let mut unfinished = 0usize;
         let mut lines = String::new();
-        for (t, d) in self.lowered.tasks.iter().enumerate() {
+        for (t, d) in self
+            .lowered
+            .tasks
+            .iter()
+            .enumerate()
+            .take(self.lowered.num_tasks as usize)
+        {
             let (claimed, dn) = state_parts(self.state[t]);
             if dn >= self.iterations {
                 continue;
@@ -115,7 +129,7 @@ impl Snapshot<'_> {
             if unfinished > 10 {
                 continue;
             }
-            let label = self.graph.label(t as u32);
+            let label = self.lowered.label(self.graph, t as u32);
             if claimed > dn {
                 let _ = write!(
                     lines,
@@ -131,7 +145,7 @@ impl Snapshot<'_> {
                 .map(|e| {
                     format!(
                         "{} (needs {} done, has {})",
-                        self.graph.label(e.task),
+                        self.lowered.label(self.graph, e.task),
                         dn + 1 - e.distance,
                         done(e.task)
                     )
@@ -165,7 +179,7 @@ impl Snapshot<'_> {
         let task = if s.task == TASK_NONE {
             "none".to_string()
         } else {
-            self.graph.label(s.task)
+            self.lowered.label(self.graph, s.task)
         };
         let Some(code) = ErrorCode::from_u32(s.error_code) else {
             return Err(Error::UnknownDeviceError {
@@ -181,7 +195,7 @@ impl Snapshot<'_> {
                 role: role_name(s.role),
                 task,
                 iteration: s.iteration,
-                waiting_for: describe_wait(self.graph, s.wait_kind, s.wait_index),
+                waiting_for: describe_wait(self.graph, self.lowered, s.wait_kind, s.wait_index),
                 seen: s.seen,
                 wanted: s.wanted,
                 report: self.report(),
@@ -212,7 +226,7 @@ impl Snapshot<'_> {
                 reason: "abort raised through host-mapped memory".into(),
                 report: self.report(),
             }),
-            ErrorCode::BadRole | ErrorCode::QueueOverflow => Err(Error::UnknownDeviceError {
+            ErrorCode::BadPlacement => Err(Error::UnknownDeviceError {
                 pe: s.pe,
                 code: s.error_code,
             }),

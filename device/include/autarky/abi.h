@@ -9,13 +9,28 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 1u
+#define AUTARKY_ABI_VERSION 2u
 
 namespace autarky {
 
 constexpr uint32_t TASK_NONE = 0xffffffffu;
 constexpr uint32_t MAX_ITERATIONS = 0x7fffffffu;
 constexpr uint32_t TEST_HOLD_TASK = 1u;
+constexpr uint32_t RUN_MAY_STOP = 2u;
+constexpr uint32_t MAX_LOCAL_PES = 16u;
+constexpr uint32_t MAX_DISTANCE = 65536u;
+
+// Word encodings (Rust: autarky_shared::{state_word, state_parts, queue_slot_word}).
+// state[t] = (claimed << 32) | done.
+__device__ __forceinline__ uint64_t state_word(uint32_t claimed, uint32_t done) {
+    return ((uint64_t)claimed << 32) | done;
+}
+__device__ __forceinline__ uint32_t state_claimed(uint64_t word) { return (uint32_t)(word >> 32); }
+__device__ __forceinline__ uint32_t state_done(uint64_t word) { return (uint32_t)word; }
+// QueueSlot::word = (seq << 32) | task.
+__device__ __forceinline__ uint64_t queue_slot_word(uint32_t seq, uint32_t task) {
+    return ((uint64_t)seq << 32) | task;
+}
 
 // Why a run ended early. Recorded once per PE in [`Status::error_code`]
 // by the first block that fails (compare-and-swap from `None`).
@@ -34,10 +49,8 @@ enum class ErrorCode : uint32_t {
     AbiMismatch = 5,
     // The host raised abort through host-mapped memory (watchdog or user).
     HostAbort = 6,
-    // A block was given a role that does not exist.
-    BadRole = 7,
-    // An instance was pushed to a full ready queue (a scheduler invariant broke).
-    QueueOverflow = 8,
+    // A pinned task's instance list or a placement did not fit the grid (a lowering invariant broke); `detail` holds the block.
+    BadPlacement = 7,
 };
 
 // What a waiting block awaits. Written to [`BlockStats::wait_kind`] while it
@@ -57,6 +70,8 @@ enum class WaitKind : uint32_t {
     TestHold = 5,
     // A comm block waits for any task instance of its PE to complete (stall watchdog).
     Progress = 6,
+    // A pinned block waits for the predecessors of its next task instance (`index` = the task, `wanted` = the instance).
+    Predecessors = 7,
 };
 
 // A block's role, fixed at launch: blocks `[0, comm_blocks)` communicate,
@@ -72,8 +87,8 @@ enum class Role : uint32_t {
 struct alignas(4) TaskDesc {
     // Index of the task kind (the generated dispatch switch's case).
     uint32_t kind;
-    // PE that runs the task.
-    uint32_t pe;
+    // The task's id in the user's graph (errors and traces name it).
+    uint32_t global;
     // Byte offset of the task's arguments in the argument arena (16-aligned).
     uint32_t arg_offset;
     // Byte length of the task's arguments.
@@ -86,8 +101,12 @@ struct alignas(4) TaskDesc {
     uint32_t pred_start;
     // Number of predecessor edges.
     uint32_t pred_count;
+    // First entry in [`RunParams::remote`]: successors on other PEs.
+    uint32_t remote_start;
+    // Number of remote successor entries.
+    uint32_t remote_count;
 };
-static_assert(sizeof(TaskDesc) == 32, "sizeof(TaskDesc) differs from Rust");
+static_assert(sizeof(TaskDesc) == 40, "sizeof(TaskDesc) differs from Rust");
 static_assert(alignof(TaskDesc) == 4, "alignof(TaskDesc) differs from Rust");
 
 // One CSR edge entry: in the successor table `task` is the successor, in
@@ -110,6 +129,20 @@ struct alignas(4) Edge {
 };
 static_assert(sizeof(Edge) == 16, "sizeof(Edge) differs from Rust");
 static_assert(alignof(Edge) == 4, "alignof(Edge) differs from Rust");
+
+// A successor on another PE: after completing instance `i`, the
+// producer stores `state_word(i + 1, i + 1)` with a system-scope release
+// into the consumer PE's state word `slot` (a *proxy* task that mirrors
+// the producer there). The value is the iteration count (SET, never
+// ADD), so it only increases and reordered stores cannot lose counts.
+struct alignas(4) RemoteOut {
+    // The consumer PE.
+    uint32_t pe;
+    // Local task id of the proxy on the consumer PE.
+    uint32_t slot;
+};
+static_assert(sizeof(RemoteOut) == 8, "sizeof(RemoteOut) differs from Rust");
+static_assert(alignof(RemoteOut) == 4, "alignof(RemoteOut) differs from Rust");
 
 // Ready-queue control words (device memory). `head` and `tail` sit on
 // separate 128-byte lines so poppers and pushers do not share a line.
@@ -190,8 +223,12 @@ struct alignas(8) Status {
     uint32_t blocks_exited;
     // Device-memory mirror of the abort flag: raised (0 → 1) with the host-mapped `HostControl::abort` by any failing block; polled by every block every few hundred polls (cheaper than host memory).
     uint32_t abort;
+    // Instances every task runs: starts at the run's iteration count and only decreases, when a task body asks the run to finish early (`ctx.finish_at(n)`, atomic min). Read by every claim and pinned loop when [`RUN_MAY_STOP`] is set.
+    uint32_t limit;
+    // Set (0 → 1) by comm block 0 once `limit` was lowered and every local task's `done` reached it: the run is over (the termination counter cannot know which completions were the last ones).
+    uint32_t stopped;
 };
-static_assert(sizeof(Status) == 96, "sizeof(Status) differs from Rust");
+static_assert(sizeof(Status) == 104, "sizeof(Status) differs from Rust");
 static_assert(alignof(Status) == 8, "alignof(Status) differs from Rust");
 
 // Per-PE words in host-mapped (pinned, device-mapped) memory: the only
@@ -236,55 +273,90 @@ struct alignas(8) BlockStats {
 static_assert(sizeof(BlockStats) == 32, "sizeof(BlockStats) differs from Rust");
 static_assert(alignof(BlockStats) == 8, "alignof(BlockStats) differs from Rust");
 
-// Everything the megakernel needs, passed by value as its only parameter.
-// Pointers are device addresses of this PE's tables.
+// Everything one PE's scheduler needs. The launch passes one per local
+// PE by value ([`MAX_LOCAL_PES`] at most); block `b` serves local PE
+// `b / (comm_blocks + compute_blocks)`. Pointers are device addresses of
+// this PE's tables.
+//
+// Local task ids: `[0, first_comm)` compute tasks, `[first_comm,
+// num_tasks)` comm tasks (run by comm blocks only), `[num_tasks,
+// num_tasks + num_proxies)` proxies: one per predecessor on another PE,
+// whose state word that PE writes ([`RemoteOut`]).
 struct alignas(8) RunParams {
     // Must equal the kernel's compiled [`ABI_VERSION`].
     uint32_t abi_version;
     // This PE's index.
     uint32_t pe;
-    // Number of PEs in the run.
+    // Number of PEs in the run (all GPUs).
     uint32_t num_pes;
-    // Number of tasks in the graph.
+    // Local tasks of this PE (compute + comm, proxies excluded).
     uint32_t num_tasks;
     // Instances of every task to run.
     uint32_t iterations;
-    // Blocks `[0, comm_blocks)` have the comm role.
+    // Blocks `[0, comm_blocks)` of this PE's partition have the comm role.
     uint32_t comm_blocks;
     // Blocks `[comm_blocks, comm_blocks + compute_blocks)` compute.
     uint32_t compute_blocks;
-    // Ready-queue capacity minus one (capacity is a power of two).
+    // Compute ready-queue capacity minus one (capacity is a power of two).
     uint32_t queue_mask;
     // Deadline of every bounded wait without progress (ns).
     uint64_t timeout_ns;
-    // Test hooks (bit 0: hold back `hold_task`).
-    uint32_t test_flags;
-    // Task held back when `test_flags & 1`.
+    // [`RUN_MAY_STOP`], [`TEST_HOLD_TASK`].
+    uint32_t flags;
+    // Task held back when `flags & TEST_HOLD_TASK`.
     uint32_t hold_task;
-    // `TaskDesc[num_tasks]`.
+    // First comm task id.
+    uint32_t first_comm;
+    // Proxy tasks (ids `num_tasks..num_tasks + num_proxies`).
+    uint32_t num_proxies;
+    // Comm ready-queue capacity minus one (a power of two minus one).
+    uint32_t comm_queue_mask;
+    // Compute blocks `[0, pin_compute_slots)` run pinned task lists only.
+    uint32_t pin_compute_slots;
+    // Comm blocks `[0, pin_comm_slots)` run pinned comm task lists (besides their other duties).
+    uint32_t pin_comm_slots;
+    // First block of this PE in the launch's grid.
+    uint32_t block_base;
+    // `TaskDesc[num_tasks + num_proxies]`.
     uint64_t tasks;
-    // Successor edges (CSR, by `TaskDesc::succ_start`).
+    // Successor edges (CSR, by `TaskDesc::succ_start`); pinned successors are left out (nobody claims them: their block polls).
     uint64_t succ;
     // Predecessor edges (CSR, by `TaskDesc::pred_start`).
     uint64_t pred;
+    // `RemoteOut[]` (by `TaskDesc::remote_start`).
+    uint64_t remote;
+    // `u32[pin_compute_slots + pin_comm_slots + 1]` offsets, then the pinned task ids of each slot in the order its block runs them.
+    uint64_t pinned;
     // Argument arena.
     uint64_t args;
-    // `u64[num_tasks]`: `(claimed << 32) | done` per task.
+    // `u64[num_tasks + num_proxies]`: `(claimed << 32) | done` per task.
     uint64_t state;
-    // `QueueCtl`.
+    // `u32[num_proxies]`: last `done` of each proxy whose successors the relaying comm block checked (written by that block only).
+    uint64_t proxy_seen;
+    // Compute `QueueCtl`.
     uint64_t queue;
-    // `QueueSlot[queue_mask + 1]`.
+    // Compute `QueueSlot[queue_mask + 1]`.
     uint64_t slots;
+    // Comm `QueueCtl`.
+    uint64_t comm_queue;
+    // Comm `QueueSlot[comm_queue_mask + 1]`.
+    uint64_t comm_slots;
     // `Status` (device memory).
     uint64_t status;
     // `HostControl` (host-mapped; device address).
     uint64_t control;
-    // `u64[num_pes]`: device addresses of every PE's `HostControl`, for raising abort everywhere.
+    // `u64[num_pes]`: every PE's `HostControl` (raise abort everywhere).
     uint64_t peer_controls;
+    // `u64[num_pes]`: every PE's `Status` (device abort mirrors), reachable from this PE.
+    uint64_t peer_statuses;
+    // `u64[num_pes]`: every PE's state array (remote successor signals).
+    uint64_t peer_states;
+    // `u64[num_pes]`: every PE's symmetric heap base, as this PE reaches it.
+    uint64_t peer_heaps;
     // `BlockStats[comm_blocks + compute_blocks]`.
     uint64_t block_stats;
 };
-static_assert(sizeof(RunParams) == 136, "sizeof(RunParams) differs from Rust");
+static_assert(sizeof(RunParams) == 224, "sizeof(RunParams) differs from Rust");
 static_assert(alignof(RunParams) == 8, "alignof(RunParams) differs from Rust");
 
 }  // namespace autarky
@@ -298,13 +370,15 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
     out[i++] = sizeof(autarky::TaskDesc);
     { autarky::TaskDesc s{};
       out[i++] = (unsigned long long)((const char*)&s.kind - (const char*)&s);
-      out[i++] = (unsigned long long)((const char*)&s.pe - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.global - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.arg_offset - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.arg_len - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.succ_start - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.succ_count - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.pred_start - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.pred_count - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.remote_start - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.remote_count - (const char*)&s);
     }
     out[i++] = sizeof(autarky::Edge);
     { autarky::Edge s{};
@@ -312,6 +386,11 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.distance - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.pred_start - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.pred_count - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::RemoteOut);
+    { autarky::RemoteOut s{};
+      out[i++] = (unsigned long long)((const char*)&s.pe - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.slot - (const char*)&s);
     }
     out[i++] = sizeof(autarky::QueueCtl);
     { autarky::QueueCtl s{};
@@ -346,6 +425,8 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.tasks_finished - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.blocks_exited - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.abort - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.limit - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.stopped - (const char*)&s);
     }
     out[i++] = sizeof(autarky::HostControl);
     { autarky::HostControl s{};
@@ -375,18 +456,32 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.compute_blocks - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.queue_mask - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.timeout_ns - (const char*)&s);
-      out[i++] = (unsigned long long)((const char*)&s.test_flags - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.flags - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.hold_task - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.first_comm - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.num_proxies - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.comm_queue_mask - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pin_compute_slots - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pin_comm_slots - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.block_base - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.tasks - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.succ - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.pred - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.remote - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pinned - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.args - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.state - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.proxy_seen - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.queue - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.slots - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.comm_queue - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.comm_slots - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.status - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.control - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.peer_controls - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.peer_statuses - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.peer_states - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.peer_heaps - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.block_stats - (const char*)&s);
     }
 }

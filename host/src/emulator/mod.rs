@@ -108,7 +108,7 @@ pub(crate) fn test_lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGr
 
 use std::time::{Duration, Instant};
 
-use crate::graph::{Graph, Limits, LoweredGraph};
+use crate::graph::{Graph, Limits, LoweredGraph, LoweredRun};
 use crate::status::{RunReport, Snapshot};
 use crate::{Error, Result};
 
@@ -175,21 +175,33 @@ pub fn run(graph: &Graph, iterations: u32, cfg: &EmulatorConfig) -> Result<RunRe
             autarky_shared::MAX_ITERATIONS
         )));
     }
-    let lowered = graph.lower(&Limits {
+    let lowered = graph.lower_run(&Limits {
         num_pes: 1,
         max_tasks: 1 << 24,
     })?;
-    run_prelowered(graph, &lowered, iterations, cfg)
+    run_prelowered(graph, &lowered, iterations, cfg, &[0])
 }
 
 /// [`run`] for a graph the caller already validated and lowered (the
 /// runtime's front end lowers once, against its own limits).
 pub(crate) fn run_prelowered(
     graph: &Graph,
-    lowered: &LoweredGraph,
+    run: &LoweredRun,
     iterations: u32,
     cfg: &EmulatorConfig,
+    _heaps: &[u64],
 ) -> Result<RunReport> {
+    // TODO(multi-PE emulator): several PEs, pinned lists, comm tasks, proxies.
+    let lowered = &run.pes[0];
+    if run.pes.len() > 1
+        || lowered.num_proxies > 0
+        || lowered.first_comm < lowered.num_tasks
+        || lowered.pin_compute_slots > 0
+    {
+        return Err(Error::InvalidConfig(
+            "the emulator does not run several PEs, comm tasks or pinned tasks yet".into(),
+        ));
+    }
     if cfg.compute_threads == 0 {
         return Err(Error::InvalidConfig(
             "the emulator needs at least one compute thread".into(),

@@ -32,6 +32,11 @@ pub(crate) struct Config {
     pub compute_blocks: Option<u32>,
     pub timeout: Duration,
     pub max_tasks: usize,
+    /// PEs in a run (virtual PEs on the GPU, or emulated PEs).
+    pub pes: u32,
+    /// Bytes of every PE's symmetric heap (reserved at the first
+    /// `alloc_symmetric`).
+    pub heap_bytes: usize,
 }
 
 /// Builds a [`Runtime`]. Defaults work: GPU 0 if present (else the
@@ -51,6 +56,8 @@ impl Default for Builder {
                 device: 0,
                 threads: 128,
                 comm_blocks: 1,
+                pes: 1,
+                heap_bytes: 1 << 30,
                 compute_blocks: None,
                 timeout: Duration::from_secs(10),
                 max_tasks: 1 << 24,
@@ -149,8 +156,36 @@ impl Builder {
     /// Errors: [`Error::InvalidConfig`] naming the knob when one is out of
     /// range (before anything is booted); [`Error::NoGpu`] from
     /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
+    /// Processing elements of every run (default 1). On one GPU they are
+    /// *virtual PEs*: each gets its own partition of the megakernel's blocks
+    /// (`comm_blocks` + compute blocks each), its own task tables, ready
+    /// queues, progress words and symmetric heap, and reaches its peers
+    /// through the same peer-pointer path as GPUs do. At most
+    /// `autarky::abi::MAX_LOCAL_PES` (16) per GPU.
+    pub fn pes(mut self, n: u32) -> Self {
+        self.cfg.pes = n;
+        self
+    }
+
+    /// Bytes of every PE's symmetric heap (default 1 GiB), reserved at the
+    /// first [`Runtime::alloc_symmetric`].
+    pub fn symmetric_heap_bytes(mut self, bytes: usize) -> Self {
+        self.cfg.heap_bytes = bytes;
+        self
+    }
+
+    /// Checks the configuration and boots the backend: for the GPU, loads
+    /// the driver and retains the device's context; the megakernel is
+    /// compiled per graph at launch.
     pub fn build(self) -> Result<Runtime> {
         self.check()?;
+        if self.cfg.pes == 0 || self.cfg.pes > autarky_shared::MAX_LOCAL_PES {
+            return Err(Error::InvalidConfig(format!(
+                "pes must be in 1..={} (PEs per GPU), got {}",
+                autarky_shared::MAX_LOCAL_PES,
+                self.cfg.pes
+            )));
+        }
         let emulator = |threads: usize| {
             Ok(Runtime {
                 backend: Backend::Emulator(EmulatorConfig {
@@ -159,6 +194,7 @@ impl Builder {
                     ..EmulatorConfig::default()
                 }),
                 cfg: self.cfg.clone(),
+                heap: Default::default(),
             })
         };
         match self.want {
@@ -166,11 +202,13 @@ impl Builder {
             Want::Gpu => Ok(Runtime {
                 backend: Backend::Gpu(Box::new(Gpu::boot(&self.cfg)?)),
                 cfg: self.cfg,
+                heap: Default::default(),
             }),
             Want::Auto => match Gpu::boot(&self.cfg) {
                 Ok(g) => Ok(Runtime {
                     backend: Backend::Gpu(Box::new(g)),
                     cfg: self.cfg,
+                    heap: Default::default(),
                 }),
                 Err(e @ Error::NoGpu { .. }) => {
                     let threads = std::thread::available_parallelism()

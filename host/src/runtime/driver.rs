@@ -289,6 +289,48 @@ impl DeviceMem {
         }
     }
 
+    /// Copies `data` to byte offset `offset` of this allocation (synchronous).
+    ///
+    /// # Panics
+    /// If the range does not lie inside the allocation.
+    pub fn upload_at<T: bytemuck::Pod>(&self, offset: usize, data: &[T]) -> Result<(), Error> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        assert!(offset + bytes.len() <= self.bytes, "upload out of range");
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the destination range lies inside this allocation (asserted)
+        // and the source is a live slice of the same length.
+        unsafe {
+            cu!(cuMemcpyHtoD_v2(
+                self.ptr + offset as u64,
+                bytes.as_ptr() as *const c_void,
+                bytes.len()
+            ))
+        }
+    }
+
+    /// Copies from byte offset `offset` of this allocation into `out`.
+    ///
+    /// # Panics
+    /// If the range does not lie inside the allocation.
+    pub fn download_at<T: bytemuck::Pod>(&self, offset: usize, out: &mut [T]) -> Result<(), Error> {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+        assert!(offset + bytes.len() <= self.bytes, "download out of range");
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the source range lies inside this allocation (asserted) and
+        // the destination is a live, writable slice of the same length.
+        unsafe {
+            cu!(cuMemcpyDtoH_v2(
+                bytes.as_mut_ptr() as *mut c_void,
+                self.ptr + offset as u64,
+                bytes.len()
+            ))
+        }
+    }
+
     /// Sets every byte to `value` (synchronous).
     pub fn fill_bytes(&self, value: u8) -> Result<(), Error> {
         // SAFETY: the range is exactly this allocation.

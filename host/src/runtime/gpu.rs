@@ -89,8 +89,10 @@ impl Gpu {
         Ok(l)
     }
 
-    /// `(comm, compute)` blocks for this kernel, checked for co-residency.
-    pub(crate) fn grid(&self, l: &Loaded) -> Result<(u32, u32)> {
+    /// `(comm, compute)` blocks per PE for this kernel and `pes` PEs on
+    /// the GPU, checked for co-residency (every PE's partition has the same
+    /// size).
+    pub(crate) fn grid(&self, l: &Loaded, pes: u32) -> Result<(u32, u32)> {
         let sms = self.ctx.props.sm_count;
         let fits = l.occupancy * sms;
         let comm = self.cfg.comm_blocks;
@@ -101,16 +103,16 @@ impl Gpu {
             .and_then(|v| v.parse().ok());
         let compute = match self.cfg.compute_blocks.or(from_env) {
             Some(c) => c,
-            None => fits.saturating_sub(comm),
+            None => (fits / pes).saturating_sub(comm),
         };
         if compute == 0 {
             return Err(Error::InvalidConfig(format!(
-                "no compute blocks: {comm} comm blocks fill all {fits} co-resident slots"
+                "no compute blocks: {pes} PE(s) × {comm} comm blocks fill the {fits} co-resident slots"
             )));
         }
-        if comm + compute > fits {
+        if pes * (comm + compute) > fits {
             return Err(Error::NotCoResident {
-                wanted: comm + compute,
+                wanted: pes * (comm + compute),
                 fits,
                 per_sm: l.occupancy,
                 sms,

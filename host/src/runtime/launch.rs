@@ -1,24 +1,31 @@
-//! One GPU run: upload the lowered tables, one cooperative launch, a
-//! CPU-free wait, finalize.
+//! One GPU run: upload every local PE's lowered tables, one cooperative
+//! launch, a CPU-free wait, finalize.
 //!
 //! Between the launch and the end of the kernel the host makes no CUDA call
 //! but `cuStreamQuery` (the wait for the kernel to end); it reads and writes
-//! only host-mapped memory ([`HostControl`]): progress for the watchdog,
-//! `finished` as the early hint, and `abort` to stop a stalled run. The
-//! driver call log ([`CallLog`]) proves it per run: see
+//! only host-mapped memory ([`HostControl`], one per PE): progress for the
+//! watchdog, `finished` as the early hint, and `abort` to stop a stalled
+//! run. The driver call log ([`CallLog`]) proves it per run: see
 //! [`RunReport::driver_calls`].
+//!
+//! Virtual PEs: the launch hosts P PEs (P ≤ `MAX_LOCAL_PES`), each with its
+//! own partition of `comm + compute` blocks, its own tables, queues, status
+//! and control words; the peer tables (every PE's state array, status,
+//! control words and heap base) let PEs signal each other exactly as GPUs
+//! of one process would, through plain device addresses.
 
 use std::mem::{offset_of, size_of};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use autarky_shared::{
-    BlockStats, HostControl, QueueCtl, QueueSlot, RunParams, Status, ABI_VERSION, TEST_HOLD_TASK,
+    initial_status, seeded_queue_ctl, seeded_queue_slot, BlockStats, HostControl, QueueSlot,
+    RunParams, Status, ABI_VERSION, MAX_LOCAL_PES, RUN_MAY_STOP, TEST_HOLD_TASK,
 };
 
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
 use super::{Gpu, Loaded, RunOptions};
-use crate::graph::{Graph, LoweredGraph};
+use crate::graph::{Graph, LoweredRun};
 use crate::status::{RunReport, Snapshot};
 use crate::{Error, Result};
 
@@ -28,15 +35,16 @@ use crate::{Error, Result};
 pub struct GpuRun<'a> {
     gpu: &'a Gpu,
     graph: &'a Graph,
-    lowered: LoweredGraph,
+    run: LoweredRun,
     opts: RunOptions,
     _loaded: Arc<Loaded>,
     stream: Stream,
-    /// Host-mapped control words; `None` only after an unstoppable kernel
-    /// (then leaked: the kernel still reads them, and freeing pinned memory
-    /// would also block until the kernel ends).
-    control: Option<HostMapped>,
-    mem: Option<RunMem>,
+    /// Host-mapped control words, one per PE; empty only after an
+    /// unstoppable kernel (then leaked: the kernel still reads them, and
+    /// freeing pinned memory would also block until the kernel ends).
+    controls: Vec<HostMapped>,
+    mem: Option<Vec<PeMem>>,
+    _peer_tables: Option<Vec<DeviceMem>>,
     events: Option<(Event, Event)>,
     comm_blocks: u32,
     compute_blocks: u32,
@@ -44,17 +52,11 @@ pub struct GpuRun<'a> {
     waited: bool,
 }
 
-/// Device allocations of one run.
-struct RunMem {
-    _tasks: DeviceMem,
-    _succ: DeviceMem,
-    _pred: DeviceMem,
-    _args: DeviceMem,
+/// Device allocations of one PE.
+struct PeMem {
+    _tables: Vec<DeviceMem>,
     state: DeviceMem,
-    _queue: DeviceMem,
-    _slots: DeviceMem,
     status: DeviceMem,
-    _peers: DeviceMem,
     blocks: DeviceMem,
 }
 
@@ -62,98 +64,147 @@ const CONTROL_ABORT: usize = offset_of!(HostControl, abort);
 const CONTROL_FINISHED: usize = offset_of!(HostControl, finished);
 const CONTROL_PROGRESS: usize = offset_of!(HostControl, progress);
 
+/// The ring of `capacity` seeded with `roots`.
+fn seeded_ring(capacity: u32, roots: &[u32]) -> Vec<QueueSlot> {
+    (0..capacity).map(|i| seeded_queue_slot(i, roots)).collect()
+}
+
 impl<'a> GpuRun<'a> {
-    /// Launches `lowered` (the front end validated the options and lowered
-    /// `graph` against this runtime's limits).
+    /// Launches every PE of `run` (the front end validated the options and
+    /// lowered `graph` against this runtime's limits). `heaps` are the PEs'
+    /// symmetric heap bases.
     pub(super) fn start(
         gpu: &'a Gpu,
         graph: &'a Graph,
-        mut lowered: LoweredGraph,
+        #[allow(unused_mut)] mut run: LoweredRun,
         opts: RunOptions,
+        heaps: Vec<u64>,
     ) -> Result<GpuRun<'a>> {
-        if let Some((t, kind)) = opts.corrupt_kind {
-            lowered.tasks[t.index()].kind = kind;
+        let pes = run.pes.len() as u32;
+        if pes > MAX_LOCAL_PES {
+            return Err(Error::InvalidConfig(format!(
+                "{pes} PEs on one GPU; at most {MAX_LOCAL_PES} virtual PEs per GPU"
+            )));
         }
+        #[cfg(feature = "fault-injection")]
+        if let Some((t, kind)) = opts.corrupt_kind {
+            let (pe, l) = run.local[t.index()];
+            run.pes[pe as usize].tasks[l as usize].kind = kind;
+        }
+        #[allow(unused_mut)]
+        let mut hold: Option<(u32, u32)> = None;
+        #[cfg(feature = "fault-injection")]
         if let Some(t) = opts.hold_task {
             if t.index() >= graph.num_tasks() {
                 return Err(Error::InvalidConfig(format!(
                     "hold_task {t} is not in the graph"
                 )));
             }
+            hold = Some(run.local[t.index()]);
         }
         let loaded = gpu.load(graph.kinds())?;
-        let (comm_blocks, compute_blocks) = gpu.grid(&loaded)?;
-        let ctx = &gpu.ctx;
-
-        // ---- tables and initial state ------------------------------------------
-        let tasks = DeviceMem::from_slice(ctx, &lowered.tasks)?;
-        let succ = DeviceMem::from_slice(ctx, &lowered.succ)?;
-        let pred = DeviceMem::from_slice(ctx, &lowered.pred)?;
-        let args = DeviceMem::from_slice(ctx, &lowered.args)?;
-        let state = DeviceMem::from_slice(ctx, &lowered.initial_state())?;
-        let cap = lowered.queue_capacity;
-        debug_assert!(cap.is_power_of_two() && cap as usize >= lowered.tasks.len());
-        // Slot i starts free for push ticket i; the roots occupy tickets
-        // 0..roots, as if pushed before the launch.
-        let mut slots: Vec<QueueSlot> = (0..cap)
-            .map(|i| QueueSlot {
-                word: (i as u64) << 32,
-                ..Default::default()
-            })
-            .collect();
-        for (k, &r) in lowered.roots.iter().enumerate() {
-            slots[k].word = ((k as u64 + 1) << 32) | r as u64;
-            slots[k].iteration = 0;
+        let (comm_blocks, compute_blocks) = gpu.grid(&loaded, pes)?;
+        for l in &run.pes {
+            check_placement(graph, l, comm_blocks, compute_blocks)?;
         }
-        let queue_ctl = QueueCtl {
-            tail: lowered.roots.len() as u32,
-            ..Default::default()
-        };
-        let queue = DeviceMem::from_slice(ctx, std::slice::from_ref(&queue_ctl))?;
-        let slots = DeviceMem::from_slice(ctx, &slots)?;
-        let status0 = Status {
-            start_ns: u64::MAX,
-            task: autarky_shared::TASK_NONE,
-            ..Default::default()
-        };
-        let status = DeviceMem::from_slice(ctx, std::slice::from_ref(&status0))?;
-        let blocks = DeviceMem::from_slice(
-            ctx,
-            &vec![BlockStats::default(); (comm_blocks + compute_blocks) as usize],
-        )?;
-        let control = HostMapped::alloc(ctx, size_of::<HostControl>())?;
-        let peers = DeviceMem::from_slice(ctx, &[control.dev_ptr()])?;
-        let stream = Stream::new(ctx)?;
-
+        let ctx = &gpu.ctx;
         let timeout = opts.timeout.unwrap_or(gpu.cfg.timeout);
-        let params = RunParams {
-            abi_version: opts.abi_version_override.unwrap_or(ABI_VERSION),
-            pe: 0,
-            num_pes: 1,
-            num_tasks: lowered.tasks.len() as u32,
-            iterations: opts.iterations,
-            comm_blocks,
-            compute_blocks,
-            queue_mask: cap - 1,
-            timeout_ns: timeout.as_nanos().min(u64::MAX as u128) as u64,
-            test_flags: if opts.hold_task.is_some() {
-                TEST_HOLD_TASK
-            } else {
-                0
-            },
-            hold_task: opts.hold_task.map(|t| t.index() as u32).unwrap_or(0),
-            tasks: tasks.ptr(),
-            succ: succ.ptr(),
-            pred: pred.ptr(),
-            args: args.ptr(),
-            state: state.ptr(),
-            queue: queue.ptr(),
-            slots: slots.ptr(),
-            status: status.ptr(),
-            control: control.dev_ptr(),
-            peer_controls: peers.ptr(),
-            block_stats: blocks.ptr(),
-        };
+        let per_pe = comm_blocks + compute_blocks;
+
+        // ---- per-PE tables and initial state ------------------------------------
+        let mut mems = Vec::with_capacity(pes as usize);
+        let mut controls = Vec::with_capacity(pes as usize);
+        let mut params = [RunParams::default(); MAX_LOCAL_PES as usize];
+        for (pe, l) in run.pes.iter().enumerate() {
+            let up = |bytes: &[u8]| DeviceMem::from_slice(ctx, bytes);
+            let tasks = DeviceMem::from_slice(ctx, &l.tasks)?;
+            let succ = DeviceMem::from_slice(ctx, &l.succ)?;
+            let pred = DeviceMem::from_slice(ctx, &l.pred)?;
+            let remote = DeviceMem::from_slice(ctx, &l.remote)?;
+            let pinned = DeviceMem::from_slice(ctx, &l.pinned)?;
+            let args = up(&l.args)?;
+            let state = DeviceMem::from_slice(ctx, &l.initial_state())?;
+            let seen = DeviceMem::from_slice(ctx, &vec![0u32; l.num_proxies.max(1) as usize])?;
+            let queue = DeviceMem::from_slice(ctx, &[seeded_queue_ctl(l.roots.len())])?;
+            let slots = DeviceMem::from_slice(ctx, &seeded_ring(l.queue_capacity, &l.roots))?;
+            let comm_queue = DeviceMem::from_slice(ctx, &[seeded_queue_ctl(l.comm_roots.len())])?;
+            let comm_slots =
+                DeviceMem::from_slice(ctx, &seeded_ring(l.comm_queue_capacity, &l.comm_roots))?;
+            let status = DeviceMem::from_slice(ctx, &[initial_status(opts.iterations)])?;
+            let blocks = DeviceMem::from_slice(ctx, &vec![BlockStats::default(); per_pe as usize])?;
+            let control = HostMapped::alloc(ctx, size_of::<HostControl>())?;
+            let mut flags = if l.may_stop { RUN_MAY_STOP } else { 0 };
+            let mut hold_task = 0;
+            if let Some((hpe, ht)) = hold {
+                if hpe as usize == pe {
+                    flags |= TEST_HOLD_TASK;
+                    hold_task = ht;
+                }
+            }
+            params[pe] = RunParams {
+                abi_version: opts.abi_version_override.unwrap_or(ABI_VERSION),
+                pe: pe as u32,
+                num_pes: pes,
+                num_tasks: l.num_tasks,
+                iterations: opts.iterations,
+                comm_blocks,
+                compute_blocks,
+                queue_mask: l.queue_capacity - 1,
+                timeout_ns: timeout.as_nanos().min(u64::MAX as u128) as u64,
+                flags,
+                hold_task,
+                first_comm: l.first_comm,
+                num_proxies: l.num_proxies,
+                comm_queue_mask: l.comm_queue_capacity - 1,
+                pin_compute_slots: l.pin_compute_slots,
+                pin_comm_slots: l.pin_comm_slots,
+                block_base: pe as u32 * per_pe,
+                tasks: tasks.ptr(),
+                succ: succ.ptr(),
+                pred: pred.ptr(),
+                remote: remote.ptr(),
+                pinned: pinned.ptr(),
+                args: args.ptr(),
+                state: state.ptr(),
+                proxy_seen: seen.ptr(),
+                queue: queue.ptr(),
+                slots: slots.ptr(),
+                comm_queue: comm_queue.ptr(),
+                comm_slots: comm_slots.ptr(),
+                status: status.ptr(),
+                control: control.dev_ptr(),
+                block_stats: blocks.ptr(),
+                ..Default::default()
+            };
+            controls.push(control);
+            mems.push(PeMem {
+                _tables: vec![
+                    tasks, succ, pred, remote, pinned, args, seen, queue, slots, comm_queue,
+                    comm_slots,
+                ],
+                state,
+                status,
+                blocks,
+            });
+        }
+        // Peer tables: every PE reaches every PE's words with plain device
+        // addresses (same GPU).
+        let states: Vec<u64> = mems.iter().map(|m| m.state.ptr()).collect();
+        let statuses: Vec<u64> = mems.iter().map(|m| m.status.ptr()).collect();
+        let ctrls: Vec<u64> = controls.iter().map(|c| c.dev_ptr()).collect();
+        let tables = vec![
+            DeviceMem::from_slice(ctx, &states)?,
+            DeviceMem::from_slice(ctx, &statuses)?,
+            DeviceMem::from_slice(ctx, &ctrls)?,
+            DeviceMem::from_slice(ctx, &heaps)?,
+        ];
+        for p in params.iter_mut().take(pes as usize) {
+            p.peer_states = tables[0].ptr();
+            p.peer_statuses = tables[1].ptr();
+            p.peer_controls = tables[2].ptr();
+            p.peer_heaps = tables[3].ptr();
+        }
+        let stream = Stream::new(ctx)?;
         let events = if opts.timed {
             Some((Event::new(ctx)?, Event::new(ctx)?))
         } else {
@@ -167,18 +218,16 @@ impl<'a> GpuRun<'a> {
         if let Some((start, _)) = &events {
             start.record(&stream)?;
         }
-        // SAFETY: 1. the megakernel's only parameter is `RunParams` by value
-        // (device/megakernel.cu, layout checked by the ABI probe test);
-        // 2. every address in `params` belongs to an allocation owned by the
-        // returned GpuRun, which is not freed before the kernel has ended
-        // (wait() or Drop waits for it).
+        // SAFETY: 1. the megakernel's only parameter is `LaunchParams`, an
+        // array of MAX_LOCAL_PES `RunParams` by value (device/megakernel.cu;
+        // RunParams' layout is checked by the ABI probe test); 2. every
+        // address in `params` belongs to an allocation owned by the returned
+        // GpuRun (or the runtime's symmetric heap, which outlives it), not
+        // freed before the kernel has ended (wait() or Drop waits for it).
         unsafe {
-            loaded.kernel.launch_cooperative(
-                &stream,
-                comm_blocks + compute_blocks,
-                gpu.cfg.threads,
-                &params,
-            )?
+            loaded
+                .kernel
+                .launch_cooperative(&stream, pes * per_pe, gpu.cfg.threads, &params)?
         };
         if let Some((_, end)) = &events {
             end.record(&stream)?;
@@ -186,23 +235,13 @@ impl<'a> GpuRun<'a> {
         Ok(GpuRun {
             gpu,
             graph,
-            lowered,
+            run,
             opts,
             _loaded: loaded,
             stream,
-            control: Some(control),
-            mem: Some(RunMem {
-                _tasks: tasks,
-                _succ: succ,
-                _pred: pred,
-                _args: args,
-                state,
-                _queue: queue,
-                _slots: slots,
-                status,
-                _peers: peers,
-                blocks,
-            }),
+            controls,
+            mem: Some(mems),
+            _peer_tables: Some(tables),
             events,
             comm_blocks,
             compute_blocks,
@@ -211,28 +250,36 @@ impl<'a> GpuRun<'a> {
         })
     }
 
-    fn control(&self) -> &HostMapped {
-        self.control
-            .as_ref()
-            .expect("control words present until the run is given up")
-    }
-
     /// Never free what a kernel that would not stop still uses: device
     /// memory and the host-mapped control words are leaked.
     fn leak_for_running_kernel(&mut self) {
         std::mem::forget(self.mem.take());
-        std::mem::forget(self.control.take());
+        std::mem::forget(self._peer_tables.take());
+        std::mem::forget(std::mem::take(&mut self.controls));
     }
 
-    /// Instances completed so far (host-mapped, published by the device
-    /// about every 50 µs; needs at least one comm block).
+    /// Instances completed so far on every PE (host-mapped, published by
+    /// each PE's comm block 0 about every 50 µs).
     pub fn progress(&self) -> u64 {
-        self.control().read::<u64>(CONTROL_PROGRESS)
+        self.controls
+            .iter()
+            .map(|c| c.read::<u64>(CONTROL_PROGRESS))
+            .sum()
     }
 
-    /// Asks the device to stop (through host-mapped memory: no CUDA call).
+    /// Asks every PE to stop (through host-mapped memory: no CUDA call).
     pub fn abort(&self) {
-        self.control().write::<u32>(CONTROL_ABORT, 1);
+        for c in &self.controls {
+            c.write::<u32>(CONTROL_ABORT, 1);
+        }
+    }
+
+    fn all_finished(&self) -> bool {
+        !self.controls.is_empty()
+            && self
+                .controls
+                .iter()
+                .all(|c| c.read::<u32>(CONTROL_FINISHED) != 0)
     }
 
     /// Waits for the kernel to end without CUDA calls other than
@@ -253,7 +300,7 @@ impl<'a> GpuRun<'a> {
         loop {
             // The host-mapped `finished` flag is the cheap hint; the stream
             // query is the truth (a kernel that faulted never sets the flag).
-            let hinted = self.control().read::<u32>(CONTROL_FINISHED) != 0;
+            let hinted = self.all_finished();
             if (hinted || polls % 16 == 0) && self.stream.query()? {
                 return Ok(());
             }
@@ -266,7 +313,7 @@ impl<'a> GpuRun<'a> {
             match aborted_at {
                 None if last_change.elapsed() > watchdog => {
                     tracing::warn!(
-                        "no progress for {watchdog:?} on PE 0 ({} instances done); raising abort",
+                        "no progress for {watchdog:?} ({} instances done); raising abort",
                         last_progress
                     );
                     self.abort();
@@ -279,7 +326,7 @@ impl<'a> GpuRun<'a> {
                         report: format!(
                             "{} of {} instances completed; a task body is likely stuck in a loop that does not use ctx.wait_geq",
                             last_progress,
-                            self.lowered.tasks.len() as u64 * self.opts.iterations as u64
+                            self.graph.num_tasks() as u64 * self.opts.iterations as u64
                         ),
                     });
                 }
@@ -319,37 +366,57 @@ impl<'a> GpuRun<'a> {
             Some((s, e)) => Some(s.elapsed_ms(e)?),
             None => None,
         };
-        let mem = self
+        let mems = self
             .mem
             .as_ref()
             .expect("run memory present until the kernel ended");
-        let mut status = [Status::default()];
-        mem.status.download(&mut status)?;
-        let mut state = vec![0u64; self.lowered.tasks.len()];
-        mem.state.download(&mut state)?;
-        let mut blocks =
-            vec![BlockStats::default(); (self.comm_blocks + self.compute_blocks) as usize];
-        mem.blocks.download(&mut blocks)?;
-        let s = status[0];
-        let snap = Snapshot {
-            graph: self.graph,
-            lowered: &self.lowered,
-            iterations: self.opts.iterations,
-            comm_blocks: self.comm_blocks,
-            status: s,
-            state: &state,
-            blocks: &blocks,
+        let per_pe = (self.comm_blocks + self.compute_blocks) as usize;
+        let mut statuses = Vec::new();
+        let mut all_blocks = Vec::new();
+        let mut first_error: Option<(u64, usize)> = None;
+        let mut result = Ok(());
+        for (pe, m) in mems.iter().enumerate() {
+            let l = &self.run.pes[pe];
+            let mut status = [Status::default()];
+            m.status.download(&mut status)?;
+            let mut state = vec![0u64; l.tasks.len()];
+            m.state.download(&mut state)?;
+            let mut blocks = vec![BlockStats::default(); per_pe];
+            m.blocks.download(&mut blocks)?;
+            let s = status[0];
+            // The error every PE reports is the first one recorded anywhere
+            // (the others are its consequences: aborts, timeouts).
+            if s.error_code != 0 && first_error.is_none_or(|(t, _)| s.error_ns < t) {
+                first_error = Some((s.error_ns, pe));
+                let snap = Snapshot {
+                    graph: self.graph,
+                    lowered: l,
+                    iterations: s.limit,
+                    comm_blocks: self.comm_blocks,
+                    status: s,
+                    state: &state,
+                    blocks: &blocks,
+                };
+                result = snap.to_result(pe as u32);
+            }
+            statuses.push(s);
+            all_blocks.extend(blocks);
+        }
+        let s = match first_error {
+            Some((_, pe)) => statuses[pe],
+            None => statuses[0],
         };
-        let abort_propagation_ns = (s.error_code != 0 && s.last_exit_ns >= s.error_ns)
-            .then(|| s.last_exit_ns - s.error_ns);
-        let result = snap.to_result(0).map(|()| RunReport {
+        let start = statuses.iter().map(|s| s.start_ns).min().unwrap_or(u64::MAX);
+        let end = statuses.iter().map(|s| s.last_exit_ns).max().unwrap_or(0);
+        let iterations = statuses.iter().map(|s| s.limit).min().unwrap_or(0);
+        let abort_propagation_ns = (s.error_code != 0 && end >= s.error_ns).then(|| end - s.error_ns);
+        let result = result.map(|()| RunReport {
             backend: "gpu",
-            iterations: self.opts.iterations,
-            instances: blocks.iter().map(|b| b.completed).sum(),
-            per_block: blocks.iter().map(|b| b.completed).collect(),
+            iterations,
+            instances: all_blocks.iter().map(|b| b.completed).sum(),
+            per_block: all_blocks.iter().map(|b| b.completed).collect(),
             wall,
-            device_ns: (s.start_ns != u64::MAX && s.last_exit_ns >= s.start_ns)
-                .then(|| s.last_exit_ns - s.start_ns),
+            device_ns: (start != u64::MAX && end >= start).then(|| end - start),
             event_ms,
             driver_calls,
         });
@@ -359,6 +426,42 @@ impl<'a> GpuRun<'a> {
             abort_propagation_ns,
         })
     }
+}
+
+
+/// Pinned slots must exist on the PE, and dynamic tasks need a block that is
+/// not pinned.
+fn check_placement(
+    graph: &Graph,
+    l: &crate::graph::LoweredGraph,
+    comm: u32,
+    compute: u32,
+) -> Result<()> {
+    if l.pin_compute_slots > compute {
+        return Err(Error::InvalidConfig(format!(
+            "PE {} pins tasks to compute slot {} but has {compute} compute blocks",
+            l.pe,
+            l.pin_compute_slots - 1
+        )));
+    }
+    if l.pin_comm_slots > comm {
+        return Err(Error::InvalidConfig(format!(
+            "PE {} pins comm tasks to comm slot {} but has {comm} comm blocks",
+            l.pe,
+            l.pin_comm_slots - 1
+        )));
+    }
+    let dynamic = (0..l.first_comm).find(|&t| !l.is_pinned(t));
+    if let Some(t) = dynamic {
+        if l.pin_compute_slots == compute {
+            return Err(Error::InvalidConfig(format!(
+                "task {} of PE {} is not pinned, but all {compute} compute blocks of the PE run pinned lists; pin it or add compute blocks",
+                l.label(graph, t),
+                l.pe
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A finished run with its raw device status (for diagnosis and fault tests).
@@ -374,7 +477,7 @@ pub struct Finished {
 
 impl Drop for GpuRun<'_> {
     fn drop(&mut self) {
-        if !self.waited {
+        if !self.waited && !self.controls.is_empty() {
             self.abort();
             if self.wait_kernel().is_err() {
                 self.leak_for_running_kernel();

@@ -32,9 +32,10 @@ pub mod libs;
 pub mod nvrtc;
 mod options;
 pub mod source;
+mod symmetric;
 
 use crate::emulator::{self, EmulatorConfig};
-use crate::graph::{Graph, Limits, LoweredGraph, TaskKind};
+use crate::graph::{Graph, Limits, LoweredRun, TaskKind};
 use crate::status::RunReport;
 use crate::{Error, Result};
 pub use builder::Builder;
@@ -43,6 +44,8 @@ use driver::{Context, DeviceProps};
 pub(crate) use gpu::{Gpu, Loaded};
 pub use launch::{Finished, GpuRun};
 pub use options::RunOptions;
+pub use symmetric::SymBuffer;
+use symmetric::SymHeap;
 
 enum Backend {
     Gpu(Box<Gpu>),
@@ -53,6 +56,8 @@ enum Backend {
 pub struct Runtime {
     backend: Backend,
     cfg: Config,
+    /// Every PE's symmetric heap, reserved at the first alloc_symmetric.
+    heap: std::sync::OnceLock<std::sync::Arc<SymHeap>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -115,7 +120,7 @@ impl Runtime {
     pub fn run_with(&self, graph: &Graph, opts: RunOptions) -> Result<RunReport> {
         let lowered = self.lower(graph, &opts)?;
         match &self.backend {
-            Backend::Gpu(g) => GpuRun::start(g, graph, lowered, opts)?.wait(),
+            Backend::Gpu(g) => GpuRun::start(g, graph, lowered, opts, self.heap_bases())?.wait(),
             Backend::Emulator(e) => {
                 let cfg = EmulatorConfig {
                     timeout: opts.timeout.unwrap_or(e.timeout),
@@ -127,7 +132,7 @@ impl Runtime {
                         "abi_version_override needs the GPU backend".into(),
                     ));
                 }
-                emulator::run_prelowered(graph, &lowered, opts.iterations, &cfg)
+                emulator::run_prelowered(graph, &lowered, opts.iterations, &cfg, &self.heap_bases())
             }
         }
     }
@@ -138,7 +143,7 @@ impl Runtime {
         match &self.backend {
             Backend::Gpu(g) => {
                 let lowered = self.lower(graph, &opts)?;
-                GpuRun::start(g, graph, lowered, opts)
+                GpuRun::start(g, graph, lowered, opts, self.heap_bases())
             }
             Backend::Emulator(_) => Err(Error::InvalidConfig(
                 "launch() returns a run in flight and needs the GPU backend; use run() on the emulator".into(),
@@ -148,12 +153,46 @@ impl Runtime {
 
     /// What every backend checks first: the options, then the graph
     /// (validated and lowered once, against this runtime's limits).
-    fn lower(&self, graph: &Graph, opts: &RunOptions) -> Result<LoweredGraph> {
+    fn lower(&self, graph: &Graph, opts: &RunOptions) -> Result<LoweredRun> {
         options::validate_iterations(opts.iterations)?;
-        Ok(graph.lower(&Limits {
-            num_pes: 1,
+        Ok(graph.lower_run(&Limits {
+            num_pes: self.cfg.pes,
             max_tasks: self.cfg.max_tasks,
         })?)
+    }
+
+    /// PEs of every run of this runtime ([`Builder::pes`]).
+    pub fn num_pes(&self) -> u32 {
+        self.cfg.pes
+    }
+
+    /// The symmetric heaps, reserved now if this is the first allocation.
+    fn heap(&self) -> Result<&std::sync::Arc<SymHeap>> {
+        if let Some(h) = self.heap.get() {
+            return Ok(h);
+        }
+        let h = match &self.backend {
+            Backend::Gpu(g) => SymHeap::gpu(&g.ctx, self.cfg.pes, self.cfg.heap_bytes)?,
+            Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes),
+        };
+        Ok(self.heap.get_or_init(|| std::sync::Arc::new(h)))
+    }
+
+    /// A buffer of `len` values of `T` on every PE, at the same offset of
+    /// each PE's symmetric heap (zeroed). Device code reaches a peer's copy
+    /// with `ctx.peer(ptr, pe)`; [`SymBuffer::addr`] gives a PE's own
+    /// address for task arguments.
+    pub fn alloc_symmetric<T: bytemuck::Pod>(&self, len: usize) -> Result<SymBuffer<T>> {
+        SymBuffer::new(self.heap()?.clone(), len)
+    }
+
+    /// Every PE's heap base as the PEs reach it (0s before any symmetric
+    /// allocation).
+    pub(crate) fn heap_bases(&self) -> Vec<u64> {
+        match self.heap.get() {
+            Some(h) => h.bases(),
+            None => vec![0; self.cfg.pes as usize],
+        }
     }
 
     /// Runs the layout probe kernel (compiled into every megakernel) and

@@ -91,11 +91,17 @@ pub fn headers(user_tasks: &str) -> Vec<(&str, &str)> {
 
 /// NVRTC options for a megakernel with `threads` threads per block.
 pub fn options(threads: u32) -> Vec<String> {
-    vec![
+    let mut o = vec![
         "--std=c++17".into(),
         format!("-DAUTARKY_THREADS={threads}"),
         "-lineinfo".into(),
-    ]
+    ];
+    // Fault-injection hooks exist in the device code only in builds that
+    // can use them; otherwise they are compiled out of the hot loop.
+    if cfg!(feature = "fault-injection") {
+        o.push("-DAUTARKY_FAULTS".into());
+    }
+    o
 }
 
 /// Compiles the megakernel for a graph's kinds to a CUBIN for `sm_{arch}`.

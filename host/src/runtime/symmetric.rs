@@ -1,0 +1,212 @@
+//! Symmetric memory: every PE has a heap of the same size, and an
+//! allocation lives at the same offset of every PE's heap. Task arguments
+//! carry a PE's own address ([`SymBuffer::addr`]); device code reaches a
+//! peer's copy through the peer-pointer table (`ctx.peer(ptr, pe)`), which
+//! holds every heap's base as the calling PE reaches it.
+//!
+//! Heaps are reserved at the first allocation ([`crate::Builder::symmetric_heap_bytes`]
+//! each) and freed with the runtime; allocations are bump-allocated at
+//! 256-byte alignment and never freed individually.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::driver::{Context, DeviceMem};
+use crate::{Error, Result};
+
+/// Alignment of every symmetric allocation (bytes).
+pub const SYM_ALIGN: usize = 256;
+
+enum HeapMem {
+    /// One device allocation per PE (all on the runtime's GPU).
+    Gpu(Vec<DeviceMem>),
+    /// One host allocation per PE (the emulator), 16-byte aligned words.
+    Host(Vec<Box<[u128]>>),
+}
+
+/// Every PE's heap.
+pub(crate) struct SymHeap {
+    mem: HeapMem,
+    bytes: usize,
+    next: Mutex<usize>,
+}
+
+impl SymHeap {
+    /// Device heaps on the GPU of `ctx`, `bytes` each.
+    pub(crate) fn gpu(ctx: &Context, pes: u32, bytes: usize) -> Result<SymHeap> {
+        let mut mems = Vec::with_capacity(pes as usize);
+        for _ in 0..pes {
+            let m = DeviceMem::alloc(ctx, bytes)?;
+            m.fill_bytes(0)?;
+            mems.push(m);
+        }
+        Ok(SymHeap {
+            mem: HeapMem::Gpu(mems),
+            bytes,
+            next: Mutex::new(0),
+        })
+    }
+
+    /// Host heaps for the emulator, `bytes` each (zeroed pages are mapped
+    /// lazily by the OS, so an unused heap costs address space only).
+    pub(crate) fn host(pes: u32, bytes: usize) -> SymHeap {
+        let words = bytes.div_ceil(16);
+        SymHeap {
+            mem: HeapMem::Host((0..pes).map(|_| vec![0u128; words].into_boxed_slice()).collect()),
+            bytes,
+            next: Mutex::new(0),
+        }
+    }
+
+    /// Base address of every PE's heap (device or host addresses).
+    pub(crate) fn bases(&self) -> Vec<u64> {
+        match &self.mem {
+            HeapMem::Gpu(m) => m.iter().map(|m| m.ptr()).collect(),
+            HeapMem::Host(h) => h.iter().map(|h| h.as_ptr() as u64).collect(),
+        }
+    }
+
+    fn pes(&self) -> u32 {
+        match &self.mem {
+            HeapMem::Gpu(m) => m.len() as u32,
+            HeapMem::Host(h) => h.len() as u32,
+        }
+    }
+
+    fn reserve(&self, bytes: usize) -> Result<usize> {
+        let mut next = self.next.lock();
+        let off = next.next_multiple_of(SYM_ALIGN);
+        if off + bytes > self.bytes {
+            return Err(Error::InvalidConfig(format!(
+                "symmetric heap exhausted: {bytes} bytes wanted at offset {off} of {}; raise Builder::symmetric_heap_bytes",
+                self.bytes
+            )));
+        }
+        *next = off + bytes;
+        Ok(off)
+    }
+}
+
+/// A buffer of `len` values of `T` on every PE, at the same offset of each
+/// PE's symmetric heap.
+pub struct SymBuffer<T> {
+    heap: Arc<SymHeap>,
+    offset: usize,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> std::fmt::Debug for SymBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SymBuffer")
+            .field("offset", &self.offset)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T: bytemuck::Pod> SymBuffer<T> {
+    pub(crate) fn new(heap: Arc<SymHeap>, len: usize) -> Result<SymBuffer<T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::InvalidConfig(format!("symmetric buffer of {len} elements overflows")))?;
+        let offset = heap.reserve(bytes)?;
+        Ok(SymBuffer {
+            heap,
+            offset,
+            len,
+            _t: PhantomData,
+        })
+    }
+
+    /// Elements per PE.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Is the buffer empty?
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Byte offset in every PE's heap.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// PE `pe`'s copy's address: a device address on the GPU, a host
+    /// address on the emulator. Put it in the arguments of tasks of PE `pe`.
+    ///
+    /// # Panics
+    /// If `pe` is not a PE of the runtime.
+    pub fn addr(&self, pe: u32) -> u64 {
+        self.heap.bases()[pe as usize] + self.offset as u64
+    }
+
+    fn check(&self, pe: u32, n: usize) -> Result<()> {
+        if pe >= self.heap.pes() {
+            return Err(Error::InvalidConfig(format!(
+                "PE {pe} does not exist (the runtime has {} PEs)",
+                self.heap.pes()
+            )));
+        }
+        if n != self.len {
+            return Err(Error::InvalidConfig(format!(
+                "copy of {n} elements into a symmetric buffer of {}",
+                self.len
+            )));
+        }
+        Ok(())
+    }
+
+    /// Copies `data` (exactly `len` elements) into PE `pe`'s copy. Not while
+    /// a run that uses the buffer is in flight.
+    pub fn copy_from(&self, pe: u32, data: &[T]) -> Result<()> {
+        self.check(pe, data.len())?;
+        match &self.heap.mem {
+            HeapMem::Gpu(m) => Ok(m[pe as usize].upload_at(self.offset, data)?),
+            HeapMem::Host(h) => {
+                let bytes: &[u8] = bytemuck::cast_slice(data);
+                let base = h[pe as usize].as_ptr() as *mut u8;
+                // SAFETY: 1. [offset, offset + bytes) lies inside PE pe's heap
+                // (reserve() checked it); 2. no run is in flight (documented
+                // contract; emulator runs are synchronous and have ended), so
+                // nothing else accesses the range; 3. the regions cannot
+                // overlap (one is the caller's slice).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(self.offset), bytes.len())
+                };
+                Ok(())
+            }
+        }
+    }
+
+    /// PE `pe`'s copy.
+    pub fn to_vec(&self, pe: u32) -> Result<Vec<T>> {
+        self.check(pe, self.len)?;
+        let mut out = vec![T::zeroed(); self.len];
+        match &self.heap.mem {
+            HeapMem::Gpu(m) => m[pe as usize].download_at(self.offset, &mut out)?,
+            HeapMem::Host(h) => {
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+                let base = h[pe as usize].as_ptr() as *const u8;
+                // SAFETY: as in copy_from: the range is inside the heap and no
+                // run is in flight.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(base.add(self.offset), bytes.as_mut_ptr(), bytes.len())
+                };
+            }
+        }
+        Ok(out)
+    }
+
+    /// Copies `data` into every PE's copy.
+    pub fn copy_to_all(&self, data: &[T]) -> Result<()> {
+        for pe in 0..self.heap.pes() {
+            self.copy_from(pe, data)?;
+        }
+        Ok(())
+    }
+}
