@@ -175,7 +175,7 @@ pub enum JacobiRefError {
     },
 }
 
-/// The result of [`reference`].
+/// The result of [`reference()`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReferenceRun {
     /// Interior values after the last iteration, row-major, x fastest
