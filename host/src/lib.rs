@@ -6,7 +6,9 @@ pub mod abi_header;
 pub mod emulator;
 pub mod error;
 pub mod graph;
+pub mod halo;
 pub mod runtime;
+pub mod solvers;
 pub mod status;
 
 pub use autarky_shared as abi;

@@ -1,0 +1,78 @@
+//! Why a decomposition, a plan or a simulated exchange cannot be made.
+
+/// Axis names in array order: index 0 is z (slowest), 2 is x (fastest).
+pub const AXIS_NAMES: [&str; 3] = ["z", "y", "x"];
+
+/// Errors of the halo planner. Every variant names the axis (`z`, `y`, `x`)
+/// and the numbers a user needs to pick a valid configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HaloError {
+    /// The global grid has no cells along an axis.
+    #[error("the global grid has 0 cells along {}; every axis needs at least 1 (2D grids use nz = 1)", AXIS_NAMES[*.axis])]
+    EmptyAxis {
+        /// The axis (0 = z, 1 = y, 2 = x).
+        axis: usize,
+    },
+    /// Zero PEs were asked for along an axis (or in total).
+    #[error("0 PEs along {}; every axis needs at least 1 PE", AXIS_NAMES[*.axis])]
+    NoPes {
+        /// The axis (0 = z, 1 = y, 2 = x).
+        axis: usize,
+    },
+    /// Zero PEs were asked for in total ([`Decomposition::auto`](super::Decomposition::auto)).
+    #[error("0 PEs asked for; a decomposition needs at least 1")]
+    NoPesAtAll,
+    /// More PEs than cells along an axis: some PE would own no cell. A 2D grid
+    /// (nz = 1) lands here when pz is not 1.
+    #[error("{pes} PEs along {} but only {cells} cell(s); use at most {cells} PE(s) along {}", AXIS_NAMES[*.axis], AXIS_NAMES[*.axis])]
+    MorePesThanCells {
+        /// The axis (0 = z, 1 = y, 2 = x).
+        axis: usize,
+        /// PEs asked for along it.
+        pes: usize,
+        /// Cells along it.
+        cells: usize,
+    },
+    /// No factorization `pz * py * px = pes` fits the grid (each factor at
+    /// most the cells along its axis).
+    #[error("{pes} PEs cannot be arranged on a {global:?} grid ([nz, ny, nx]) with at least one cell per PE along each axis; use fewer PEs or a count with smaller factors")]
+    NoFactorization {
+        /// PEs asked for.
+        pes: usize,
+        /// The global grid `[nz, ny, nx]`.
+        global: [usize; 3],
+    },
+    /// A halo of width 0 was asked for.
+    #[error("halo width 0; a halo exchange needs width at least 1")]
+    ZeroHalo,
+    /// The halo is wider than the smallest block along an exchanging axis:
+    /// its ghost cells would need data from a PE that is not a neighbour.
+    #[error("halo width {halo} is wider than the smallest block along {} ({smallest} cell(s)); use fewer PEs along {} or a narrower halo", AXIS_NAMES[*.axis], AXIS_NAMES[*.axis])]
+    HaloWiderThanBlock {
+        /// The axis (0 = z, 1 = y, 2 = x).
+        axis: usize,
+        /// Halo width asked for.
+        halo: usize,
+        /// Cells of the smallest block along the axis.
+        smallest: usize,
+    },
+    /// [`Plan::simulate`](super::Plan::simulate) got a number of arrays other
+    /// than the number of PEs.
+    #[error("simulate got {got} arrays for {expected} PEs; pass one padded array per PE")]
+    WrongArrayCount {
+        /// PEs of the plan.
+        expected: usize,
+        /// Arrays given.
+        got: usize,
+    },
+    /// [`Plan::simulate`](super::Plan::simulate) got an array of the wrong size.
+    #[error("the array of PE {pe} has {got} elements, but its padded layout has {expected}; size it with Plan::layout(pe).len()")]
+    WrongArrayLength {
+        /// The PE.
+        pe: usize,
+        /// Elements of its padded layout.
+        expected: usize,
+        /// Elements given.
+        got: usize,
+    },
+}
