@@ -80,17 +80,20 @@ fn edge_to_a_missing_task_is_rejected() {
 }
 
 #[test]
-fn distance_other_than_0_or_1_is_rejected() {
+fn distance_above_the_maximum_is_rejected() {
     let (mut g, t) = graph(2);
-    g.add_edge_with_distance(t[0], t[1], 2);
+    let too_far = autarky::abi::MAX_DISTANCE + 1;
+    g.add_edge_with_distance(t[0], t[1], too_far);
     let e = g.validate(&limits()).unwrap_err();
     assert!(
-        matches!(e, GraphError::BadDistance { distance: 2, .. }),
+        matches!(e, GraphError::BadDistance { distance, .. } if distance == too_far),
         "{e:?}"
     );
-    assert!(e
-        .to_string()
-        .contains("only 0 (same iteration) and 1 (loop-carried)"));
+    assert!(e.to_string().contains("at most 65536"), "{e}");
+    // Distance 2 (and anything up to the maximum) is fine.
+    let (mut g, t) = graph(2);
+    g.add_edge_with_distance(t[0], t[1], 2);
+    g.validate(&limits()).unwrap();
 }
 
 #[test]

@@ -1,0 +1,335 @@
+//! GPU tests of virtual PEs, pinned tasks, comm-role tasks, early finish,
+//! and abort reaching every loop (skip without a GPU, fail instead with
+//! AUTARKY_REQUIRE_GPU=1).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use autarky::{Error, Graph, Runtime, TaskKind};
+use common::*;
+
+fn gpu_pes(test: &str, pes: u32) -> Option<Runtime> {
+    gpu_with(
+        test,
+        Runtime::builder()
+            .gpu()
+            .pes(pes)
+            .comm_blocks(2)
+            .compute_blocks(8)
+            .timeout(Duration::from_secs(10)),
+    )
+}
+
+/// The `logged` body on comm blocks (kind `logged` must be registered first:
+/// it defines `LogArgs`).
+fn logged_comm_kind() -> TaskKind {
+    TaskKind::new(
+        "logged_comm",
+        "__device__ void logged_comm(autarky::TaskCtx& ctx) { logged(ctx); }",
+    )
+    .args::<LogArgs>()
+    .comm()
+}
+
+/// A random DAG over `pes` PEs with loop-carried edges, some tasks pinned
+/// (to compute slots 0..4), some of the comm role (some of them pinned to
+/// comm slot 1); checks every instance ran once, after its predecessors.
+fn random_multi_pe_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) {
+    let pes = rt.num_pes();
+    let logged = Logged::new(rt, n, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind()).unwrap();
+    let kc = g.add_kind(logged_comm_kind()).unwrap();
+    let mut rng = Rng(seed);
+    let ids: Vec<_> = (0..n)
+        .map(|_| {
+            let comm = rng.below(5) == 0;
+            let t = g.add_task(if comm { kc } else { k }, &logged.args());
+            g.set_pe(t, rng.below(pes as u64) as u32);
+            match (comm, rng.below(3)) {
+                (false, 0) => {
+                    g.pin(t, rng.below(4) as u32);
+                }
+                (true, 0) => {
+                    g.pin(t, 1);
+                }
+                _ => {}
+            }
+            t
+        })
+        .collect();
+    for i in 1..n {
+        for _ in 0..rng.below(3) {
+            let j = rng.below(i as u64) as usize;
+            g.add_edge(ids[j], ids[i]);
+        }
+        if rng.below(4) == 0 {
+            let j = i + rng.below((n - i) as u64) as usize;
+            g.add_carried_edge(ids[j], ids[i]);
+        }
+    }
+    let report = rt.run(&g, iters).unwrap();
+    assert_eq!(report.instances, n as u64 * iters as u64);
+    assert_eq!(report.iterations, iters);
+    logged.check(&g);
+}
+
+#[test]
+fn random_dags_over_2_and_4_virtual_pes_with_pinned_and_comm_tasks_run_in_order() {
+    for pes in [2, 4] {
+        let Some(rt) = gpu_pes("random_multi_pe_dag", pes) else {
+            return;
+        };
+        for seed in 1..=6 {
+            random_multi_pe_dag(&rt, seed * 7919 + pes as u64, 60, 40);
+        }
+    }
+}
+
+#[test]
+fn random_dags_over_8_virtual_pes_run_in_order() {
+    let Some(rt) = gpu_with(
+        "random_dags_over_8_virtual_pes",
+        Runtime::builder()
+            .gpu()
+            .pes(8)
+            .comm_blocks(2)
+            .compute_blocks(6)
+            .timeout(Duration::from_secs(10)),
+    ) else {
+        return;
+    };
+    for seed in 1..=3 {
+        random_multi_pe_dag(&rt, seed, 200, 30);
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct FailAt {
+    iteration: u32,
+    _pad: u32,
+}
+
+const FAIL_AT_SRC: &str = r#"
+struct FailAt { unsigned iteration; unsigned pad; };
+__device__ void fail_at(autarky::TaskCtx& ctx) {
+    if (threadIdx.x == 0 && ctx.iteration == ctx.args<FailAt>().iteration) ctx.fail(77);
+}
+"#;
+
+const NOOP_SRC: &str = "__device__ void noop(autarky::TaskCtx&) {}";
+
+#[test]
+fn abort_reaches_a_block_that_keeps_its_own_instances() {
+    // Task A self-loops (it keeps its own next instance: never waits), B
+    // fails at iteration 0. Before the fix A ran all 10^7 instances (9.5 s).
+    let Some(rt) = gpu("abort_reaches_kept_loop") else {
+        return;
+    };
+    let mut g = Graph::new();
+    let noop = g.add_kind(TaskKind::new("noop", NOOP_SRC)).unwrap();
+    let fail = g
+        .add_kind(TaskKind::new("fail_at", FAIL_AT_SRC).args::<FailAt>())
+        .unwrap();
+    g.add_task_bytes(noop, &[]);
+    let b = g.add_task(
+        fail,
+        &FailAt {
+            iteration: 0,
+            _pad: 0,
+        },
+    );
+    let t0 = Instant::now();
+    let fin = rt
+        .launch(&g, autarky::RunOptions::iterations(10_000_000))
+        .unwrap()
+        .wait_detailed()
+        .unwrap();
+    let wall = t0.elapsed();
+    match fin.result {
+        Err(Error::TaskFailed { code, ref task, .. }) => {
+            assert_eq!(code, 77);
+            assert!(task.contains(&format!("{b}")), "{task}");
+        }
+        ref other => panic!("expected TaskFailed, got {other:?}"),
+    }
+    let prop = fin.abort_propagation_ns.unwrap();
+    eprintln!("abort propagation {prop} ns, wall {wall:?}");
+    assert!(prop < 10_000_000, "abort took {prop} ns to reach every block");
+    assert!(wall < Duration::from_secs(2), "run took {wall:?}");
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct SpinNs {
+    ns: u64,
+}
+
+const SPIN_SRC: &str = r#"
+struct SpinNs { unsigned long long ns; };
+__device__ void spin_ns(autarky::TaskCtx& ctx) {
+    if (threadIdx.x != 0) return;
+    const unsigned long long t0 = autarky::globaltimer_ns();
+    while (autarky::globaltimer_ns() - t0 < ctx.args<SpinNs>().ns) {}
+}
+"#;
+
+#[test]
+fn a_healthy_chain_of_slow_instances_is_not_a_stall() {
+    // Timeout 100 ms; 20 instances of 15 ms each: progress published by
+    // time keeps every deadline re-armed.
+    let Some(rt) = gpu_with(
+        "slow_chain_not_a_stall",
+        Runtime::builder()
+            .gpu()
+            .timeout(Duration::from_millis(100)),
+    ) else {
+        return;
+    };
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("spin_ns", SPIN_SRC).args::<SpinNs>())
+        .unwrap();
+    g.add_task(k, &SpinNs { ns: 15_000_000 });
+    let report = rt.run(&g, 20).unwrap();
+    assert_eq!(report.instances, 20);
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Stop {
+    count: u64, // u32[tasks]: instances run per task
+    task: u32,
+    at: u32, // finish_at(at + 2) at iteration `at`
+}
+
+const STOP_SRC: &str = r#"
+struct Stop { unsigned* count; unsigned task; unsigned at; };
+__device__ void counted(autarky::TaskCtx& ctx) {
+    const Stop& a = ctx.args<Stop>();
+    if (threadIdx.x == 0) atomicAdd(&a.count[a.task], 1u);
+}
+__device__ void stopper(autarky::TaskCtx& ctx) {
+    const Stop& a = ctx.args<Stop>();
+    if (threadIdx.x == 0) {
+        atomicAdd(&a.count[a.task], 1u);
+        if (ctx.iteration == a.at) ctx.finish_at(a.at + 2);
+    }
+}
+"#;
+
+#[test]
+fn finish_at_stops_every_pe_at_the_same_iteration() {
+    // Per PE: a stopper and four workers (two pinned); workers depend on the
+    // stopper with distance 2 and on each other across PEs.
+    let Some(rt) = gpu_pes("finish_at_every_pe", 2) else {
+        return;
+    };
+    let pes = 2u32;
+    let per_pe = 5usize;
+    let n = per_pe * pes as usize;
+    let count = zeroed(&rt, n); // u64s: room for n u32 counters
+    let mut g = Graph::new();
+    let counted = g
+        .add_kind(TaskKind::new("counted", STOP_SRC).args::<Stop>())
+        .unwrap();
+    let stopper = g
+        .add_kind(
+            TaskKind::new("stopper", "")
+                .args::<Stop>()
+                .may_finish_early(),
+        )
+        .unwrap();
+    let at = 30;
+    let mut ids = Vec::new();
+    for pe in 0..pes {
+        let s = g.add_task(
+            stopper,
+            &Stop {
+                count: count.ptr(),
+                task: ids.len() as u32,
+                at,
+            },
+        );
+        g.set_pe(s, pe);
+        ids.push(s);
+        for w in 0..per_pe - 1 {
+            let t = g.add_task(
+                counted,
+                &Stop {
+                    count: count.ptr(),
+                    task: ids.len() as u32,
+                    at,
+                },
+            );
+            g.set_pe(t, pe);
+            if w < 2 {
+                g.pin(t, w as u32);
+            }
+            g.add_edge_with_distance(s, t, 2);
+            g.add_edge(ids[ids.len() - 1], t);
+            ids.push(t);
+        }
+    }
+    // Cross-PE: the last worker of PE 0 feeds the first worker of PE 1.
+    g.add_edge(ids[per_pe - 1], ids[per_pe + 1]);
+    let report = rt.run(&g, 1000).unwrap();
+    assert_eq!(report.iterations, at + 2);
+    let mut c = vec![0u32; n];
+    count.download(&mut c).unwrap();
+    assert!(
+        c.iter().all(|&v| v == at + 2),
+        "instances per task: {c:?} (want {} each)",
+        at + 2
+    );
+}
+
+#[test]
+fn abort_on_one_pe_reaches_every_pe() {
+    let Some(rt) = gpu_pes("abort_every_pe", 4) else {
+        return;
+    };
+    let mut g = Graph::new();
+    let noop = g.add_kind(TaskKind::new("noop", NOOP_SRC)).unwrap();
+    let fail = g
+        .add_kind(TaskKind::new("fail_at", FAIL_AT_SRC).args::<FailAt>())
+        .unwrap();
+    let mut prev = None;
+    for pe in 0..4 {
+        let t = g.add_task_bytes(noop, &[]);
+        g.set_pe(t, pe);
+        if pe == 2 {
+            g.pin(t, 0);
+        }
+        if let Some(p) = prev {
+            g.add_carried_edge(p, t);
+        }
+        prev = Some(t);
+    }
+    let f = g.add_task(
+        fail,
+        &FailAt {
+            iteration: 1000,
+            _pad: 0,
+        },
+    );
+    g.set_pe(f, 1);
+    let t0 = Instant::now();
+    let fin = rt
+        .launch(&g, autarky::RunOptions::iterations(10_000_000))
+        .unwrap()
+        .wait_detailed()
+        .unwrap();
+    match fin.result {
+        Err(Error::TaskFailed { pe, code, .. }) => {
+            assert_eq!((pe, code), (1, 77));
+        }
+        ref other => panic!("expected TaskFailed on PE 1, got {other:?}"),
+    }
+    let prop = fin.abort_propagation_ns.unwrap();
+    eprintln!("abort propagation over 4 PEs: {prop} ns");
+    assert!(prop < 10_000_000, "abort took {prop} ns to reach every PE");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+}
