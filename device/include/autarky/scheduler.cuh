@@ -541,8 +541,9 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
         // instance this block runs, and the load then overlaps the body.
         TaskDesc next_desc{};
         if (threadIdx.x == 0 && d.succ_count > 0) next_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[edge.task];
-        TaskCtx ctx{sh_task, sh_iter, p.iterations, p.pe, w.block,
-                    reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh_failed};
+        TaskCtx ctx{d.global,  sh_iter,    p.iterations, p.pe, w.block,
+                    reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
+                    d.arg_len, &p,         &sh_failed,   sh_task};
         autarky_dispatch(ctx, d.kind);
         // Publish: every thread's body writes happen before thread 0's release
         // of done[t] in complete(); `sh_failed` to the block.
@@ -637,8 +638,8 @@ __device__ inline bool complete_serial(const Who& w, const TaskDesc& d, uint32_t
 __device__ __forceinline__ bool run_body(const Who& w, BlockShared& sh) {
     const RunParams& p = *w.p;
     const TaskDesc d = sh.desc;
-    TaskCtx ctx{sh.task, sh.iter, p.iterations, p.pe, w.block,
-                reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh.failed};
+    TaskCtx ctx{d.global, sh.iter, p.iterations, p.pe, w.block,
+                reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh.failed, sh.task};
     autarky_dispatch(ctx, d.kind);
     // Publish: every thread's body writes happen before thread 0's release
     // of done[t]; `sh.failed` to the block.

@@ -12,7 +12,7 @@
 namespace autarky {
 
 struct TaskCtx {
-    uint32_t task;        // task id
+    uint32_t task;        // task id in the user's graph (global over PEs)
     uint32_t iteration;   // iteration of this instance
     uint32_t iterations;  // iterations of the whole run
     uint32_t pe;          // this PE
@@ -21,6 +21,7 @@ struct TaskCtx {
     uint32_t arg_len;
     const RunParams* params;
     uint32_t* failed;  // shared-memory flag: nonzero once any thread of the block called fail()
+    uint32_t local;    // the task's id in this PE's tables (what error records name)
 
     // The task's arguments, as the type the kind declared.
     template <class T>
@@ -32,14 +33,14 @@ struct TaskCtx {
     // Callable from any thread; the first error of the run wins.
     __device__ void fail(uint64_t code) const {
         Who w{params, block, (uint32_t)Role::Compute};
-        record_error(w, ErrorCode::TaskFailed, task, iteration, WaitKind::None, 0, 0, 0, code);
+        record_error(w, ErrorCode::TaskFailed, local, iteration, WaitKind::None, 0, 0, 0, code);
         atomicExch(failed, 1u);
     }
 
     // Ends the run with Error::NonFinite { index } (for kinds that check outputs).
     __device__ void fail_non_finite(uint64_t index) const {
         Who w{params, block, (uint32_t)Role::Compute};
-        record_error(w, ErrorCode::NonFinite, task, iteration, WaitKind::None, 0, 0, 0, index);
+        record_error(w, ErrorCode::NonFinite, local, iteration, WaitKind::None, 0, 0, 0, index);
         atomicExch(failed, 1u);
     }
 
@@ -77,7 +78,7 @@ struct TaskCtx {
     // return promptly then. Call from one thread; broadcast the result.
     __device__ bool wait_geq(const uint32_t* word, uint32_t wanted, uint32_t word_id) const {
         Who w{params, block, (uint32_t)Role::Compute};
-        WaitSite site{WaitKind::UserWord, word_id, wanted, task, iteration};
+        WaitSite site{WaitKind::UserWord, word_id, wanted, local, iteration};
         WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t) -> uint32_t {
             const uint32_t v = ld_acquire_gpu_u32(word);
             seen = v;

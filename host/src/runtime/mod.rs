@@ -161,6 +161,20 @@ impl Runtime {
         })?)
     }
 
+    /// `(comm, compute)` blocks every PE gets for a graph with these kinds:
+    /// on the GPU, what the co-resident grid allows for the compiled
+    /// megakernel (compiles it if needed); on the emulator, its threads.
+    /// Pinned slots ([`Graph::pin`]) must be below these counts.
+    pub fn blocks_per_pe(&self, kinds: &[TaskKind]) -> Result<(u32, u32)> {
+        match &self.backend {
+            Backend::Gpu(g) => {
+                let l = g.load(kinds)?;
+                g.grid(&l, self.cfg.pes)
+            }
+            Backend::Emulator(e) => Ok((e.comm_threads as u32, e.compute_threads as u32)),
+        }
+    }
+
     /// PEs of every run of this runtime ([`Builder::pes`]).
     pub fn num_pes(&self) -> u32 {
         self.cfg.pes

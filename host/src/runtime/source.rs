@@ -73,7 +73,7 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
          \x20           // Unknown kind: record and abort, never fall through.\n\
          \x20           if (threadIdx.x == 0) {\n\
          \x20               autarky::Who w{ctx.params, ctx.block, (uint32_t)autarky::Role::Compute};\n\
-         \x20               autarky::record_error(w, autarky::ErrorCode::UnknownTaskKind, ctx.task, ctx.iteration,\n\
+         \x20               autarky::record_error(w, autarky::ErrorCode::UnknownTaskKind, ctx.local, ctx.iteration,\n\
          \x20                                     autarky::WaitKind::None, 0, 0, 0, kind);\n\
          \x20               atomicExch(ctx.failed, 1u);\n\
          \x20           }\n\

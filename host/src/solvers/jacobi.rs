@@ -1,0 +1,732 @@
+//! CPU-free Jacobi 2D (5/9-point) and 3D (7/27-point), built only on the
+//! public API: a task graph of pinned tiles, halo pulses run by comm blocks,
+//! and an in-kernel convergence check.
+//!
+//! # The graph (per PE)
+//!
+//! * **Tiles** (`jacobi_tile`, pinned round-robin to the PE's compute
+//!   blocks): a box of the PE's interior. Instance `n` reads buffer `n % 2`
+//!   and writes buffer `(n + 1) % 2` of the PE's padded array (a symmetric
+//!   buffer: ghost layer of width 1 on every active axis). A tile waits for
+//!   its neighbouring tiles' previous instance (distance-1 edges: their
+//!   output is its input, and their reads of its output buffer are over
+//!   before it overwrites them). Interior tiles never wait for halos.
+//! * **Pulses** (`jacobi_pulse`, comm role, pinned to comm slot 0): the
+//!   halo plan of [`crate::halo`] (pulses Z → Y → X, edges and corners by
+//!   forwarding). Each box of a pulse is one task on the sender: its
+//!   *independent* boxes wait for the sender's tiles that produce them
+//!   (distance 0), its *forwarded* boxes for the earlier incoming pulse that
+//!   filled them (a cross-PE edge: the runtime turns it into a signal). A
+//!   pulse stores buffer `(n + 1) % 2` straight into the receiver's copy of
+//!   the buffer; the receiver's tiles that read those ghosts wait for it
+//!   (distance 1, cross-PE: a signal carrying the iteration).
+//! * **Check** (`jacobi_check_local`, `jacobi_check_global`, comm role,
+//!   pinned to the last comm slot), when `check_every > 0`: every tile adds
+//!   its squared update to a partial at check iterations; check_local sums
+//!   the PE's partials in tile order and puts the sum into every PE's slot
+//!   array; check_global (after every PE's check_local) sums the slots in PE
+//!   order — the same order on every PE, so every PE computes a bitwise
+//!   identical norm and takes the same decision: at convergence it calls
+//!   `finish_at(n + STOP_SLACK)`. Tiles wait for check_global with distance
+//!   [`STOP_SLACK`], so no tile can start an instance past the limit before
+//!   it is set, and every PE stops after exactly the same iteration.
+//!
+//! # Why a pulse never overwrites a halo its receiver still reads
+//!
+//! Halos live in the double-buffered arrays: pulse `n` writes the
+//! receiver's ghosts of buffer `(n + 1) % 2`, last read by the receiver's
+//! tiles at instance `n − 1`. Every receiver tile that reads those ghosts is
+//! adjacent to the face, so it is in the send box of the reverse pulse (the
+//! receiver's own boundary layer towards the sender); pulse `n` waits for
+//! the sender's boundary tiles at `n`, which waited for that reverse pulse
+//! at `n − 1`, which waited for the receiver's tiles at `n − 1`. On the
+//! sender's side, a tile may not overwrite what a pulse still reads: tile
+//! instance `n + 2` rewrites the buffer pulse `n` read, and an explicit
+//! local edge (pulse → tile, distance 2) orders them. Slot arrays of the
+//! check are indexed by `n % 4`: with the distance-2 gate, the writer of a
+//! slot at `n + 4` comes after every reader of it at `n`.
+
+use std::time::Duration;
+
+use crate::graph::{Graph, TaskId, TaskKind};
+use crate::halo::{self, Box3, Decomposition, Footprint, LocalLayout};
+use crate::runtime::SymBuffer;
+use crate::solvers::jacobi_ref::{Boundary, JacobiProblem, Stencil};
+use crate::status::RunReport;
+use crate::{Error, Result, Runtime};
+
+/// How far tiles may run ahead of the convergence check (iterations). The
+/// run stops exactly `STOP_SLACK` iterations after the check that met the
+/// tolerance, on every PE.
+pub const STOP_SLACK: u32 = 2;
+
+/// The CUDA bodies of the Jacobi kinds.
+pub const KERNELS: &str = include_str!("jacobi_kernels.cu");
+
+/// Element type on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+impl Precision {
+    fn size(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+}
+
+/// What to solve and how.
+#[derive(Clone, Debug)]
+pub struct JacobiConfig {
+    /// Grid, stencil, boundaries, initial values.
+    pub problem: JacobiProblem,
+    /// Most iterations to run.
+    pub iterations: u32,
+    /// Compute the update norm ‖a_new − a‖₂ every this many iterations (and
+    /// at the last one); 0: never (no global synchronisation at all).
+    pub check_every: u32,
+    /// Stop when a checked norm is at most this (needs `check_every > 0`).
+    pub tol: Option<f64>,
+    /// Element type.
+    pub precision: Precision,
+    /// PE grid `[pz, py, px]`; default: [`Decomposition::auto`].
+    pub pe_grid: Option<[usize; 3]>,
+    /// Tile shape `[tz, ty, tx]` in cells; default: chosen from the grid
+    /// and the number of compute blocks.
+    pub tile: Option<[usize; 3]>,
+    /// A non-finite norm fails the run with `Error::NonFinite` (naming the
+    /// PE, the check task and the iteration) instead of running on.
+    pub check_finite: bool,
+}
+
+impl JacobiConfig {
+    /// `iterations` sweeps of `problem` in f32, no norm.
+    pub fn new(problem: JacobiProblem, iterations: u32) -> JacobiConfig {
+        JacobiConfig {
+            problem,
+            iterations,
+            check_every: 0,
+            tol: None,
+            precision: Precision::F32,
+            pe_grid: None,
+            tile: None,
+            check_finite: true,
+        }
+    }
+}
+
+/// What a solve did.
+#[derive(Clone, Debug)]
+pub struct JacobiRun {
+    /// The global interior after the last iteration (row-major, x fastest).
+    pub field: Vec<f64>,
+    /// Iterations run (the same on every PE).
+    pub iterations: u32,
+    /// `(iteration, ‖a_new − a‖₂)` at every check.
+    pub norms: Vec<(u32, f64)>,
+    /// The first checked iteration whose norm met the tolerance.
+    pub converged_at: Option<u32>,
+    /// The runtime's report of the run.
+    pub report: RunReport,
+}
+
+impl JacobiRun {
+    /// Device (or emulator wall) time per iteration.
+    pub fn time_per_iteration(&self) -> Duration {
+        let ns = match (self.report.event_ms, self.report.device_ns) {
+            (Some(ms), _) => (ms as f64 * 1e6) as u64,
+            (None, Some(ns)) => ns,
+            _ => self.report.wall.as_nanos() as u64,
+        };
+        Duration::from_nanos(ns / self.iterations.max(1) as u64)
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct TileArgs {
+    a: u64,
+    len: u64,
+    partials: u64,
+    lo: [u32; 3],
+    hi: [u32; 3],
+    sy: u32,
+    sz: u32,
+    tile: u32,
+    tiles: u32,
+    check_every: u32,
+    iterations: u32,
+    stencil: u32,
+    f64: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct PulseArgs {
+    a: u64,
+    len: u64,
+    lo: [u32; 3],
+    shape: [u32; 3],
+    rlo: [u32; 3],
+    sy: u32,
+    sz: u32,
+    rsy: u32,
+    rsz: u32,
+    to_pe: u32,
+    f64: u32,
+    pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct CheckArgs {
+    partials: u64,
+    slots: u64,
+    norms: u64,
+    tiles: u32,
+    pes: u32,
+    check_every: u32,
+    iterations: u32,
+    stop_slack: u32,
+    flags: u32,
+    tol: f64,
+}
+
+/// One PE's tiles: a regular grid of boxes over its interior.
+struct TileGrid {
+    /// Tiles along z, y, x.
+    count: [usize; 3],
+    /// Tile shape.
+    shape: [usize; 3],
+    /// The PE's interior box in padded coordinates.
+    interior: Box3,
+}
+
+impl TileGrid {
+    fn len(&self) -> usize {
+        self.count.iter().product()
+    }
+    fn index(&self, c: [usize; 3]) -> usize {
+        (c[0] * self.count[1] + c[1]) * self.count[2] + c[2]
+    }
+    fn coords(&self, i: usize) -> [usize; 3] {
+        [
+            i / (self.count[1] * self.count[2]),
+            (i / self.count[2]) % self.count[1],
+            i % self.count[2],
+        ]
+    }
+    fn tile_box(&self, c: [usize; 3]) -> Box3 {
+        let mut lo = [0; 3];
+        let mut hi = [0; 3];
+        for a in 0..3 {
+            lo[a] = self.interior.lo[a] + c[a] * self.shape[a];
+            hi[a] = (lo[a] + self.shape[a]).min(self.interior.hi[a]);
+        }
+        Box3::new(lo, hi)
+    }
+    /// Tiles whose box intersects `b` (padded coordinates).
+    fn intersecting(&self, b: &Box3) -> Vec<usize> {
+        let mut range = [(0usize, 0usize); 3];
+        for a in 0..3 {
+            let lo = b.lo[a].max(self.interior.lo[a]);
+            let hi = b.hi[a].min(self.interior.hi[a]);
+            if lo >= hi {
+                return Vec::new();
+            }
+            range[a] = (
+                (lo - self.interior.lo[a]) / self.shape[a],
+                (hi - 1 - self.interior.lo[a]) / self.shape[a] + 1,
+            );
+        }
+        let mut out = Vec::new();
+        for z in range[0].0..range[0].1 {
+            for y in range[1].0..range[1].1 {
+                for x in range[2].0..range[2].1 {
+                    out.push(self.index([z, y, x]));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `b` grown by `r` cells on every active axis.
+fn grow(b: &Box3, r: [usize; 3]) -> Box3 {
+    let mut lo = b.lo;
+    let mut hi = b.hi;
+    for a in 0..3 {
+        lo[a] = lo[a].saturating_sub(r[a]);
+        hi[a] += r[a];
+    }
+    Box3::new(lo, hi)
+}
+
+/// A Jacobi solve laid out on a runtime: the graph, the symmetric buffers
+/// and the initial state. Build it once, [`JacobiSolver::run`] it as often as
+/// needed (each run starts from the initial values).
+pub struct JacobiSolver<'rt> {
+    rt: &'rt Runtime,
+    cfg: JacobiConfig,
+    graph: Graph,
+    decomp: Decomposition,
+    layouts: Vec<LocalLayout>,
+    a: SymBuffer<u8>,
+    norms: Option<SymBuffer<f64>>,
+    /// Elements per buffer (the largest PE's padded array).
+    len: usize,
+    /// Initial padded arrays of both buffers, per PE (bytes).
+    initial: Vec<Vec<u8>>,
+    tiles_per_pe: Vec<usize>,
+}
+
+impl std::fmt::Debug for JacobiSolver<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JacobiSolver")
+            .field("pe_grid", &self.decomp.pes())
+            .field("tiles_per_pe", &self.tiles_per_pe)
+            .field("tasks", &self.graph.num_tasks())
+            .finish()
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::InvalidConfig(msg.into())
+}
+
+/// The kinds of the Jacobi graph, in registration order.
+fn kinds() -> Vec<TaskKind> {
+    vec![
+        TaskKind::new("jacobi_tile", KERNELS).args::<TileArgs>(),
+        TaskKind::new("jacobi_pulse", "").args::<PulseArgs>().comm(),
+        TaskKind::new("jacobi_check_local", "")
+            .args::<CheckArgs>()
+            .comm(),
+        TaskKind::new("jacobi_check_global", "")
+            .args::<CheckArgs>()
+            .comm()
+            .may_finish_early(),
+    ]
+}
+
+impl<'rt> JacobiSolver<'rt> {
+    /// Plans the decomposition, tiles, pulses and checks for `rt`'s PEs and
+    /// builds the graph and buffers. Errors: a problem the reference rejects,
+    /// a PE grid that does not multiply to the runtime's PEs, a tolerance
+    /// without checks, a grid too small for the PEs.
+    pub fn new(rt: &'rt Runtime, cfg: JacobiConfig) -> Result<JacobiSolver<'rt>> {
+        let p = &cfg.problem;
+        let pes = rt.num_pes() as usize;
+        if p.dims.contains(&0) {
+            return Err(invalid(format!("the grid {:?} has an empty axis", p.dims)));
+        }
+        if p.stencil.is_2d() != (p.dims[0] == 1) {
+            return Err(invalid(format!(
+                "{:?} needs {} grid, got dims {:?}",
+                p.stencil,
+                if p.stencil.is_2d() { "a 2D (nz = 1)" } else { "a 3D" },
+                p.dims
+            )));
+        }
+        if cfg.iterations == 0 {
+            return Err(invalid("iterations must be at least 1"));
+        }
+        if cfg.tol.is_some() && cfg.check_every == 0 {
+            return Err(invalid("a tolerance needs check_every > 0"));
+        }
+        if let Some(t) = cfg.tol {
+            if !(t >= 0.0 && t.is_finite()) {
+                return Err(invalid(format!("tolerance must be finite and ≥ 0, got {t}")));
+            }
+        }
+        let periodic = [0, 1, 2].map(|a| p.boundary[a] == Boundary::Periodic);
+        let decomp = match cfg.pe_grid {
+            Some(g) => {
+                if g.iter().product::<usize>() != pes {
+                    return Err(invalid(format!(
+                        "PE grid {g:?} has {} PEs, the runtime has {pes}",
+                        g.iter().product::<usize>()
+                    )));
+                }
+                Decomposition::new(p.dims, g, periodic)
+            }
+            None => Decomposition::auto(p.dims, pes, periodic),
+        }
+        .map_err(|e| invalid(format!("decomposition: {e}")))?;
+        let footprint = if p.stencil.needs_corners() {
+            Footprint::Full
+        } else {
+            Footprint::Faces
+        };
+        let plan = halo::plan(&decomp, 1, footprint).map_err(|e| invalid(format!("halo plan: {e}")))?;
+        let layouts: Vec<LocalLayout> = (0..pes).map(|q| plan.layout(q)).collect();
+        let len = decomp.max_layout(1).len();
+        let reach = decomp.halo_widths(1);
+        let esize = cfg.precision.size();
+
+        let mut graph = Graph::new();
+        let ks: Vec<_> = kinds()
+            .into_iter()
+            .map(|k| graph.add_kind(k))
+            .collect::<std::result::Result<_, _>>()?;
+        let (k_tile, k_pulse, k_local, k_global) = (ks[0], ks[1], ks[2], ks[3]);
+        let (comm_blocks, compute_blocks) = rt.blocks_per_pe(graph.kinds())?;
+        let check_slot = comm_blocks.saturating_sub(1).min(1);
+
+        // Tiles: a shape that gives every compute block work without tiny
+        // tiles (and x rows long enough to coalesce).
+        let grids: Vec<TileGrid> = (0..pes)
+            .map(|q| {
+                let lay = &layouts[q];
+                let ext = lay.extent;
+                let shape = cfg.tile.unwrap_or_else(|| default_tile(ext, compute_blocks as usize));
+                let shape = [0, 1, 2].map(|a| shape[a].clamp(1, ext[a]));
+                TileGrid {
+                    count: [0, 1, 2].map(|a| ext[a].div_ceil(shape[a])),
+                    shape,
+                    interior: lay.interior(),
+                }
+            })
+            .collect();
+        let max_tiles = grids.iter().map(TileGrid::len).max().unwrap_or(1);
+
+        let a = rt.alloc_symmetric::<u8>(2 * len * esize)?;
+        let checks = cfg.check_every > 0;
+        let partials = rt.alloc_symmetric::<f64>(4 * max_tiles)?;
+        let slots = rt.alloc_symmetric::<f64>(4 * pes)?;
+        let norms = if checks {
+            Some(rt.alloc_symmetric::<f64>((cfg.iterations / cfg.check_every) as usize + 1)?)
+        } else {
+            None
+        };
+        let stencil_code = match p.stencil {
+            Stencil::FivePoint => 5,
+            Stencil::NinePoint => 9,
+            Stencil::SevenPoint => 7,
+            Stencil::TwentySevenPoint => 27,
+        };
+        let f64 = (cfg.precision == Precision::F64) as u32;
+
+        // ---- tiles ---------------------------------------------------------
+        let mut tile_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes);
+        for (q, grid) in grids.iter().enumerate() {
+            let lay = &layouts[q];
+            let mut ids = Vec::with_capacity(grid.len());
+            for i in 0..grid.len() {
+                let b = grid.tile_box(grid.coords(i));
+                let t = graph.add_task(
+                    k_tile,
+                    &TileArgs {
+                        a: a.addr(q as u32),
+                        len: len as u64,
+                        partials: partials.addr(q as u32),
+                        lo: b.lo.map(|v| v as u32),
+                        hi: b.hi.map(|v| v as u32),
+                        sy: lay.strides[1] as u32,
+                        sz: lay.strides[0] as u32,
+                        tile: i as u32,
+                        tiles: grid.len() as u32,
+                        check_every: cfg.check_every,
+                        iterations: cfg.iterations,
+                        stencil: stencil_code,
+                        f64,
+                    },
+                );
+                graph.set_pe(t, q as u32);
+                graph.pin(t, (i % compute_blocks as usize) as u32);
+                graph.set_name(t, format!("tile {:?} of PE {q}", grid.coords(i)));
+                ids.push(t);
+            }
+            // Neighbouring tiles: distance 1 both ways.
+            for i in 0..grid.len() {
+                let c = grid.coords(i);
+                let reach_box = grow(&grid.tile_box(c), reach);
+                for j in grid.intersecting(&reach_box) {
+                    if j != i {
+                        graph.add_carried_edge(ids[j], ids[i]);
+                    }
+                }
+            }
+            tile_ids.push(ids);
+        }
+
+        // ---- pulses ----------------------------------------------------------
+        // One task per box of a pulse: (task, receiver-side box).
+        let mut parts: Vec<Vec<TaskId>> = vec![Vec::new(); plan.pulses().len()];
+        for id in plan_order(&plan) {
+            let pulse = &plan.pulses()[id];
+            let (from, to) = (pulse.from_pe, pulse.to_pe);
+            let (sl, rl) = (&layouts[from], &layouts[to]);
+            let boxes: Vec<(Box3, Option<usize>)> = pulse
+                .independent
+                .iter()
+                .map(|b| (*b, None))
+                .chain(pulse.forwarded.iter().map(|f| (f.region, Some(f.after))))
+                .collect();
+            for (bx, after) in boxes {
+                if bx.is_empty() {
+                    continue;
+                }
+                let rlo = [0, 1, 2].map(|ax| pulse.recv.lo[ax] + (bx.lo[ax] - pulse.send.lo[ax]));
+                let t = graph.add_task(
+                    k_pulse,
+                    &PulseArgs {
+                        a: a.addr(from as u32),
+                        len: len as u64,
+                        lo: bx.lo.map(|v| v as u32),
+                        shape: bx.shape().map(|v| v as u32),
+                        rlo: rlo.map(|v| v as u32),
+                        sy: sl.strides[1] as u32,
+                        sz: sl.strides[0] as u32,
+                        rsy: rl.strides[1] as u32,
+                        rsz: rl.strides[0] as u32,
+                        to_pe: to as u32,
+                        f64,
+                        pad: 0,
+                    },
+                );
+                graph.set_pe(t, from as u32);
+                graph.pin(t, 0);
+                graph.set_name(
+                    t,
+                    format!("pulse {id} ({} PE {from} → PE {to})", halo::AXIS_NAMES[pulse.axis]),
+                );
+                match after {
+                    None => {
+                        // Data: the sender's tiles that produce the box; the
+                        // same tiles' instance n + 2 rewrites it (WAR).
+                        for j in grids[from].intersecting(&bx) {
+                            graph.add_edge(tile_ids[from][j], t);
+                            graph.add_edge_with_distance(t, tile_ids[from][j], 2);
+                        }
+                    }
+                    Some(prev) => {
+                        for &u in &parts[prev] {
+                            graph.add_edge(u, t);
+                        }
+                    }
+                }
+                // The receiver's tiles that read the box wait for it.
+                let rbox = Box3::new(rlo, [0, 1, 2].map(|ax| rlo[ax] + bx.shape()[ax]));
+                let readers = grids[to].intersecting(&grow(&rbox, reach));
+                for j in readers {
+                    graph.add_carried_edge(t, tile_ids[to][j]);
+                }
+                parts[id].push(t);
+            }
+        }
+
+        // ---- convergence check -------------------------------------------------
+        if checks {
+            let norms = norms.as_ref().expect("allocated with checks");
+            let mut locals = Vec::with_capacity(pes);
+            let mut globals = Vec::with_capacity(pes);
+            for (q, grid) in grids.iter().enumerate() {
+                let args = CheckArgs {
+                    partials: partials.addr(q as u32),
+                    slots: slots.addr(q as u32),
+                    norms: norms.addr(q as u32),
+                    tiles: grid.len() as u32,
+                    pes: pes as u32,
+                    check_every: cfg.check_every,
+                    iterations: cfg.iterations,
+                    stop_slack: STOP_SLACK,
+                    flags: cfg.tol.is_some() as u32 | (cfg.check_finite as u32) << 1,
+                    tol: cfg.tol.unwrap_or(0.0),
+                };
+                let l = graph.add_task(k_local, &args);
+                let g = graph.add_task(k_global, &args);
+                for t in [l, g] {
+                    graph.set_pe(t, q as u32);
+                    graph.pin(t, check_slot);
+                }
+                graph.set_name(l, format!("check (local sum) of PE {q}"));
+                graph.set_name(g, format!("check (global norm) of PE {q}"));
+                for &t in &tile_ids[q] {
+                    graph.add_edge(t, l);
+                    graph.add_edge_with_distance(g, t, STOP_SLACK);
+                }
+                locals.push(l);
+                globals.push(g);
+            }
+            for &g in &globals {
+                for &l in &locals {
+                    graph.add_edge(l, g);
+                }
+            }
+        }
+
+        // ---- initial values ----------------------------------------------------
+        let initial: Vec<Vec<u8>> = (0..pes)
+            .map(|q| initial_array(&cfg, &decomp, &layouts[q], q, len))
+            .collect();
+        Ok(JacobiSolver {
+            rt,
+            tiles_per_pe: grids.iter().map(TileGrid::len).collect(),
+            cfg,
+            graph,
+            decomp,
+            layouts,
+            a,
+            norms,
+            len,
+            initial,
+        })
+    }
+
+    /// The task graph (for benches and inspection).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The PE grid `[pz, py, px]`.
+    pub fn pe_grid(&self) -> [usize; 3] {
+        self.decomp.pes()
+    }
+
+    /// Tiles of every PE.
+    pub fn tiles_per_pe(&self) -> &[usize] {
+        &self.tiles_per_pe
+    }
+
+    /// Writes the initial values into every PE's buffers.
+    pub fn reset(&self) -> Result<()> {
+        for (q, init) in self.initial.iter().enumerate() {
+            self.a.copy_from(q as u32, init)?;
+        }
+        Ok(())
+    }
+
+    /// Resets and runs the solve with `opts` (its `iterations` are replaced
+    /// by the configuration's).
+    pub fn run_with(&self, mut opts: crate::RunOptions) -> Result<JacobiRun> {
+        self.reset()?;
+        opts.iterations = self.cfg.iterations;
+        let report = self.rt.run_with(&self.graph, opts)?;
+        self.collect(report)
+    }
+
+    /// Resets and runs the solve.
+    pub fn run(&self) -> Result<JacobiRun> {
+        self.run_with(crate::RunOptions::iterations(self.cfg.iterations))
+    }
+
+    fn collect(&self, report: RunReport) -> Result<JacobiRun> {
+        let iters = report.iterations;
+        let dims = self.cfg.problem.dims;
+        let mut field = vec![0.0f64; dims.iter().product()];
+        let esize = self.cfg.precision.size();
+        let par = (iters % 2) as usize;
+        for q in 0..self.decomp.num_pes() {
+            let bytes = self.a.to_vec(q as u32)?;
+            let buf = &bytes[par * self.len * esize..(par + 1) * self.len * esize];
+            let lay = &self.layouts[q];
+            let origin = self.decomp.local_origin(q);
+            for c in lay.interior().cells() {
+                let i = lay.index_of(c);
+                let v = match self.cfg.precision {
+                    Precision::F32 => f32::from_ne_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
+                    Precision::F64 => f64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap()),
+                };
+                let g = [0, 1, 2].map(|a| origin[a] + c[a] - lay.halo[a]);
+                field[(g[0] * dims[1] + g[1]) * dims[2] + g[2]] = v;
+            }
+        }
+        let mut norms = Vec::new();
+        if let Some(nb) = &self.norms {
+            let all = nb.to_vec(0)?;
+            let every = self.cfg.check_every;
+            for n in 0..iters {
+                if (n + 1) % every == 0 || n + 1 == self.cfg.iterations {
+                    norms.push((n, all[(n / every) as usize]));
+                }
+            }
+        }
+        let converged_at = self
+            .cfg
+            .tol
+            .and_then(|tol| norms.iter().find(|(_, v)| *v <= tol).map(|&(n, _)| n));
+        Ok(JacobiRun {
+            field,
+            iterations: iters,
+            norms,
+            converged_at,
+            report,
+        })
+    }
+}
+
+/// Pulse ids in an order where every forwarded box's earlier pulse comes
+/// first (ids are already Z → Y → X).
+fn plan_order(plan: &halo::Plan) -> Vec<usize> {
+    plan.dependency_order()
+}
+
+/// A tile shape for a PE interior of `ext` cells and `blocks` compute
+/// blocks: x rows of up to 1024 cells, then enough rows (and planes) that
+/// there are a few tiles per block on large grids and at least ~1024 cells
+/// per tile on small ones.
+fn default_tile(ext: [usize; 3], blocks: usize) -> [usize; 3] {
+    let cells: usize = ext.iter().product();
+    let target = (cells / (4 * blocks.max(1))).clamp(1024, 64 * 1024);
+    let tx = ext[2].min(1024).max(1);
+    let rows = (target / tx).max(1);
+    if ext[0] == 1 {
+        [1, rows.min(ext[1]), tx]
+    } else {
+        let ty = rows.min(ext[1]);
+        let tz = (rows / ty).max(1).min(ext[0]);
+        [tz, ty, tx]
+    }
+}
+
+/// A PE's padded array (both buffers), as bytes of the device type: interior
+/// and every ghost cell from the global functions (the reference's
+/// convention: periodic axes wrap; outside a Dirichlet axis the Dirichlet
+/// function), so iteration 0 reads correct halos everywhere.
+fn initial_array(cfg: &JacobiConfig, d: &Decomposition, lay: &LocalLayout, q: usize, len: usize) -> Vec<u8> {
+    let p = &cfg.problem;
+    let origin = d.local_origin(q);
+    let esize = cfg.precision.size();
+    let mut one = vec![0u8; len * esize];
+    let full = Box3::new([0; 3], lay.dims);
+    for c in full.cells() {
+        let mut g = [0i64; 3];
+        let mut outside = false;
+        for a in 0..3 {
+            let n = p.dims[a] as i64;
+            let mut v = origin[a] as i64 + c[a] as i64 - lay.halo[a] as i64;
+            if p.boundary[a] == Boundary::Periodic && n > 1 {
+                v = v.rem_euclid(n);
+            }
+            if v < 0 || v >= n {
+                outside = true;
+            }
+            g[a] = v;
+        }
+        let v = if outside {
+            (p.dirichlet)(g[0], g[1], g[2])
+        } else {
+            (p.init)(g[0], g[1], g[2])
+        };
+        let i = lay.index_of(c);
+        match cfg.precision {
+            Precision::F32 => one[i * 4..i * 4 + 4].copy_from_slice(&(v as f32).to_ne_bytes()),
+            Precision::F64 => one[i * 8..i * 8 + 8].copy_from_slice(&v.to_ne_bytes()),
+        }
+    }
+    let mut both = one.clone();
+    both.extend_from_slice(&one);
+    both
+}
+
+/// Solves `cfg` on `rt` (builds the graph, runs it once).
+pub fn solve(rt: &Runtime, cfg: JacobiConfig) -> Result<JacobiRun> {
+    JacobiSolver::new(rt, cfg)?.run()
+}

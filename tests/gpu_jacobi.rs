@@ -1,0 +1,162 @@
+//! Jacobi on the GPU with virtual PEs: against the f64 CPU reference, and
+//! bitwise identical over PE counts and decompositions (skip without a GPU,
+//! fail instead with AUTARKY_REQUIRE_GPU=1).
+
+mod common;
+
+use std::time::Duration;
+
+use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver, Precision, STOP_SLACK};
+use autarky::solvers::jacobi_ref::{reference, Boundary, JacobiProblem, Stencil};
+use autarky::{Error, Runtime};
+use common::*;
+
+fn rt(test: &str, pes: u32) -> Option<Runtime> {
+    gpu_with(
+        test,
+        Runtime::builder()
+            .gpu()
+            .pes(pes)
+            .comm_blocks(2)
+            .compute_blocks(12)
+            .symmetric_heap_bytes(64 << 20)
+            .timeout(Duration::from_secs(10)),
+    )
+}
+
+fn problem(dims: [usize; 3], stencil: Stencil, boundary: [Boundary; 3]) -> JacobiProblem {
+    JacobiProblem::new(dims, stencil)
+        .with_boundary(boundary)
+        .with_init(|z, y, x| ((x * 7 + y * 13 + z * 5) % 17) as f64 / 17.0)
+        .with_dirichlet(|z, y, x| 1.0 + 0.01 * x as f64 - 0.02 * y as f64 + 0.005 * z as f64)
+}
+
+fn max_rel_err(got: &[f64], want: &[f64]) -> f64 {
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).abs())
+        .fold(0.0, f64::max)
+        / scale
+}
+
+const D: Boundary = Boundary::Dirichlet;
+const P: Boundary = Boundary::Periodic;
+
+#[test]
+fn jacobi_matches_the_f64_reference_in_f32_and_f64() {
+    let cases = [
+        ([1, 61, 95], Stencil::FivePoint, [D, D, D]),
+        ([1, 48, 40], Stencil::NinePoint, [D, P, D]),
+        ([14, 11, 19], Stencil::SevenPoint, [D, D, P]),
+        ([10, 12, 9], Stencil::TwentySevenPoint, [P, D, D]),
+    ];
+    for pes in [1, 4] {
+        let Some(rt) = rt("jacobi_vs_reference", pes) else {
+            return;
+        };
+        for (dims, stencil, bc) in cases {
+            let prob = problem(dims, stencil, bc);
+            let want = reference(&prob, 40).unwrap().field;
+            for (precision, tol) in [(Precision::F32, 2e-6), (Precision::F64, 1e-13)] {
+                let mut cfg = JacobiConfig::new(prob.clone(), 40);
+                cfg.precision = precision;
+                cfg.tile = Some([3, 5, 16]);
+                let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
+                assert_eq!(run.iterations, 40);
+                let err = max_rel_err(&run.field, &want);
+                assert!(
+                    err <= tol,
+                    "{stencil:?} {dims:?} {bc:?} {precision:?} on {pes} PEs: max rel error {err:e} > {tol:e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes() {
+    let cases = [
+        ([1, 64, 80], Stencil::FivePoint, [D, D, D]),
+        ([1, 50, 70], Stencil::NinePoint, [P, P, D]),
+        ([16, 12, 20], Stencil::SevenPoint, [D, P, D]),
+        ([12, 16, 10], Stencil::TwentySevenPoint, [P, P, P]),
+    ];
+    let grids: [&[[usize; 3]]; 4] = [
+        &[[1, 1, 1]],
+        &[[1, 1, 2], [1, 2, 1]],
+        &[[1, 2, 2], [1, 1, 4], [1, 4, 1], [2, 2, 1]],
+        &[[2, 2, 2], [1, 2, 4], [1, 8, 1]],
+    ];
+    let mut results: Vec<Vec<Vec<f64>>> = vec![Vec::new(); cases.len()];
+    for (pi, pes) in [1u32, 2, 4, 8].into_iter().enumerate() {
+        let Some(rt) = rt("jacobi_bitwise", pes) else {
+            return;
+        };
+        for (ci, (dims, stencil, bc)) in cases.iter().enumerate() {
+            for g in grids[pi] {
+                if stencil.is_2d() && g[0] != 1 {
+                    continue;
+                }
+                let mut cfg = JacobiConfig::new(problem(*dims, *stencil, *bc), 33);
+                cfg.pe_grid = Some(*g);
+                cfg.tile = Some([4, 7, 24]);
+                let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
+                results[ci].push(run.field);
+            }
+        }
+    }
+    for (ci, r) in results.iter().enumerate() {
+        for (k, f) in r.iter().enumerate().skip(1) {
+            let diff = f.iter().zip(&r[0]).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+            assert_eq!(diff, 0, "case {ci}: decomposition #{k} differs from 1 PE in {diff} cells");
+        }
+    }
+}
+
+#[test]
+fn convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count() {
+    let prob = problem([1, 40, 40], Stencil::FivePoint, [D, D, D]);
+    let mut stops = Vec::new();
+    for pes in [1u32, 2, 4] {
+        let Some(rt) = rt("jacobi_convergence", pes) else {
+            return;
+        };
+        let mut cfg = JacobiConfig::new(prob.clone(), 100_000);
+        cfg.precision = Precision::F64;
+        cfg.check_every = 10;
+        cfg.tol = Some(1e-3);
+        let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
+        let c = run.converged_at.expect("converges");
+        assert_eq!(run.iterations, c + STOP_SLACK, "stopped {STOP_SLACK} after the check");
+        assert!(run.norms.last().unwrap().1 <= 1e-3);
+        assert!(run.norms.windows(2).all(|w| w[1].1 < w[0].1), "norm decreases");
+        // The field is the reference's after exactly that many iterations.
+        let want = reference(&prob, run.iterations).unwrap().field;
+        assert!(max_rel_err(&run.field, &want) < 1e-12);
+        stops.push((run.iterations, run.norms.last().unwrap().1));
+    }
+    assert!(stops.windows(2).all(|w| w[0].0 == w[1].0), "{stops:?}");
+}
+
+#[test]
+fn a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration() {
+    let Some(rt) = rt("jacobi_nan", 2) else {
+        return;
+    };
+    let prob = JacobiProblem::new([1, 32, 32], Stencil::FivePoint)
+        .with_init(|_, y, x| if (y, x) == (20, 5) { f64::NAN } else { 0.0 });
+    let mut cfg = JacobiConfig::new(prob, 50);
+    cfg.check_every = 5;
+    cfg.pe_grid = Some([1, 2, 1]);
+    match JacobiSolver::new(&rt, cfg).unwrap().run() {
+        Err(Error::NonFinite {
+            pe, task, iteration, ..
+        }) => {
+            assert_eq!(iteration, 4, "the first check");
+            assert!(task.contains("check (global norm)"), "{task}");
+            assert!(pe < 2);
+        }
+        other => panic!("expected NonFinite, got {other:?}"),
+    }
+}
