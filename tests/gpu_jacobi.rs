@@ -132,7 +132,7 @@ fn convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count() {
         assert!(run.norms.last().unwrap().1 <= 1e-3);
         assert!(run.norms.windows(2).all(|w| w[1].1 < w[0].1), "norm decreases");
         // The field is the reference's after exactly that many iterations.
-        let want = reference(&prob, run.iterations).unwrap().field;
+        let want = reference(&prob, run.iterations as usize).unwrap().field;
         assert!(max_rel_err(&run.field, &want) < 1e-12);
         stops.push((run.iterations, run.norms.last().unwrap().1));
     }
