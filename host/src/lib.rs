@@ -8,6 +8,7 @@ pub mod error;
 pub mod graph;
 pub mod runtime;
 pub mod status;
+pub mod trace;
 
 pub use autarky_shared as abi;
 pub use emulator::EmulatorConfig;
