@@ -303,7 +303,16 @@ impl fmt::Display for TraceSummary {
                 if c.tasks.len() == 1 { "" } else { "s" },
                 dur(c.span_ns),
                 dur(c.busy_ns),
-                c.labels.join(" → ")
+                if c.labels.len() <= 12 {
+                    c.labels.join(" → ")
+                } else {
+                    format!(
+                        "{} → … ({} more) … → {}",
+                        c.labels[..5].join(" → "),
+                        c.labels.len() - 10,
+                        c.labels[c.labels.len() - 5..].join(" → ")
+                    )
+                }
             )?;
         }
         if self.dropped > 0 || self.unmatched > 0 {
