@@ -184,8 +184,9 @@ impl Trace {
     /// several sends; the sends it covers that are not the latest get no
     /// flow of their own.
     pub fn flows(&self) -> Vec<Flow> {
-        // (to_pe, signal) → sends in time order, each with a taken flag.
-        let mut sends: HashMap<(u32, u64), Vec<(u64, usize, bool)>> = HashMap::new();
+        // (to_pe, signal) → sends (time, event index, taken) in time order.
+        type Sends = HashMap<(u32, u64), Vec<(u64, usize, bool)>>;
+        let mut sends = Sends::new();
         let mut seen: Vec<usize> = Vec::new();
         for (i, e) in self.events.iter().enumerate() {
             match e.kind {
