@@ -225,6 +225,15 @@ mod tests {
     }
 
     #[test]
+    fn a_log_that_cannot_be_allocated_is_an_error_not_an_abort() {
+        let e = HostLog::new(u64::MAX / 4, 1).unwrap_err();
+        assert!(
+            e.contains("cannot allocate") || e.contains("too many"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn the_host_log_records_what_bodies_report() {
         let l = HostLog::new(4, 2).unwrap();
         for (t, i) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
