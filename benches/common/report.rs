@@ -269,6 +269,28 @@ fn slug(s: &str) -> String {
         .collect()
 }
 
+/// A log-axis tick label: only 1, 2 and 5 times a power of ten get one
+/// (the others stay as grid lines), written short (`2k`, `10M`, `0.5`).
+fn tick(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return String::new();
+    }
+    let exp = v.log10().floor();
+    let mantissa = v / 10f64.powf(exp);
+    if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 0.02) {
+        return String::new();
+    }
+    let (scaled, suffix) = match v {
+        v if v >= 1e9 => (v / 1e9, "G"),
+        v if v >= 1e6 => (v / 1e6, "M"),
+        v if v >= 1e3 => (v / 1e3, "k"),
+        v => (v, ""),
+    };
+    let text = format!("{scaled:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{suffix}")
+}
+
 /// Log-log chart of one family: x = size, y = value; one line per variant
 /// through its medians, min–max as error bars.
 fn chart(bench: &str, family: &str, cases: &[&CaseResult], path: &Path) -> Result<(), String> {
@@ -303,12 +325,13 @@ fn chart(bench: &str, family: &str, cases: &[&CaseResult], path: &Path) -> Resul
     if xs.is_empty() || ys.is_empty() {
         return Err(err(&"no positive values to draw on log axes"));
     }
-    let range = |v: &[f64]| {
+    // Headroom above the data for the legend (upper right).
+    let range = |v: &[f64], top: f64| {
         let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = v.iter().copied().fold(0.0, f64::max);
-        (lo / 1.5)..(hi * 1.5)
+        (lo / 1.5)..(hi * top)
     };
-    let (xr, yr) = (range(&xs), range(&ys));
+    let (xr, yr) = (range(&xs, 1.5), range(&ys, 4.0));
     let unit = &cases[0].unit;
     let size_label = &cases[0].size_label;
 
@@ -325,6 +348,8 @@ fn chart(bench: &str, family: &str, cases: &[&CaseResult], path: &Path) -> Resul
         .build_cartesian_2d(xr.log_scale(), yr.log_scale())
         .map_err(|e| err(&e))?;
     ch.configure_mesh()
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .x_desc(size_label.as_str())
         .y_desc(unit.as_str())
         .draw()
@@ -350,6 +375,7 @@ fn chart(bench: &str, family: &str, cases: &[&CaseResult], path: &Path) -> Resul
         .map_err(|e| err(&e))?;
     }
     ch.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()

@@ -325,13 +325,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             .unwrap_or_default()
     ));
     if !report.driver_calls.is_empty() {
+        let queries = report
+            .driver_calls
+            .iter()
+            .filter(|c| **c == "cuStreamQuery")
+            .count() as u64;
         ctx.say(format_args!(
-            "host driver calls during the run: 1 launch + {} stream queries (CPU-free)",
-            report
-                .driver_calls
-                .iter()
-                .filter(|c| **c == "cuStreamQuery")
-                .count()
+            "host driver calls during the run: 1 launch + {} (CPU-free)",
+            plural(queries, "stream query", "stream queries")
         ));
     }
 

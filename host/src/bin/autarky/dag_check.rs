@@ -44,7 +44,10 @@ pub struct HostLog {
 impl HostLog {
     /// A log for `instances` slots, or a message when it cannot be had.
     pub fn new(instances: u64, iterations: u32) -> Result<HostLog, String> {
-        let n = usize::try_from(instances).map_err(|_| "too many instances".to_string())?;
+        let n = usize::try_from(instances)
+            .ok()
+            .filter(|n| n.checked_mul(2).is_some())
+            .ok_or_else(|| format!("{instances} instances are too many to log"))?;
         let fail = |e| format!("cannot allocate the check log for {instances} instances: {e}");
         let mut seq = Vec::new();
         seq.try_reserve_exact(2 * n).map_err(fail)?;

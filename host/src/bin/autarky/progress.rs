@@ -29,8 +29,16 @@ pub fn wait(run: GpuRun<'_>, total: u64, show: bool) -> autarky::Result<RunRepor
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
     bar.set_style(
         ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {human_pos}/{human_len} instances  {per_sec}  ETA {eta}",
+            "{bar:40.cyan/blue} {human_pos}/{human_len} instances  {rate}  ETA {eta}",
         )
+        .map(|s| {
+            s.with_key(
+                "rate",
+                |st: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1} M/s", st.per_sec() / 1e6);
+                },
+            )
+        })
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let (mut last, mut last_change) = (run.progress(), Instant::now());
