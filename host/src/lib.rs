@@ -10,6 +10,7 @@ pub mod halo;
 pub mod runtime;
 pub mod solvers;
 pub mod status;
+pub mod trace;
 
 pub use autarky_shared as abi;
 pub use emulator::EmulatorConfig;

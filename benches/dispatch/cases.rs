@@ -1,0 +1,322 @@
+//! Cases: what is measured, how a rep's seconds become the case's unit,
+//! and how the cases print as a table and turn into the shared report.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use autarky::runtime::{RunOptions, Runtime};
+use autarky::{Graph, TaskKind};
+
+use crate::report::{CaseResult, Spread, Target};
+use crate::BoxResult;
+
+/// DESIGN.md "Cost model": the targets this bench gates.
+pub const TARGET_HANDOFF_US: f64 = 0.5;
+pub const TARGET_RATE_G: f64 = 1.0;
+
+/// How a case reports a time per rep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Metric {
+    /// µs per dependent hand-off (lower is better): seconds × 10⁶ / N.
+    HandoffUs { n: u64 },
+    /// 10⁹ task instances per second (higher is better).
+    RateG { instances: u64 },
+}
+
+impl Metric {
+    fn of(self, seconds: f64) -> f64 {
+        match self {
+            Metric::HandoffUs { n } => seconds * 1e6 / n as f64,
+            Metric::RateG { instances } => instances as f64 / seconds / 1e9,
+        }
+    }
+    fn unit(self) -> &'static str {
+        match self {
+            Metric::HandoffUs { .. } => "µs/hand-off",
+            Metric::RateG { .. } => "G tasks/s",
+        }
+    }
+    fn lower_is_better(self) -> bool {
+        matches!(self, Metric::HandoffUs { .. })
+    }
+    fn target(self) -> Target {
+        match self {
+            Metric::HandoffUs { .. } => Target::Le(TARGET_HANDOFF_US),
+            Metric::RateG { .. } => Target::Ge(TARGET_RATE_G),
+        }
+    }
+    fn target_text(self) -> String {
+        match self {
+            Metric::HandoffUs { .. } => format!("≤ {TARGET_HANDOFF_US} µs"),
+            Metric::RateG { .. } => format!("≥ {TARGET_RATE_G} G/s"),
+        }
+    }
+}
+
+/// What a row is, which decides how the table and the report treat it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Role {
+    /// autarky timed with device events: the case's reference and the
+    /// number held against the target.
+    Autarky,
+    /// autarky's in-kernel `%globaltimer` span of the same runs (shown for
+    /// reference: it leaves out the launch and block start-up).
+    AutarkyInKernel,
+    Baseline,
+}
+
+/// One variant of one case: its seconds per rep.
+pub struct Row {
+    pub variant: &'static str,
+    pub role: Role,
+    pub seconds: Vec<f64>,
+}
+
+pub struct Case {
+    pub name: String,
+    pub family: &'static str,
+    pub size: u64,
+    pub size_label: &'static str,
+    pub metric: Metric,
+    /// Facts about the case for the report (`n`, `tasks`, …).
+    pub params: Vec<(&'static str, u64)>,
+    pub rows: Vec<Row>,
+}
+
+impl Case {
+    pub fn new(
+        slug: &str,
+        family: &'static str,
+        size: u64,
+        size_label: &'static str,
+        metric: Metric,
+        params: Vec<(&'static str, u64)>,
+        variants: &[(&'static str, Role)],
+    ) -> Case {
+        Case {
+            name: format!("{slug}/dispatch/{family}/{size}"),
+            family,
+            size,
+            size_label,
+            metric,
+            params,
+            rows: variants
+                .iter()
+                .map(|&(variant, role)| Row {
+                    variant,
+                    role,
+                    seconds: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Records one rep of `variant`.
+    ///
+    /// # Panics
+    /// If the case has no such variant (a typo in the bench).
+    pub fn push(&mut self, variant: &str, seconds: f64) {
+        let row = self
+            .rows
+            .iter_mut()
+            .find(|r| r.variant == variant)
+            .unwrap_or_else(|| panic!("case {} has no variant {variant}", self.name));
+        row.seconds.push(seconds);
+    }
+
+    fn values(&self, row: &Row) -> Vec<f64> {
+        row.seconds.iter().map(|&s| self.metric.of(s)).collect()
+    }
+
+    /// The case in the shared report's terms; `None` before any autarky rep.
+    pub fn to_result(&self) -> Option<CaseResult> {
+        let of = |role: Role| -> Vec<(&str, Vec<f64>)> {
+            self.rows
+                .iter()
+                .filter(|r| r.role == role)
+                .map(|r| (r.variant, self.values(r)))
+                .collect()
+        };
+        let autarky = of(Role::Autarky).into_iter().next()?;
+        CaseResult::new(
+            self.name.clone(),
+            self.family,
+            self.size as f64,
+            self.size_label,
+            self.metric.unit(),
+            self.metric.lower_is_better(),
+            Some(self.metric.target()),
+            self.params
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v))
+                .collect::<BTreeMap<_, _>>(),
+            autarky,
+            of(Role::Baseline),
+            of(Role::AutarkyInKernel),
+        )
+    }
+}
+
+pub fn empty_kind() -> TaskKind {
+    TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}")
+}
+
+/// A chain of `n` empty tasks, edges i → i+1.
+pub fn chain_graph(n: u32) -> Graph {
+    let mut g = Graph::new();
+    let k = g.add_kind(empty_kind()).expect("a valid kind");
+    let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
+    for w in ids.windows(2) {
+        g.add_edge(w[0], w[1]);
+    }
+    g
+}
+
+/// `n` independent empty tasks.
+pub fn independent_graph(n: u64) -> Graph {
+    let mut g = Graph::new();
+    let k = g.add_kind(empty_kind()).expect("a valid kind");
+    for _ in 0..n {
+        g.add_task_bytes(k, &[]);
+    }
+    g
+}
+
+/// One timed autarky run: (event seconds, in-kernel seconds). Checks that
+/// every instance ran.
+pub fn run_autarky(
+    rt: &Runtime,
+    g: &Graph,
+    iterations: u32,
+    what: &str,
+) -> BoxResult<(f64, Option<f64>)> {
+    let opts = RunOptions {
+        iterations,
+        timed: true,
+        ..Default::default()
+    };
+    let r = rt
+        .run_with(g, opts)
+        .map_err(|e| format!("autarky {what}: {e}"))?;
+    let expected = g.num_tasks() as u64 * iterations as u64;
+    if r.instances != expected {
+        return Err(format!(
+            "autarky {what}: {} instances ran, expected {expected}",
+            r.instances
+        )
+        .into());
+    }
+    let ev = r
+        .event_ms
+        .ok_or_else(|| format!("autarky {what}: a timed run returned no event time"))?;
+    Ok((ev as f64 * 1e-3, r.device_ns.map(|ns| ns as f64 * 1e-9)))
+}
+
+/// `NVIDIA H200` → `h200`: the first word with a digit, lowercased.
+pub fn gpu_slug(name: &str) -> String {
+    let word = name
+        .split_whitespace()
+        .find(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .unwrap_or(name);
+    let slug: String = word
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    if slug.is_empty() {
+        "gpu".into()
+    } else {
+        slug
+    }
+}
+
+fn fmt_value(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// The cases as one aligned table with ratios and target verdicts.
+pub fn table(cases: &[Case]) -> String {
+    let mut lines: Vec<[String; 6]> = vec![[
+        "case".into(),
+        "variant".into(),
+        "median".into(),
+        "spread min–max".into(),
+        "baseline/autarky".into(),
+        "target".into(),
+    ]];
+    for c in cases {
+        let reference = c
+            .rows
+            .iter()
+            .find(|r| r.role == Role::Autarky)
+            .and_then(|r| Spread::of(&c.values(r)))
+            .map(|s| s.median);
+        let mut first = true;
+        for r in &c.rows {
+            let Some(s) = Spread::of(&c.values(r)) else {
+                continue;
+            };
+            let ratio = match (r.role, reference) {
+                (Role::Baseline, Some(a)) => {
+                    let x = if c.metric.lower_is_better() {
+                        s.median / a
+                    } else {
+                        a / s.median
+                    };
+                    format!("{x:.2}×")
+                }
+                _ => "—".into(),
+            };
+            let target = match r.role {
+                Role::Autarky => format!(
+                    "{} {}",
+                    c.metric.target_text(),
+                    if c.metric.target().met_by(s.median) {
+                        "ok"
+                    } else {
+                        "MISS"
+                    }
+                ),
+                _ => String::new(),
+            };
+            lines.push([
+                if first { c.name.clone() } else { String::new() },
+                r.variant.into(),
+                format!("{} {}", fmt_value(s.median), c.metric.unit()),
+                format!("{}–{}", fmt_value(s.min), fmt_value(s.max)),
+                ratio,
+                target,
+            ]);
+            first = false;
+        }
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|k| {
+            lines
+                .iter()
+                .map(|l| l[k].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&widths)
+            .map(|(c, &w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        if i == 0 {
+            let rule: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
+            let _ = writeln!(out, "{}", "-".repeat(rule));
+        }
+    }
+    out
+}

@@ -1,0 +1,70 @@
+//! What the dispatch bench runs, from the environment and the command line
+//! (cargo passes `--bench` to harness-less benches; unknown arguments are
+//! ignored).
+
+use crate::BoxResult;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub quick: bool,
+    /// Chain lengths and self-chain iterations (the chain families' sizes).
+    pub sizes: Vec<u32>,
+    /// Timed repetitions per case (after `warmup` untimed ones).
+    pub reps: usize,
+    pub warmup: usize,
+    /// Target instance counts T·M of the throughput family.
+    pub instances: Vec<u64>,
+}
+
+/// `"100,1_000"` → `[100, 1000]`: positive integers.
+fn parse_list(what: &str, s: &str) -> BoxResult<Vec<u64>> {
+    s.split(',')
+        .map(|v| match v.trim().replace('_', "").parse::<u64>() {
+            Ok(x) if x > 0 => Ok(x),
+            _ => Err(
+                format!("{what} must be positive integers separated by commas, got {s:?}").into(),
+            ),
+        })
+        .collect()
+}
+
+impl Config {
+    pub fn from_env_and_args() -> BoxResult<Config> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let mut quick = env("AUTARKY_BENCH_QUICK").is_some_and(|v| v != "0");
+        let mut n = env("AUTARKY_BENCH_N");
+        let mut reps = env("AUTARKY_BENCH_REPS");
+        let mut instances = env("AUTARKY_BENCH_INSTANCES");
+        for a in std::env::args().skip(1) {
+            if a == "--quick" || a == "quick" {
+                quick = true;
+            } else if let Some(v) = a.strip_prefix("--n=") {
+                n = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--reps=") {
+                reps = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--instances=") {
+                instances = Some(v.into());
+            }
+        }
+        let (dn, dr, di) = if quick {
+            ("100,1000", "3", "100000,1000000")
+        } else {
+            ("100,1000,10000", "11", "1000000,10000000")
+        };
+        let sizes = parse_list("N", n.as_deref().unwrap_or(dn))?;
+        if let Some(&bad) = sizes.iter().find(|&&v| v < 2 || v > u32::MAX as u64) {
+            return Err(format!("every N must be in 2..={}, got {bad}", u32::MAX).into());
+        }
+        let reps = parse_list("reps", reps.as_deref().unwrap_or(dr))?;
+        if reps.len() != 1 {
+            return Err("reps must be one positive integer".into());
+        }
+        Ok(Config {
+            quick,
+            sizes: sizes.into_iter().map(|v| v as u32).collect(),
+            reps: reps[0] as usize,
+            warmup: 2,
+            instances: parse_list("instances", instances.as_deref().unwrap_or(di))?,
+        })
+    }
+}

@@ -1,0 +1,287 @@
+//! Dispatch bench: what one empty task costs the device-side scheduler, next
+//! to the ways CUDA users get the same work done without it. Everything runs
+//! in one process, interleaved rep by rep so clock and thermal drift hit
+//! every variant alike, and is timed with device events.
+//!
+//! Case families (`<gpu>/dispatch/<family>/<size>`), each at several sizes
+//! so the report can draw time against size:
+//!
+//! - `chain/N`: dependent hand-off latency. autarky runs a graph of N empty
+//!   tasks with edges i → i+1 for one iteration; the events bracket the one
+//!   cooperative launch, so the time includes launch and block start-up
+//!   (a few µs, amortized over N). Per hand-off = time / N. The in-kernel
+//!   `%globaltimer` span (first block entry → last block exit) is reported
+//!   as a reference series.
+//! - `self-chain/N`: one task run for N iterations; every instance waits for
+//!   the previous one (the implicit self edge), so this is the same latency
+//!   without any graph-table walk to a different task.
+//! - Baselines for both: `launch/task` is N back-to-back launches of an
+//!   empty kernel (1 block × 32 threads) on one stream; `cuda-graph` is the
+//!   same N launches captured into a CUDA graph, timed per replay.
+//! - `independent/T·M`: throughput. T independent empty tasks, each run for
+//!   M iterations. T = 4 × the megakernel's grid (blocks/SM × SMs): the
+//!   ready queue holds at most one instance per task, so T bounds the work
+//!   visible at once, and 4 per block keeps every block fed while its own
+//!   last task's next instance is still being published. On an H200 at 8
+//!   blocks/SM that is 132·8·4 = 4224. Baselines (DESIGN.md's "atomic
+//!   claim"): a persistent kernel on the same grid whose thread 0 of each
+//!   block claims task indices with `atomicAdd` on one global counter until
+//!   T·M are claimed (`atomic-claim`), and the same with the claimed index
+//!   broadcast to the whole block through shared memory
+//!   (`atomic-claim+bcast`), which is what a block-wide task body needs.
+//!
+//! The ratio column is always baseline time / autarky time per task: above
+//! 1 autarky is faster.
+//!
+//! Run: `cargo bench --bench dispatch`. Knobs (env or `-- --flag`):
+//! `AUTARKY_BENCH_QUICK=1` / `--quick` (N = 100, 1000; 3 reps; 10⁵ and 10⁶
+//! instances), `AUTARKY_BENCH_N` / `--n=` (comma list), `AUTARKY_BENCH_REPS`
+//! / `--reps=`, `AUTARKY_BENCH_INSTANCES` / `--instances=` (comma list of
+//! T·M targets), `AUTARKY_BENCH_OUT` (directory for `results.json` and the
+//! SVG charts, default `target/bench-report/`). Without a GPU or NVRTC it
+//! prints `SKIP dispatch bench: <reason>` and exits 0.
+//!
+//! Modules: `config` (knobs), `cases` (what is measured, the table),
+//! `baselines` (the CUDA kernels compared against); the report writer is
+//! shared with the other benches (`benches/common/report.rs`).
+
+// The baselines pass `autarky::Error` through unchanged; its size is the
+// library's business, not this bench's.
+#![allow(clippy::result_large_err)]
+
+mod baselines;
+mod cases;
+mod config;
+#[path = "../common/report.rs"]
+mod report;
+
+use std::error::Error as StdError;
+
+use autarky::runtime::driver::DeviceMem;
+use autarky::runtime::nvrtc;
+use autarky::{Error, Graph, Runtime};
+
+use baselines::{Baselines, ClaimBuffers};
+use cases::{chain_graph, gpu_slug, independent_graph, run_autarky, table, Case, Metric, Role};
+use config::Config;
+
+pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
+
+fn skip(reason: &str) -> BoxResult<()> {
+    println!("SKIP dispatch bench: {reason}");
+    // Leave a record so a pipeline that reads the JSON sees why it is empty.
+    if let Err(e) = report::write_skip("dispatch", reason, &report::out_dir()) {
+        eprintln!("dispatch bench: could not write the skip record: {e}");
+    }
+    Ok(())
+}
+
+fn main() -> BoxResult<()> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+    let cfg = Config::from_env_and_args()?;
+
+    let rt = match Runtime::builder().gpu().build() {
+        Ok(rt) => rt,
+        Err(e @ Error::NoGpu { .. }) => return skip(&e.to_string()),
+        Err(e) => return Err(format!("booting the GPU runtime: {e}").into()),
+    };
+    match nvrtc::nvrtc_version() {
+        Ok(_) => {}
+        Err(e @ Error::NvrtcNotFound { .. }) => return skip(&e.to_string()),
+        Err(e) => return Err(format!("loading NVRTC: {e}").into()),
+    }
+    let ctx = rt.context().ok_or("the GPU runtime has no context")?;
+    let props = rt
+        .device_props()
+        .ok_or("the GPU runtime has no device properties")?
+        .clone();
+    let slug = gpu_slug(&props.name);
+
+    // ---- graphs (all of one kind, so they share one megakernel) ----
+    let chains: Vec<(u32, Graph)> = cfg.sizes.iter().map(|&n| (n, chain_graph(n))).collect();
+    let single = chain_graph(1);
+    let (per_sm, regs) = rt
+        .kernel_info(&single)
+        .map_err(|e| format!("compiling the megakernel: {e}"))?
+        .ok_or("kernel_info returned None on the GPU backend")?;
+    let grid = per_sm * props.sm_count;
+    let threads = rt.threads_per_block();
+    let t_tasks = 4 * grid as u64;
+    let indep = independent_graph(t_tasks);
+    let mut throughput: Vec<(u32, u64)> = Vec::new();
+    for &target in &cfg.instances {
+        let m = target.div_ceil(t_tasks).max(1);
+        let m = u32::try_from(m).map_err(|_| format!("M = {m} iterations is too many"))?;
+        if !throughput.iter().any(|&(mm, _)| mm == m) {
+            throughput.push((m, t_tasks * m as u64));
+        }
+    }
+
+    let base =
+        Baselines::new(ctx, props.arch()).map_err(|e| format!("building the baselines: {e}"))?;
+    let bufs = ClaimBuffers {
+        counter: DeviceMem::alloc(ctx, 8)?,
+        per_block: DeviceMem::alloc(ctx, 8 * grid as usize)?,
+    };
+    let execs = cfg
+        .sizes
+        .iter()
+        .map(|&n| {
+            base.capture(n)
+                .map_err(|e| format!("capturing {n} launches into a CUDA graph: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    println!(
+        "dispatch bench on {} (sm_{}, {} SMs): megakernel {per_sm} blocks/SM × {threads} threads, {regs} regs → grid {grid}; \
+         N = {:?}, T = {t_tasks}, M = {:?}; {} warm-up + {} timed reps per case{}",
+        props.name,
+        props.arch(),
+        props.sm_count,
+        cfg.sizes,
+        throughput.iter().map(|&(m, _)| m).collect::<Vec<_>>(),
+        cfg.warmup,
+        cfg.reps,
+        if cfg.quick { " (QUICK: not for reporting)" } else { "" }
+    );
+
+    use Role::*;
+    let chain_variants = [
+        ("autarky", Autarky),
+        ("autarky in-kernel", AutarkyInKernel),
+        ("launch/task", Baseline),
+        ("cuda-graph", Baseline),
+    ];
+    let mut cases = Vec::new();
+    for &n in &cfg.sizes {
+        for family in ["chain", "self-chain"] {
+            cases.push(Case::new(
+                &slug,
+                family,
+                n as u64,
+                if family == "chain" {
+                    "tasks in the chain (N)"
+                } else {
+                    "iterations of one task (N)"
+                },
+                Metric::HandoffUs { n: n as u64 },
+                vec![("n", n as u64)],
+                &chain_variants,
+            ));
+        }
+    }
+    for &(m, total) in &throughput {
+        cases.push(Case::new(
+            &slug,
+            "independent",
+            total,
+            "task instances (T·M)",
+            Metric::RateG { instances: total },
+            vec![
+                ("tasks", t_tasks),
+                ("iterations", m as u64),
+                ("instances", total),
+                ("grid", grid as u64),
+            ],
+            &[
+                ("autarky", Autarky),
+                ("autarky in-kernel", AutarkyInKernel),
+                ("atomic-claim", Baseline),
+                ("atomic-claim+bcast", Baseline),
+            ],
+        ));
+    }
+    let find = |cases: &mut Vec<Case>, family: &str, size: u64| -> usize {
+        cases
+            .iter()
+            .position(|c| c.family == family && c.size == size)
+            .expect("every (family, size) has a case")
+    };
+
+    // Every rep runs every variant once, so drift is shared; the first
+    // `warmup` reps are thrown away.
+    for rep in 0..cfg.warmup + cfg.reps {
+        let keep = rep >= cfg.warmup;
+        for ((n, chain), exec) in chains.iter().zip(&execs) {
+            let n = *n;
+            let (ev, dev) = run_autarky(&rt, chain, 1, "chain")?;
+            let launches = base
+                .launches(n)
+                .map_err(|e| format!("launch/task baseline: {e}"))?;
+            let replay = base
+                .replay(exec)
+                .map_err(|e| format!("cuda-graph baseline: {e}"))?;
+            let (sev, sdev) = run_autarky(&rt, &single, n, "self-chain")?;
+            if !keep {
+                continue;
+            }
+            for (family, ev, dev) in [("chain", ev, dev), ("self-chain", sev, sdev)] {
+                let i = find(&mut cases, family, n as u64);
+                let c = &mut cases[i];
+                c.push("autarky", ev);
+                if let Some(d) = dev {
+                    c.push("autarky in-kernel", d);
+                }
+                c.push("launch/task", launches);
+                c.push("cuda-graph", replay);
+            }
+        }
+        for &(m, total) in &throughput {
+            let (iev, idev) = run_autarky(&rt, &indep, m, "independent")?;
+            let claim = base.claim(base.claim, &bufs, grid, threads, total)?;
+            let claim_b = base.claim(base.claim_bcast, &bufs, grid, threads, total)?;
+            if !keep {
+                continue;
+            }
+            let i = find(&mut cases, "independent", total);
+            let c = &mut cases[i];
+            c.push("autarky", iev);
+            if let Some(d) = idev {
+                c.push("autarky in-kernel", d);
+            }
+            c.push("atomic-claim", claim);
+            c.push("atomic-claim+bcast", claim_b);
+        }
+    }
+
+    println!();
+    print!("{}", table(&cases));
+    println!(
+        "ratio = baseline time / autarky time per task (> 1: autarky faster); spread over {} timed reps; \
+         'autarky' is device events around the one launch, 'in-kernel' is %globaltimer first entry → last exit.",
+        cfg.reps
+    );
+    let mut facts = serde_json::Map::new();
+    for (k, v) in [
+        ("device", serde_json::json!(props.name)),
+        ("arch", props.arch().into()),
+        ("sm_count", props.sm_count.into()),
+        ("blocks_per_sm", per_sm.into()),
+        ("registers", regs.into()),
+        ("threads_per_block", threads.into()),
+        ("grid", grid.into()),
+        ("quick", cfg.quick.into()),
+        ("warmup", cfg.warmup.into()),
+        ("reps", cfg.reps.into()),
+        (
+            "ratio",
+            "baseline time / autarky time per task; > 1 means autarky is faster".into(),
+        ),
+    ] {
+        facts.insert(k.to_string(), v);
+    }
+    let rep = report::Report {
+        bench: "dispatch".into(),
+        facts,
+        cases: cases.iter().filter_map(Case::to_result).collect(),
+    };
+    let w = report::write(&rep, &report::out_dir())?;
+    println!("wrote {}", w.json.display());
+    for c in &w.charts {
+        println!("wrote {}", c.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,430 @@
+//! `autarky dag`: a random DAG with loop-carried edges, run on the GPU or
+//! the emulator, and checked: every instance ran exactly once, after all
+//! its predecessors' instances ([`crate::dag_check`]).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use autarky::runtime::driver::DeviceMem;
+use autarky::trace::{EventKind, Role, TraceEvent, TraceRecorder};
+use autarky::{Graph, RunOptions, Runtime, TaskId, TaskKind};
+use serde_json::json;
+
+use crate::dag_check::{self, Checked, HostLog, MAX_CHECKED_INSTANCES};
+use crate::{plural, CliError, Ctx};
+
+/// Most tasks a demonstration graph may have.
+pub const MAX_TASKS: u32 = 1 << 20;
+/// Most events a `--trace` keeps (two per instance); beyond, they are
+/// counted as dropped.
+const MAX_TRACE_EVENTS: u64 = 1 << 23;
+
+/// Run a random DAG with loop-carried edges and check that every instance
+/// ran exactly once, after all its predecessors' instances.
+///
+/// Each task depends on up to two of the 32 tasks before it; about one in
+/// eight also has a loop-carried edge (iteration i waits for iteration
+/// i − 1 of a random task). Every instance logs start/end sequence numbers
+/// from one global counter; the check reads them back.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Tasks in the graph (1..=1048576).
+    #[arg(default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=MAX_TASKS as i64))]
+    tasks: u32,
+    /// Iterations: instances of every task (1..=2147483647).
+    #[arg(default_value_t = 50, value_parser = iterations_parser())]
+    iterations: u32,
+    /// Seed of the graph generator (non-zero).
+    #[arg(long, default_value_t = 0x9e37_79b9_7f4a_7c15, value_parser = clap::value_parser!(u64).range(1..))]
+    seed: u64,
+    /// Run without logging and checking every instance (for runs larger
+    /// than the check's 2^27-instance log).
+    #[arg(long)]
+    no_check: bool,
+    /// Write a Chrome/Perfetto trace of the task instances to FILE and
+    /// print its summary. Emulator only for now: the GPU backend has no
+    /// trace rings yet.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+}
+
+/// The iteration range every graph command accepts.
+pub fn iterations_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=autarky::abi::MAX_ITERATIONS as i64)
+}
+
+/// Arguments of the `work` kind on the GPU: where to log.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct DagArgs {
+    /// u64[2 · instances]: (start, end) per instance; 0 = do not log.
+    log: u64,
+    /// u32[instances]: executions per instance.
+    count: u64,
+    /// u64: the global sequence counter.
+    counter: u64,
+    iterations: u32,
+    _pad: u32,
+}
+
+/// The device body: every thread adds to a block reduction that must equal
+/// the closed form (or the task fails), and thread 0 logs the instance like
+/// `HostLog` does.
+const WORK_SRC: &str = r#"
+struct DagArgs { unsigned long long* log; unsigned* count; unsigned long long* counter; unsigned iterations; unsigned pad; };
+__device__ void work(autarky::TaskCtx& ctx) {
+    const DagArgs& a = ctx.args<DagArgs>();
+    __shared__ unsigned long long sum;
+    __shared__ unsigned long long start;
+    if (threadIdx.x == 0) {
+        sum = 0;
+        if (a.log) start = atomicAdd(a.counter, 1ull);
+    }
+    __syncthreads();  // publish sum = 0 (and start) to the block
+    const unsigned long long v = (unsigned long long)threadIdx.x * (ctx.iteration + 1) + ctx.task;
+    atomicAdd(&sum, v);
+    __syncthreads();  // publish every thread's contribution to sum
+    const unsigned long long n = blockDim.x;
+    const unsigned long long want = (n * (n - 1) / 2) * (ctx.iteration + 1) + n * ctx.task;
+    if (threadIdx.x == 0) {
+        if (sum != want) ctx.fail(sum);
+        if (a.log) {
+            const unsigned long long slot = (unsigned long long)ctx.task * a.iterations + ctx.iteration;
+            atomicAdd(&a.count[slot], 1u);
+            __threadfence();
+            const unsigned long long end = atomicAdd(a.counter, 1ull);
+            a.log[2 * slot] = start;
+            a.log[2 * slot + 1] = end;
+        }
+    }
+}
+"#;
+
+/// The `work` kind: the device body above, and a CPU body doing the same
+/// check, logging into `log` and recording into `trace` when given.
+fn work_kind(log: Option<Arc<HostLog>>, trace: Option<Arc<TraceRecorder>>) -> TaskKind {
+    TaskKind::new("work", WORK_SRC)
+        .args::<DagArgs>()
+        .with_cpu(move |ctx| {
+            let event = |kind| TraceEvent {
+                t_ns: 0,
+                pe: ctx.pe,
+                block: ctx.block,
+                role: Role::Compute,
+                task: ctx.task,
+                iteration: ctx.iteration,
+                kind,
+                arg: 0,
+            };
+            if let Some(t) = &trace {
+                t.record(event(EventKind::TaskStart));
+            }
+            let start = log.as_ref().map(|l| l.start());
+            let n = 128u64;
+            let it = ctx.iteration as u64 + 1;
+            let sum: u64 = (0..n).map(|t| t * it + ctx.task as u64).sum();
+            let ok = sum == (n * (n - 1) / 2) * it + n * ctx.task as u64;
+            if let (Some(l), Some(s)) = (&log, start) {
+                l.end(ctx.task, ctx.iteration, s);
+            }
+            if let Some(t) = &trace {
+                t.record(event(EventKind::TaskEnd));
+            }
+            if ok {
+                Ok(())
+            } else {
+                Err(1)
+            }
+        })
+}
+
+/// The random graph: the old demo's generator (xorshift; each task gets up
+/// to two edges from the 32 before it, and one in eight a carried edge
+/// from anywhere), without duplicate edges.
+struct Dag {
+    graph: Graph,
+    edges: u64,
+    carried: u64,
+}
+
+fn build(tasks: u32, seed: u64, kind: TaskKind, args: DagArgs) -> Dag {
+    let mut g = Graph::new();
+    let k = g.add_kind(kind).expect("the dag kind is valid");
+    let t: Vec<TaskId> = (0..tasks).map(|_| g.add_task(k, &args)).collect();
+    let mut x = seed;
+    let mut rnd = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let mut seen = HashSet::new();
+    let (mut edges, mut carried) = (0, 0);
+    for s in 1..t.len() {
+        for _ in 0..rnd(3) {
+            let p = s - 1 - rnd(s.min(32));
+            if seen.insert((p, s, 0)) {
+                g.add_edge(t[p], t[s]);
+                edges += 1;
+            }
+        }
+        if rnd(8) == 0 {
+            let p = rnd(t.len());
+            if seen.insert((p, s, 1)) {
+                g.add_carried_edge(t[p], t[s]);
+                edges += 1;
+                carried += 1;
+            }
+        }
+    }
+    Dag {
+        graph: g,
+        edges,
+        carried,
+    }
+}
+
+/// The device-side log of a GPU run.
+struct DeviceLog {
+    log: DeviceMem,
+    count: DeviceMem,
+    counter: DeviceMem,
+}
+
+impl DeviceLog {
+    // TODO(typed buffers): use `rt.alloc::<u64>(n)` once the runtime's typed
+    // buffer API lands, instead of DeviceMem and byte counts.
+    fn new(rt: &Runtime, instances: usize) -> autarky::Result<DeviceLog> {
+        let ctx = rt
+            .context()
+            .expect("DeviceLog is only made on the GPU backend");
+        let log = DeviceMem::alloc(ctx, instances * 16)?;
+        log.fill_bytes(0xff)?;
+        let count = DeviceMem::alloc(ctx, instances * 4)?;
+        count.fill_bytes(0)?;
+        let counter = DeviceMem::alloc(ctx, 8)?;
+        counter.fill_bytes(0)?;
+        Ok(DeviceLog {
+            log,
+            count,
+            counter,
+        })
+    }
+
+    fn check(
+        &self,
+        tasks: u32,
+        iterations: u32,
+        g: &Graph,
+    ) -> Result<Result<Checked, String>, CliError> {
+        let n = tasks as usize * iterations as usize;
+        let mut seq = Vec::new();
+        let mut count = Vec::new();
+        let fail = |e| {
+            CliError::Usage(format!(
+                "cannot allocate the host copy of the check log: {e}"
+            ))
+        };
+        seq.try_reserve_exact(2 * n).map_err(fail)?;
+        count.try_reserve_exact(n).map_err(fail)?;
+        seq.resize(2 * n, 0u64);
+        count.resize(n, 0u32);
+        self.log.download(&mut seq)?;
+        self.count.download(&mut count)?;
+        Ok(dag_check::check(
+            tasks,
+            iterations,
+            g.edges(),
+            |i| seq[i],
+            |i| count[i],
+        ))
+    }
+}
+
+pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
+    let instances = a.tasks as u64 * a.iterations as u64;
+    if !a.no_check && instances > MAX_CHECKED_INSTANCES {
+        return Err(CliError::Usage(format!(
+            "{} × {} = {instances} instances is more than the check can log ({MAX_CHECKED_INSTANCES}); use fewer, or --no-check",
+            plural(a.tasks as u64, "task", "tasks"),
+            plural(a.iterations as u64, "iteration", "iterations"),
+        )));
+    }
+    let (rt, threads) = ctx.runtime()?;
+    let gpu = rt.context().is_some();
+    if a.trace.is_some() && gpu {
+        return Err(CliError::Usage(
+            "--trace is not yet supported on the GPU backend (no device trace rings yet); add --emulator to trace the CPU emulator".into(),
+        ));
+    }
+
+    // ---- logs and the graph ----
+    let host_log = match (gpu, a.no_check) {
+        (false, false) => Some(Arc::new(
+            HostLog::new(instances, a.iterations).map_err(CliError::Usage)?,
+        )),
+        _ => None,
+    };
+    let device_log = if gpu && !a.no_check {
+        Some(DeviceLog::new(&rt, instances as usize)?)
+    } else {
+        None
+    };
+    let recorder = a.trace.as_ref().map(|_| {
+        // Compute workers are blocks 1..=threads (block 0 is the comm worker).
+        let blocks = 1 + threads.unwrap_or(1) as usize;
+        Arc::new(TraceRecorder::new(
+            blocks,
+            (2 * instances).min(MAX_TRACE_EVENTS) as usize,
+        ))
+    });
+    let args = device_log.as_ref().map_or(DagArgs::default(), |d| DagArgs {
+        log: d.log.ptr(),
+        count: d.count.ptr(),
+        counter: d.counter.ptr(),
+        iterations: a.iterations,
+        _pad: 0,
+    });
+    let dag = build(
+        a.tasks,
+        a.seed,
+        work_kind(host_log.clone(), recorder.clone()),
+        args,
+    );
+    let edges_text = if dag.carried > 0 {
+        format!(
+            "{}, with {}",
+            plural(dag.edges, "edge", "edges"),
+            plural(dag.carried, "loop-carried edge", "loop-carried edges")
+        )
+    } else {
+        plural(dag.edges, "edge", "edges")
+    };
+    ctx.say(format_args!(
+        "running a random DAG: {}, {edges_text}, {}, on the {} backend",
+        plural(a.tasks as u64, "task", "tasks"),
+        plural(a.iterations as u64, "iteration", "iterations"),
+        rt.backend_name()
+    ));
+
+    // ---- run ----
+    let report = if gpu {
+        let run = rt.launch(&dag.graph, RunOptions::iterations(a.iterations))?;
+        crate::progress::wait(run, instances, ctx.progress_bar())?
+    } else {
+        rt.run(&dag.graph, a.iterations)?
+    };
+    ctx.say(format_args!(
+        "completed {} of {instances} instances in {:?} (host wall){}",
+        report.instances,
+        report.wall,
+        report
+            .device_ns
+            .map(|ns| format!(", {:.3} ms on the device", ns as f64 / 1e6))
+            .unwrap_or_default()
+    ));
+    if !report.driver_calls.is_empty() {
+        let queries = report
+            .driver_calls
+            .iter()
+            .filter(|c| **c == "cuStreamQuery")
+            .count() as u64;
+        ctx.say(format_args!(
+            "host driver calls during the run: 1 launch + {} (CPU-free)",
+            plural(queries, "stream query", "stream queries")
+        ));
+    }
+
+    // ---- check ----
+    let checked = if a.no_check {
+        None
+    } else if let Some(d) = &device_log {
+        Some(d.check(a.tasks, a.iterations, &dag.graph)?)
+    } else {
+        host_log
+            .as_ref()
+            .map(|l| l.check(a.tasks, dag.graph.edges()))
+    };
+    let verdict = match (&checked, report.instances == instances) {
+        (_, false) => Err(format!(
+            "expected {instances} instances, the run reports {}",
+            report.instances
+        )),
+        (Some(Err(v)), _) => Err(v.clone()),
+        _ => Ok(()),
+    };
+    let what = format!(
+        "{} × {} = {}",
+        plural(a.tasks as u64, "task", "tasks"),
+        plural(a.iterations as u64, "iteration", "iterations"),
+        plural(instances, "instance", "instances")
+    );
+    match (&checked, &verdict) {
+        (Some(Ok(c)), Ok(())) => ctx.say(format_args!(
+            "{what}, {} ran exactly once, after all its predecessors' instances ({} checked): OK",
+            if instances == 1 { "it" } else { "each" },
+            plural(c.dependencies, "dependency", "dependencies")
+        )),
+        (None, Ok(())) => ctx.say(format_args!(
+            "{what} completed; order not checked (--no-check)"
+        )),
+        _ => {}
+    }
+
+    // ---- trace ----
+    let mut trace_json = serde_json::Value::Null;
+    if let (Some(path), Some(rec)) = (&a.trace, recorder) {
+        let edge_list: Vec<(u32, u32, u32)> = dag
+            .graph
+            .edges()
+            .iter()
+            .map(|e| (e.from.index() as u32, e.to.index() as u32, e.distance))
+            .collect();
+        drop(dag.graph); // the CPU bodies hold the recorder's other references
+        let rec = Arc::try_unwrap(rec).map_err(|_| {
+            CliError::Usage("the trace recorder is still shared after the run".into())
+        })?;
+        let labels = (0..a.tasks).map(|t| format!("#{t}")).collect();
+        let trace = rec.into_trace(labels);
+        trace.write_chrome_json(path)?;
+        let summary = trace.summary(&edge_list);
+        ctx.say(format_args!(
+            "wrote a trace of {} ({} dropped) to {} (opens in Perfetto / chrome://tracing)",
+            plural(trace.events.len() as u64, "event", "events"),
+            trace.dropped,
+            path.display()
+        ));
+        ctx.say(format_args!("{}", summary.to_string().trim_end()));
+        trace_json = json!({
+            "path": path,
+            "events": trace.events.len(),
+            "dropped": trace.dropped,
+            "wall_ns": summary.wall_ns,
+            "busy_ns_per_block": summary.per_block.iter().map(|b| b.busy_ns).collect::<Vec<_>>(),
+            "critical_path": summary.critical_path.as_ref().map(|c| json!({
+                "iteration": c.iteration, "tasks": c.tasks, "span_ns": c.span_ns, "busy_ns": c.busy_ns})),
+        });
+    }
+
+    ctx.emit(&json!({
+        "command": "dag",
+        "backend": rt.backend_name(),
+        "emulator_threads": threads,
+        "tasks": a.tasks,
+        "iterations": a.iterations,
+        "seed": a.seed,
+        "edges": dag.edges,
+        "loop_carried_edges": dag.carried,
+        "instances_expected": instances,
+        "instances_completed": report.instances,
+        "wall_s": report.wall.as_secs_f64(),
+        "device_ns": report.device_ns,
+        "checked": checked.is_some(),
+        "dependencies_checked": checked.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.dependencies),
+        "ok": verdict.is_ok(),
+        "violation": verdict.as_ref().err(),
+        "trace": trace_json,
+    }));
+    verdict.map_err(CliError::Check)
+}

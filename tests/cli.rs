@@ -1,0 +1,260 @@
+//! The `autarky` binary as a user sees it: exit codes, one-line errors,
+//! JSON that parses, and `dag`'s check on the emulator.
+
+use std::process::{Command, Output};
+
+fn autarky(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_autarky"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the autarky binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts a usage error: exit 2, nothing on stdout, exactly one line on
+/// stderr that contains `needle`.
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let o = autarky(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(stdout(&o), "", "{args:?}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{args:?} printed more than one line: {err}"
+    );
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+}
+
+#[test]
+fn help_and_version_go_to_stdout_with_status_0() {
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["dag", "--help"],
+        &["chain", "--help"],
+        &["info", "--help"],
+        &["bench", "--help"],
+        &["help", "dag"],
+    ] {
+        let o = autarky(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(
+            stdout(&o).contains("Usage: autarky"),
+            "{args:?}: {}",
+            stdout(&o)
+        );
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+    let o = autarky(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o).trim(),
+        format!("autarky {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn dag_help_documents_the_positional_forms() {
+    let o = autarky(&["dag", "--help"]);
+    let s = stdout(&o);
+    for want in [
+        "[TASKS]",
+        "[ITERATIONS]",
+        "--trace <FILE>",
+        "--no-check",
+        "1..=2147483647",
+        "--emulator",
+    ] {
+        assert!(s.contains(want), "dag --help lacks {want}");
+    }
+}
+
+#[test]
+fn iterations_beyond_u32_are_rejected_not_wrapped() {
+    assert_usage_error(
+        &["--emulator", "dag", "10", "4294967297"],
+        "4294967297 is not in 1..=2147483647",
+    );
+    assert_usage_error(
+        &["--emulator", "dag", "10", "2147483648"],
+        "not in 1..=2147483647",
+    );
+    assert_usage_error(
+        &["--emulator", "dag", "10", "0"],
+        "0 is not in 1..=2147483647",
+    );
+    assert_usage_error(&["--emulator", "chain", "1", "-5"], "'-5'");
+}
+
+#[test]
+fn bad_task_counts_and_values_are_one_line_errors() {
+    assert_usage_error(&["--emulator", "dag", "0"], "0 is not in 1..=1048576");
+    assert_usage_error(
+        &["--emulator", "dag", "1048577"],
+        "1048577 is not in 1..=1048576",
+    );
+    assert_usage_error(&["--emulator", "dag", "ten"], "invalid value 'ten'");
+    assert_usage_error(
+        &["--emulator", "chain", "1", "10", "0"],
+        "0 is not in 1..=1000",
+    );
+    assert_usage_error(&["--emulator=0", "info"], "0 is not in 1..=1024");
+    assert_usage_error(&["--emulator=x", "info"], "invalid value 'x'");
+    assert_usage_error(&["dag", "--seed", "0"], "0 is not in 1..");
+}
+
+#[test]
+fn extra_arguments_and_unknown_commands_are_rejected() {
+    assert_usage_error(
+        &["--emulator", "dag", "10", "5", "extra"],
+        "unexpected argument 'extra'",
+    );
+    assert_usage_error(
+        &["--emulator", "chain", "1", "2", "3", "4"],
+        "unexpected argument '4'",
+    );
+    assert_usage_error(&["info", "now"], "unexpected argument 'now'");
+    assert_usage_error(&["frobnicate"], "unrecognized subcommand 'frobnicate'");
+    assert_usage_error(&["--bogus"], "unexpected argument '--bogus'");
+    assert_usage_error(&[], "a subcommand is required");
+}
+
+#[test]
+fn a_run_too_large_to_check_is_refused_before_it_starts() {
+    assert_usage_error(
+        &["--emulator", "dag", "1000", "2147483647"],
+        "more than the check can log",
+    );
+}
+
+#[test]
+fn dag_on_the_emulator_checks_every_instance_and_says_ok() {
+    let o = autarky(&["--emulator=2", "dag", "300", "20"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("on the emulator backend"), "{out}");
+    assert!(
+        out.contains("300 tasks × 20 iterations = 6000 instances, each ran exactly once, after all its predecessors' instances"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with(": OK"), "{out}");
+    assert!(out.contains("loop-carried edge"), "{out}");
+}
+
+#[test]
+fn dag_with_one_task_speaks_in_the_singular_and_names_no_carried_edges() {
+    let o = autarky(&["--emulator=2", "dag", "1", "1"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("1 task, 0 edges, 1 iteration"), "{out}");
+    assert!(!out.contains("loop-carried"), "{out}");
+    assert!(
+        out.contains("1 task × 1 iteration = 1 instance, it ran exactly once"),
+        "{out}"
+    );
+}
+
+#[test]
+fn dag_json_parses_and_reports_the_check() {
+    let o = autarky(&["--json", "--emulator=2", "dag", "100", "10"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON value");
+    assert_eq!(v["command"], "dag");
+    assert_eq!(v["backend"], "emulator");
+    assert_eq!(v["instances_expected"], 1000);
+    assert_eq!(v["instances_completed"], 1000);
+    assert_eq!(v["checked"], true);
+    assert_eq!(v["ok"], true);
+    assert!(v["dependencies_checked"].as_u64().unwrap() >= 990);
+    assert!(v["violation"].is_null());
+}
+
+#[test]
+fn info_chain_and_bench_json_parse() {
+    for args in [
+        &["--json", "--emulator", "info"][..],
+        &["--json", "--emulator=2", "chain", "3", "50", "2"],
+        &["--json", "bench"],
+    ] {
+        let o = autarky(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)));
+        assert!(v.is_object(), "{args:?}");
+    }
+    let o = autarky(&["--json", "--emulator=2", "chain", "3", "50", "2"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["runs"].as_array().unwrap().len(),
+        3,
+        "one warm-up and two runs"
+    );
+    let o = autarky(&["--json", "bench"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ran"], false, "bench must not claim to have run");
+}
+
+#[test]
+fn quiet_prints_nothing_on_stdout() {
+    let o = autarky(&["--quiet", "--emulator=2", "dag", "50", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn trace_on_the_emulator_writes_a_chrome_trace_with_every_instance() {
+    let path = std::env::temp_dir().join(format!("autarky-cli-trace-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let o = autarky(&["--emulator=2", "dag", "40", "5", "--trace", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("wrote a trace of 400 events (0 dropped)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("critical path"), "{}", stdout(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let evs = v["traceEvents"].as_array().unwrap();
+    let tasks: Vec<_> = evs
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "task")
+        .collect();
+    assert_eq!(tasks.len(), 200, "one slice per instance");
+    for e in evs {
+        for f in ["name", "ph", "ts", "pid", "tid"] {
+            assert!(e.get(f).is_some(), "{e} lacks {f}");
+        }
+    }
+    assert!(evs.iter().any(|e| e["name"] == "thread_name"));
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn trace_to_an_unwritable_path_fails_with_status_1() {
+    let o = autarky(&[
+        "--emulator=2",
+        "dag",
+        "5",
+        "2",
+        "--trace",
+        "/nonexistent-dir/t.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent-dir/t.json"),
+        "{}",
+        stderr(&o)
+    );
+}
