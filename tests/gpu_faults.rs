@@ -68,6 +68,7 @@ fn failing_task_ends_the_run_with_task_failed() {
     assert!(prop < 10_000_000, "abort took {prop} ns to propagate");
 }
 
+#[cfg(feature = "fault-injection")]
 #[test]
 fn held_dependency_times_out_and_the_report_names_it() {
     let Some(rt) = rt("held_dependency") else {
@@ -134,6 +135,7 @@ fn non_finite_output_is_reported_for_checked_kinds() {
     }
 }
 
+#[cfg(feature = "fault-injection")]
 #[test]
 fn unknown_task_kind_in_the_tables_is_reported() {
     let Some(rt) = rt("unknown_kind") else { return };
@@ -153,6 +155,7 @@ fn unknown_task_kind_in_the_tables_is_reported() {
     }
 }
 
+#[cfg(feature = "fault-injection")]
 #[test]
 fn abi_version_mismatch_is_refused_by_the_kernel() {
     let Some(rt) = rt("abi_mismatch") else { return };

@@ -54,6 +54,16 @@ pub enum Error {
     /// A runtime or run option is out of range.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
+    /// The backend does not support this option or call.
+    #[error("{option} is not supported by the {backend} backend: {reason}")]
+    Unsupported {
+        /// `"gpu"` or `"emulator"`.
+        backend: &'static str,
+        /// The option or call, e.g. `RunOptions::watchdog`.
+        option: &'static str,
+        /// Why, and what to use instead.
+        reason: String,
+    },
     /// A bounded wait on the device ran past its deadline.
     #[error("device timeout on PE {pe}, block {block} ({role}): {waiting_for} — seen {seen}, wanted {wanted}; task {task}, iteration {iteration}{report}")]
     DeviceTimeout {

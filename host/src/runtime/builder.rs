@@ -41,6 +41,8 @@ pub(crate) struct Config {
 pub struct Builder {
     want: Want,
     cfg: Config,
+    /// GPU-only knobs set explicitly, refused by an explicit emulator.
+    gpu_only: Vec<&'static str>,
 }
 
 impl Default for Builder {
@@ -55,6 +57,7 @@ impl Default for Builder {
                 timeout: Duration::from_secs(10),
                 max_tasks: 1 << 24,
             },
+            gpu_only: Vec::new(),
         }
     }
 }
@@ -66,19 +69,26 @@ impl Builder {
         self
     }
     /// Use the CPU emulator with `threads` compute threads (at least 1,
-    /// checked by [`Builder::build`]).
+    /// checked by [`Builder::build`]). Each emulated block is a thread:
+    /// [`Builder::comm_blocks`] sets the comm threads, and
+    /// [`Builder::compute_blocks`], if set, must agree with `threads`. The
+    /// GPU-only knobs ([`Builder::device`], [`Builder::threads_per_block`])
+    /// are refused.
     pub fn emulator(mut self, threads: usize) -> Self {
         self.want = Want::Emulator(threads);
         self
     }
-    /// CUDA device ordinal (default 0).
+    /// CUDA device ordinal (default 0). GPU only.
     pub fn device(mut self, ordinal: u32) -> Self {
+        self.gpu_only.push("device");
         self.cfg.device = ordinal;
         self
     }
     /// Threads per block (default 128): a multiple of 32 in 32..=1024,
-    /// checked by [`Builder::build`].
+    /// checked by [`Builder::build`]. GPU only (an emulated block is one
+    /// thread that runs each CPU body once).
     pub fn threads_per_block(mut self, threads: u32) -> Self {
+        self.gpu_only.push("threads_per_block");
         self.cfg.threads = threads;
         self
     }
@@ -89,7 +99,8 @@ impl Builder {
         self
     }
     /// Blocks with the compute role (default: all that fit co-resident, or
-    /// `AUTARKY_COMPUTE_BLOCKS` when set; at least 1).
+    /// `AUTARKY_COMPUTE_BLOCKS` when set; at least 1). On the emulator,
+    /// compute threads.
     pub fn compute_blocks(mut self, n: u32) -> Self {
         self.cfg.compute_blocks = Some(n);
         self
@@ -151,18 +162,22 @@ impl Builder {
     /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
     pub fn build(self) -> Result<Runtime> {
         self.check()?;
-        let emulator = |threads: usize| {
-            Ok(Runtime {
-                backend: Backend::Emulator(EmulatorConfig {
-                    compute_threads: threads,
-                    timeout: self.cfg.timeout,
-                    ..EmulatorConfig::default()
-                }),
-                cfg: self.cfg.clone(),
-            })
-        };
         match self.want {
-            Want::Emulator(t) => emulator(t),
+            Want::Emulator(threads) => {
+                if let Some(&knob) = self.gpu_only.first() {
+                    return Err(Error::Unsupported {
+                        backend: "emulator",
+                        option: knob,
+                        reason: "it configures the GPU; the emulator has no device and runs each CPU body once per instance".into(),
+                    });
+                }
+                if let Some(c) = self.cfg.compute_blocks.filter(|&c| c as usize != threads) {
+                    return Err(Error::InvalidConfig(format!(
+                        "compute_blocks ({c}) and emulator({threads}) disagree: each emulated compute block is a thread; set one of them"
+                    )));
+                }
+                Ok(self.into_emulator(threads))
+            }
             Want::Gpu => Ok(Runtime {
                 backend: Backend::Gpu(Box::new(Gpu::boot(&self.cfg)?)),
                 cfg: self.cfg,
@@ -173,16 +188,33 @@ impl Builder {
                     cfg: self.cfg,
                 }),
                 Err(e @ Error::NoGpu { .. }) => {
-                    let threads = std::thread::available_parallelism()
-                        .map_or(2, |n| n.get())
-                        .max(2);
+                    let threads = match self.cfg.compute_blocks {
+                        Some(c) => c as usize,
+                        None => std::thread::available_parallelism()
+                            .map_or(2, |n| n.get())
+                            .max(2),
+                    };
                     eprintln!(
                         "autarky: no GPU ({e}); running on the CPU emulator with {threads} threads"
                     );
-                    emulator(threads)
+                    Ok(self.into_emulator(threads))
                 }
                 Err(e) => Err(e),
             },
+        }
+    }
+
+    /// The emulator backend: `compute` compute threads, one comm thread per
+    /// comm block, the runtime's timeout.
+    fn into_emulator(self, compute: usize) -> Runtime {
+        Runtime {
+            backend: Backend::Emulator(EmulatorConfig {
+                compute_threads: compute,
+                comm_threads: self.cfg.comm_blocks as usize,
+                timeout: self.cfg.timeout,
+                hold_task: None,
+            }),
+            cfg: self.cfg,
         }
     }
 }

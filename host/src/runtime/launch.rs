@@ -71,15 +71,10 @@ impl<'a> GpuRun<'a> {
         mut lowered: LoweredGraph,
         opts: RunOptions,
     ) -> Result<GpuRun<'a>> {
-        if let Some((t, kind)) = opts.corrupt_kind {
+        // The front end checked that fault targets are tasks of the graph.
+        let faults = opts.faults();
+        if let Some((t, kind)) = faults.corrupt_kind {
             lowered.tasks[t.index()].kind = kind;
-        }
-        if let Some(t) = opts.hold_task {
-            if t.index() >= graph.num_tasks() {
-                return Err(Error::InvalidConfig(format!(
-                    "hold_task {t} is not in the graph"
-                )));
-            }
         }
         let loaded = gpu.load(graph.kinds())?;
         let (comm_blocks, compute_blocks) = gpu.grid(&loaded)?;
@@ -127,7 +122,7 @@ impl<'a> GpuRun<'a> {
 
         let timeout = opts.timeout.unwrap_or(gpu.cfg.timeout);
         let params = RunParams {
-            abi_version: opts.abi_version_override.unwrap_or(ABI_VERSION),
+            abi_version: faults.abi_version_override.unwrap_or(ABI_VERSION),
             pe: 0,
             num_pes: 1,
             num_tasks: lowered.tasks.len() as u32,
@@ -136,12 +131,12 @@ impl<'a> GpuRun<'a> {
             compute_blocks,
             queue_mask: cap - 1,
             timeout_ns: timeout.as_nanos().min(u64::MAX as u128) as u64,
-            test_flags: if opts.hold_task.is_some() {
+            test_flags: if faults.hold_task.is_some() {
                 TEST_HOLD_TASK
             } else {
                 0
             },
-            hold_task: opts.hold_task.map(|t| t.index() as u32).unwrap_or(0),
+            hold_task: faults.hold_task.map(|t| t.index() as u32).unwrap_or(0),
             tasks: tasks.ptr(),
             succ: succ.ptr(),
             pred: pred.ptr(),

@@ -42,6 +42,8 @@ use builder::Config;
 use driver::{Context, DeviceProps};
 pub(crate) use gpu::{Gpu, Loaded};
 pub use launch::{Finished, GpuRun};
+#[allow(unused_imports)] // for the device-code generator
+pub(crate) use options::fault_injection_enabled;
 pub use options::RunOptions;
 
 enum Backend {
@@ -112,6 +114,10 @@ impl Runtime {
     }
 
     /// Runs `graph` with options and waits for it.
+    ///
+    /// Every option is honoured by every backend or refused with
+    /// [`Error::Unsupported`] naming the backend: the emulator refuses
+    /// `watchdog`, `abort_grace` and `timed` (see [`RunOptions`]).
     pub fn run_with(&self, graph: &Graph, opts: RunOptions) -> Result<RunReport> {
         let lowered = self.lower(graph, &opts)?;
         match &self.backend {
@@ -119,37 +125,39 @@ impl Runtime {
             Backend::Emulator(e) => {
                 let cfg = EmulatorConfig {
                     timeout: opts.timeout.unwrap_or(e.timeout),
-                    hold_task: opts.hold_task.map(|t| t.index() as u32),
+                    hold_task: opts.faults().hold_task.map(|t| t.index() as u32),
                     ..e.clone()
                 };
-                if opts.abi_version_override.is_some() {
-                    return Err(Error::InvalidConfig(
-                        "abi_version_override needs the GPU backend".into(),
-                    ));
-                }
                 emulator::run_prelowered(graph, &lowered, opts.iterations, &cfg)
             }
         }
     }
 
     /// Launches `graph` on the GPU (exactly one cooperative launch) and
-    /// returns the run in flight; [`GpuRun::wait`] finalizes it.
+    /// returns the run in flight; [`GpuRun::wait`] finalizes it. GPU only:
+    /// the emulator returns [`Error::Unsupported`] (use [`Runtime::run`]).
     pub fn launch<'a>(&'a self, graph: &'a Graph, opts: RunOptions) -> Result<GpuRun<'a>> {
         match &self.backend {
             Backend::Gpu(g) => {
                 let lowered = self.lower(graph, &opts)?;
                 GpuRun::start(g, graph, lowered, opts)
             }
-            Backend::Emulator(_) => Err(Error::InvalidConfig(
-                "launch() returns a run in flight and needs the GPU backend; use run() on the emulator".into(),
-            )),
+            Backend::Emulator(_) => Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Runtime::launch",
+                reason: "it returns a GPU run in flight; use Runtime::run".into(),
+            }),
         }
     }
 
-    /// What every backend checks first: the options, then the graph
-    /// (validated and lowered once, against this runtime's limits).
+    /// What every backend checks first: the options (and that this backend
+    /// honours them), then the graph, validated and lowered once against
+    /// this runtime's limits.
     fn lower(&self, graph: &Graph, opts: &RunOptions) -> Result<LoweredGraph> {
-        options::validate_iterations(opts.iterations)?;
+        opts.check(graph.num_tasks())?;
+        if let Backend::Emulator(_) = self.backend {
+            opts.check_emulator()?;
+        }
         Ok(graph.lower(&Limits {
             num_pes: 1,
             max_tasks: self.cfg.max_tasks,
@@ -161,9 +169,11 @@ impl Runtime {
     /// [`crate::abi_header::expected_layout`] (GPU only).
     pub fn abi_probe(&self) -> Result<Vec<u64>> {
         let Backend::Gpu(g) = &self.backend else {
-            return Err(Error::InvalidConfig(
-                "the ABI probe needs the GPU backend".into(),
-            ));
+            return Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Runtime::abi_probe",
+                reason: "the probe is a GPU kernel".into(),
+            });
         };
         let probe = TaskKind::new(
             "probe_noop",
