@@ -162,6 +162,20 @@ pub enum Error {
         /// Kind name.
         kind: String,
     },
+    /// A buffer copy with the wrong number of elements.
+    #[error("Buffer::{op}: {got} elements for a buffer of {len}")]
+    BufferSize {
+        /// The method.
+        op: &'static str,
+        /// Elements in the buffer.
+        len: usize,
+        /// Elements given.
+        got: usize,
+    },
+    /// An emulator buffer access was refused (outside a live buffer,
+    /// misaligned, or racing with another access).
+    #[error(transparent)]
+    BufferAccess(#[from] crate::runtime::BufferAccessError),
     /// File-system error (cubin cache).
     #[error("I/O error at {path}: {source}")]
     Io {

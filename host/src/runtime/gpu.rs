@@ -27,7 +27,9 @@ pub(crate) struct Gpu {
     // context is released (compute-sanitizer reported cuModuleUnload on a
     // released context as CUDA_ERROR_INVALID_HANDLE).
     loaded: Mutex<HashMap<[u8; 32], Arc<Loaded>>>,
-    pub ctx: Context,
+    /// Shared with every [`super::Buffer`] allocated on it, so device
+    /// memory is freed before the context is released.
+    pub ctx: Arc<Context>,
     pub cfg: Config,
 }
 
@@ -52,7 +54,7 @@ impl Gpu {
             ctx.props.sm_count
         );
         Ok(Gpu {
-            ctx,
+            ctx: Arc::new(ctx),
             cfg: cfg.clone(),
             loaded: Mutex::new(HashMap::new()),
         })

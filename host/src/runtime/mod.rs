@@ -23,10 +23,12 @@
 //! disk; `source` assembles its source; `driver` is the only file with raw
 //! driver calls. The emulator backend lives in [`crate::emulator`].
 
+mod buffer;
 mod builder;
 pub mod cache;
 pub mod driver;
 mod gpu;
+mod host_mem;
 pub mod launch;
 pub mod libs;
 pub mod nvrtc;
@@ -37,10 +39,12 @@ use crate::emulator::{self, EmulatorConfig};
 use crate::graph::{Graph, Limits, LoweredGraph, TaskKind};
 use crate::status::RunReport;
 use crate::{Error, Result};
+pub use buffer::Buffer;
 pub use builder::Builder;
 use builder::Config;
 use driver::{Context, DeviceProps};
 pub(crate) use gpu::{Gpu, Loaded};
+pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSliceMut};
 pub use launch::{Finished, GpuRun};
 #[allow(unused_imports)] // for the device-code generator
 pub(crate) use options::fault_injection_enabled;
@@ -91,8 +95,18 @@ impl Runtime {
     /// task arguments point to.
     pub fn context(&self) -> Option<&Context> {
         match &self.backend {
-            Backend::Gpu(g) => Some(&g.ctx),
+            Backend::Gpu(g) => Some(&*g.ctx),
             Backend::Emulator(_) => None,
+        }
+    }
+
+    /// `len` zeroed elements of `T` on this runtime's backend: device memory
+    /// on the GPU, host memory on the emulator. Put [`Buffer::addr`] in task
+    /// arguments; keep the buffer alive until the runs that use it return.
+    pub fn alloc<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        match &self.backend {
+            Backend::Gpu(g) => Buffer::device(&g.ctx, len),
+            Backend::Emulator(_) => Buffer::host(len),
         }
     }
 
