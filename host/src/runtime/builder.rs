@@ -187,15 +187,16 @@ impl Builder {
                     backend: Backend::Gpu(Box::new(g)),
                     cfg: self.cfg,
                 }),
-                Err(e @ Error::NoGpu { .. }) => {
+                Err(Error::NoGpu { reason }) => {
                     let threads = match self.cfg.compute_blocks {
                         Some(c) => c as usize,
                         None => std::thread::available_parallelism()
                             .map_or(2, |n| n.get())
                             .max(2),
                     };
-                    eprintln!(
-                        "autarky: no GPU ({e}); running on the CPU emulator with {threads} threads"
+                    tracing::info!(
+                        "autarky: no GPU ({}); running on the CPU emulator with {threads} threads",
+                        super::gpu::short_reason(&reason)
                     );
                     Ok(self.into_emulator(threads))
                 }

@@ -43,6 +43,7 @@ pub use buffer::Buffer;
 pub use builder::Builder;
 use builder::Config;
 use driver::{Context, DeviceProps};
+pub use gpu::gpu_count;
 pub(crate) use gpu::{Gpu, Loaded};
 pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSliceMut};
 pub use launch::{Finished, GpuRun};
@@ -88,6 +89,19 @@ impl Runtime {
         match &self.backend {
             Backend::Gpu(g) => Some(&g.ctx.props),
             Backend::Emulator(_) => None,
+        }
+    }
+
+    /// Free and total device memory in bytes (GPU only: the emulator
+    /// returns [`Error::Unsupported`]).
+    pub fn device_memory(&self) -> Result<(usize, usize)> {
+        match &self.backend {
+            Backend::Gpu(g) => g.ctx.mem_info(),
+            Backend::Emulator(_) => Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Runtime::device_memory",
+                reason: "the emulator has no device memory".into(),
+            }),
         }
     }
 
