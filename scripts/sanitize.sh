@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs compute-sanitizer's memcheck, racecheck and synccheck over small graphs
-# (examples/sanitize.rs). Rerun after every change to device code:
-#   cargo build --release --example sanitize && bash scripts/sanitize.sh
+# (tools/dev-sanitize.rs). Rerun after every change to device code:
+#   cargo build --release --features dev-tools --bin dev-sanitize && bash scripts/sanitize.sh
 # On the GPU machine with a gpu-bundle: bash scripts/sanitize.sh .gpu/bin/sanitize
 set -uo pipefail
-bin=${1:-target/release/examples/sanitize}
+bin=${1:-target/release/dev-sanitize}
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 fail=0

@@ -17,7 +17,7 @@ fn config_error(b: autarky::Builder) -> String {
 
 #[test]
 fn threads_per_block_not_a_multiple_of_32_is_refused() {
-    let msg = config_error(Runtime::builder().emulator(2).threads_per_block(100));
+    let msg = config_error(Runtime::builder().threads_per_block(100));
     assert_eq!(
         msg,
         "threads_per_block must be a multiple of 32 in 32..=1024, got 100"
@@ -27,17 +27,14 @@ fn threads_per_block_not_a_multiple_of_32_is_refused() {
 #[test]
 fn threads_per_block_out_of_range_is_refused() {
     for t in [0, 1056, 2048] {
-        let msg = config_error(Runtime::builder().emulator(2).threads_per_block(t));
+        let msg = config_error(Runtime::builder().threads_per_block(t));
         assert!(msg.starts_with("threads_per_block must be"), "{msg}");
         assert!(msg.ends_with(&format!("got {t}")), "{msg}");
     }
-    // The bounds themselves are fine.
+    // The bounds themselves are fine (GPU if present, else the emulator,
+    // where the GPU knob does not apply).
     for t in [32, 1024] {
-        Runtime::builder()
-            .emulator(1)
-            .threads_per_block(t)
-            .build()
-            .unwrap();
+        Runtime::builder().threads_per_block(t).build().unwrap();
     }
 }
 

@@ -1,18 +1,67 @@
-//! GPU tests of the megakernel and its scheduler. Each skips with a printed
-//! reason without a GPU and fails instead when AUTARKY_REQUIRE_GPU=1.
+//! GPU tests of the megakernel and its scheduler. Without a GPU each is
+//! reported as ignored with the reason; with AUTARKY_REQUIRE_GPU=1 it fails
+//! instead (tests/common/mod.rs has the harness).
 
 mod common;
 
 use autarky::abi_header::{expected_layout, layout_labels};
 use autarky::runtime::RunOptions;
-use autarky::{Graph, TaskId, TaskKind};
+use autarky::{Graph, Runtime, TaskId, TaskKind};
 use common::*;
 
-#[test]
-fn abi_probe_matches_rust_layout() {
-    let Some(rt) = gpu("abi_probe_matches_rust_layout") else {
-        return;
-    };
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        gpu_trial(
+            "abi_probe_matches_rust_layout",
+            abi_probe_matches_rust_layout,
+        ),
+        gpu_trial(
+            "diamond_runs_every_instance_once_in_dependency_order",
+            diamond_runs_every_instance_once_in_dependency_order,
+        ),
+        gpu_trial(
+            "fan_out_1_to_1000_and_fan_in_1000_to_1",
+            fan_out_1_to_1000_and_fan_in_1000_to_1,
+        ),
+        gpu_trial(
+            "chain_of_100000_dependent_tasks",
+            chain_of_100000_dependent_tasks,
+        ),
+        gpu_trial(
+            "random_dag_10000_tasks_100_iterations_with_loop_carried_edges",
+            random_dag_10000_tasks_100_iterations_with_loop_carried_edges,
+        ),
+        gpu_trial_with(
+            "random_small_dags_with_few_blocks",
+            Runtime::builder().gpu().compute_blocks(3),
+            random_small_dags_with_few_blocks,
+        ),
+        gpu_trial(
+            "successor_reads_the_data_its_predecessor_wrote",
+            successor_reads_the_data_its_predecessor_wrote,
+        ),
+        gpu_trial(
+            "run_is_cpu_free_one_launch_then_only_waits",
+            run_is_cpu_free_one_launch_then_only_waits,
+        ),
+        gpu_trial(
+            "many_iterations_of_independent_tasks_complete",
+            many_iterations_of_independent_tasks_complete,
+        ),
+        gpu_trial(
+            "back_to_back_runs_reuse_the_loaded_kernel",
+            back_to_back_runs_reuse_the_loaded_kernel,
+        ),
+        gpu_trial(
+            "buffers_round_trip_on_the_device",
+            buffers_round_trip_on_the_device,
+        ),
+        // Opt-in: `cargo test --release --test gpu -- --ignored soak`.
+        gpu_trial("soak_1000_random_graphs", soak_1000_random_graphs).with_ignored_flag(true),
+    ])
+}
+
+fn abi_probe_matches_rust_layout(rt: Runtime) {
     let got = rt.abi_probe().unwrap();
     let want = expected_layout();
     for ((g, w), label) in got.iter().zip(&want).zip(layout_labels()) {
@@ -21,9 +70,7 @@ fn abi_probe_matches_rust_layout() {
     assert_eq!(got.len(), want.len());
 }
 
-#[test]
-fn diamond_runs_every_instance_once_in_dependency_order() {
-    let Some(rt) = gpu("diamond") else { return };
+fn diamond_runs_every_instance_once_in_dependency_order(rt: Runtime) {
     let iters = 50;
     let lg = Logged::new(&rt, 4, iters);
     let mut g = Graph::new();
@@ -39,11 +86,7 @@ fn diamond_runs_every_instance_once_in_dependency_order() {
     lg.check(&g);
 }
 
-#[test]
-fn fan_out_1_to_1000_and_fan_in_1000_to_1() {
-    let Some(rt) = gpu("fan_out_fan_in") else {
-        return;
-    };
+fn fan_out_1_to_1000_and_fan_in_1000_to_1(rt: Runtime) {
     let iters = 5;
     let n = 1002;
     let lg = Logged::new(&rt, n, iters);
@@ -60,11 +103,7 @@ fn fan_out_1_to_1000_and_fan_in_1000_to_1() {
     lg.check(&g);
 }
 
-#[test]
-fn chain_of_100000_dependent_tasks() {
-    let Some(rt) = gpu("chain_of_100000") else {
-        return;
-    };
+fn chain_of_100000_dependent_tasks(rt: Runtime) {
     let n = 100_000;
     let lg = Logged::new(&rt, n, 1);
     let mut g = Graph::new();
@@ -105,21 +144,12 @@ fn random_dag(rt: &autarky::Runtime, seed: u64, n: usize, iters: u32) {
     lg.check(&g);
 }
 
-#[test]
-fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges() {
-    let Some(rt) = gpu("random_dag") else { return };
+fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges(rt: Runtime) {
     random_dag(&rt, 0x5eed_1234, 10_000, 100);
 }
 
-#[test]
-fn random_small_dags_with_few_blocks() {
-    // Few blocks make the queue and keep-one paths interleave differently.
-    let Some(rt) = gpu_with(
-        "random_small_dags",
-        autarky::Runtime::builder().gpu().compute_blocks(3),
-    ) else {
-        return;
-    };
+/// Few blocks make the queue and keep-one paths interleave differently.
+fn random_small_dags_with_few_blocks(rt: Runtime) {
     for seed in 1..=20 {
         random_dag(&rt, seed, 50 + seed as usize * 7, 30);
     }
@@ -157,11 +187,7 @@ __device__ void pipe(autarky::TaskCtx& ctx) {
 }
 "#;
 
-#[test]
-fn successor_reads_the_data_its_predecessor_wrote() {
-    let Some(rt) = gpu("successor_reads_data") else {
-        return;
-    };
+fn successor_reads_the_data_its_predecessor_wrote(rt: Runtime) {
     let n = 1 << 16;
     let pairs = 64;
     let bufs: Vec<_> = (0..pairs).map(|_| poisoned(&rt, n / 2)).collect();
@@ -173,7 +199,7 @@ fn successor_reads_the_data_its_predecessor_wrote() {
         let w = g.add_task(
             k,
             &PipeArgs {
-                buf: b.ptr(),
+                buf: b.addr(),
                 n: n as u32,
                 stage: 0,
             },
@@ -181,7 +207,7 @@ fn successor_reads_the_data_its_predecessor_wrote() {
         let r = g.add_task(
             k,
             &PipeArgs {
-                buf: b.ptr(),
+                buf: b.addr(),
                 n: n as u32,
                 stage: 1,
             },
@@ -192,9 +218,7 @@ fn successor_reads_the_data_its_predecessor_wrote() {
     assert_eq!(r.instances, 2 * pairs as u64 * 200);
 }
 
-#[test]
-fn run_is_cpu_free_one_launch_then_only_waits() {
-    let Some(rt) = gpu("cpu_free") else { return };
+fn run_is_cpu_free_one_launch_then_only_waits(rt: Runtime) {
     let lg = Logged::new(&rt, 100, 20);
     let mut g = Graph::new();
     let k = g.add_kind(logged_kind()).unwrap();
@@ -224,9 +248,7 @@ fn run_is_cpu_free_one_launch_then_only_waits() {
     lg.check(&g);
 }
 
-#[test]
-fn many_iterations_of_independent_tasks_complete() {
-    let Some(rt) = gpu("independent") else { return };
+fn many_iterations_of_independent_tasks_complete(rt: Runtime) {
     let mut g = Graph::new();
     let k = g
         .add_kind(TaskKind::new(
@@ -247,11 +269,7 @@ fn many_iterations_of_independent_tasks_complete() {
     );
 }
 
-#[test]
-fn back_to_back_runs_reuse_the_loaded_kernel() {
-    let Some(rt) = gpu("back_to_back") else {
-        return;
-    };
+fn back_to_back_runs_reuse_the_loaded_kernel(rt: Runtime) {
     let mut g = Graph::new();
     let k = g
         .add_kind(TaskKind::new(
@@ -262,7 +280,7 @@ fn back_to_back_runs_reuse_the_loaded_kernel() {
     let a = g.add_task_bytes(k, &[]);
     let b = g.add_task_bytes(k, &[]);
     g.add_edge(a, b);
-    let (free0, _) = rt.context().unwrap().mem_info().unwrap();
+    let (free0, _) = rt.device_memory().unwrap();
     for _ in 0..50 {
         assert_eq!(
             rt.run_with(&g, RunOptions::iterations(10))
@@ -271,7 +289,7 @@ fn back_to_back_runs_reuse_the_loaded_kernel() {
             20
         );
     }
-    let (free1, _) = rt.context().unwrap().mem_info().unwrap();
+    let (free1, _) = rt.device_memory().unwrap();
     assert!(
         free0.abs_diff(free1) < 16 << 20,
         "device memory in use changed by {} bytes",
@@ -282,10 +300,7 @@ fn back_to_back_runs_reuse_the_loaded_kernel() {
 /// Soak: 1000 short random graphs back to back in one process, each checked;
 /// device memory in use must not grow and nothing may hang.
 /// `cargo test --release --test gpu -- --ignored soak` on a GPU machine.
-#[test]
-#[ignore]
-fn soak_1000_random_graphs() {
-    let Some(rt) = gpu("soak") else { return };
+fn soak_1000_random_graphs(rt: Runtime) {
     let mut rng = Rng(0xdecafbad);
     let mut baseline = None;
     let started = std::time::Instant::now();
@@ -293,7 +308,7 @@ fn soak_1000_random_graphs() {
         let n = 5 + rng.below(200) as usize;
         let iters = 1 + rng.below(20) as u32;
         random_dag(&rt, rng.next(), n, iters);
-        let (free, _) = rt.context().unwrap().mem_info().unwrap();
+        let (free, _) = rt.device_memory().unwrap();
         match baseline {
             None => baseline = Some(free),
             Some(b) => assert!(
@@ -304,4 +319,23 @@ fn soak_1000_random_graphs() {
         }
     }
     eprintln!("soak: 1000 graphs in {:?}", started.elapsed());
+}
+
+fn buffers_round_trip_on_the_device(rt: Runtime) {
+    let b = rt.alloc::<u32>(1000).unwrap();
+    assert_eq!(b.backend_name(), "gpu");
+    assert_eq!(b.to_vec().unwrap(), vec![0; 1000], "allocated zeroed");
+    let data: Vec<u32> = (0..1000).map(|i| i * 3 + 1).collect();
+    b.copy_from(&data).unwrap();
+    assert_eq!(b.to_vec().unwrap(), data);
+    b.fill_zero().unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![0; 1000]);
+    assert!(matches!(
+        b.copy_from(&data[..10]),
+        Err(autarky::Error::BufferSize {
+            len: 1000,
+            got: 10,
+            ..
+        })
+    ));
 }

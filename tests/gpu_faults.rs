@@ -1,6 +1,7 @@
 //! Fault injection on the GPU: every failure ends with the right error,
-//! promptly, and nothing hangs. Skips without a GPU; fails instead when
-//! AUTARKY_REQUIRE_GPU=1.
+//! promptly, and nothing hangs. Ignored (with the reason) without a GPU;
+//! fails instead when AUTARKY_REQUIRE_GPU=1. The tests that inject faults
+//! need `--features fault-injection`.
 
 mod common;
 
@@ -10,11 +11,58 @@ use autarky::runtime::RunOptions;
 use autarky::{Error, Graph, Runtime, TaskId, TaskKind};
 use common::*;
 
-fn rt(test: &str) -> Option<Runtime> {
-    gpu_with(
-        test,
-        Runtime::builder().gpu().timeout(Duration::from_millis(300)),
-    )
+/// A GPU runtime whose device waits give up after 300 ms.
+fn quick() -> autarky::Builder {
+    Runtime::builder().gpu().timeout(Duration::from_millis(300))
+}
+
+fn main() -> std::process::ExitCode {
+    #[allow(unused_mut)]
+    let mut trials = vec![
+        gpu_trial_with(
+            "failing_task_ends_the_run_with_task_failed",
+            quick(),
+            failing_task_ends_the_run_with_task_failed,
+        ),
+        gpu_trial_with(
+            "non_finite_output_is_reported_for_checked_kinds",
+            quick(),
+            non_finite_output_is_reported_for_checked_kinds,
+        ),
+        gpu_trial_with(
+            "task_waiting_on_a_word_nobody_writes_times_out",
+            quick(),
+            task_waiting_on_a_word_nobody_writes_times_out,
+        ),
+        gpu_trial(
+            "host_watchdog_aborts_a_run_without_progress",
+            host_watchdog_aborts_a_run_without_progress,
+        ),
+        gpu_trial_with(
+            "bad_inputs_are_rejected_before_launch",
+            quick(),
+            bad_inputs_are_rejected_before_launch,
+        ),
+    ];
+    #[cfg(feature = "fault-injection")]
+    trials.extend([
+        gpu_trial_with(
+            "held_dependency_times_out_and_the_report_names_it",
+            quick(),
+            held_dependency_times_out_and_the_report_names_it,
+        ),
+        gpu_trial_with(
+            "unknown_task_kind_in_the_tables_is_reported",
+            quick(),
+            unknown_task_kind_in_the_tables_is_reported,
+        ),
+        gpu_trial_with(
+            "abi_version_mismatch_is_refused_by_the_kernel",
+            quick(),
+            abi_version_mismatch_is_refused_by_the_kernel,
+        ),
+    ]);
+    run_trials(trials)
 }
 
 const EMPTY: &str = "__device__ void empty(autarky::TaskCtx&) {}";
@@ -32,9 +80,7 @@ fn chain(g: &mut Graph, kind: autarky::KindId) -> Vec<TaskId> {
     t
 }
 
-#[test]
-fn failing_task_ends_the_run_with_task_failed() {
-    let Some(rt) = rt("failing_task") else { return };
+fn failing_task_ends_the_run_with_task_failed(rt: Runtime) {
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new(
         "flaky",
@@ -68,11 +114,8 @@ fn failing_task_ends_the_run_with_task_failed() {
     assert!(prop < 10_000_000, "abort took {prop} ns to propagate");
 }
 
-#[test]
-fn held_dependency_times_out_and_the_report_names_it() {
-    let Some(rt) = rt("held_dependency") else {
-        return;
-    };
+#[cfg(feature = "fault-injection")]
+fn held_dependency_times_out_and_the_report_names_it(rt: Runtime) {
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     let t = chain(&mut g, k);
@@ -102,9 +145,7 @@ fn held_dependency_times_out_and_the_report_names_it() {
     );
 }
 
-#[test]
-fn non_finite_output_is_reported_for_checked_kinds() {
-    let Some(rt) = rt("non_finite") else { return };
+fn non_finite_output_is_reported_for_checked_kinds(rt: Runtime) {
     let buf = zeroed(&rt, 256);
     let mut g = Graph::new();
     let k = g
@@ -122,7 +163,7 @@ fn non_finite_output_is_reported_for_checked_kinds() {
             .arg_size_bytes(8),
         )
         .unwrap();
-    g.add_task(k, &buf.ptr());
+    g.add_task(k, &buf.addr());
     match rt.run(&g, 10) {
         Err(Error::NonFinite {
             task,
@@ -134,9 +175,8 @@ fn non_finite_output_is_reported_for_checked_kinds() {
     }
 }
 
-#[test]
-fn unknown_task_kind_in_the_tables_is_reported() {
-    let Some(rt) = rt("unknown_kind") else { return };
+#[cfg(feature = "fault-injection")]
+fn unknown_task_kind_in_the_tables_is_reported(rt: Runtime) {
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     let t = chain(&mut g, k);
@@ -153,9 +193,8 @@ fn unknown_task_kind_in_the_tables_is_reported() {
     }
 }
 
-#[test]
-fn abi_version_mismatch_is_refused_by_the_kernel() {
-    let Some(rt) = rt("abi_mismatch") else { return };
+#[cfg(feature = "fault-injection")]
+fn abi_version_mismatch_is_refused_by_the_kernel(rt: Runtime) {
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     chain(&mut g, k);
@@ -175,9 +214,7 @@ fn abi_version_mismatch_is_refused_by_the_kernel() {
     }
 }
 
-#[test]
-fn task_waiting_on_a_word_nobody_writes_times_out() {
-    let Some(rt) = rt("user_wait") else { return };
+fn task_waiting_on_a_word_nobody_writes_times_out(rt: Runtime) {
     let word = zeroed(&rt, 1);
     let mut g = Graph::new();
     let k = g
@@ -191,7 +228,7 @@ fn task_waiting_on_a_word_nobody_writes_times_out() {
             .arg_size_bytes(8),
         )
         .unwrap();
-    let w = g.add_task(k, &word.ptr());
+    let w = g.add_task(k, &word.addr());
     g.set_name(w, "waiter");
     rt.kernel_info(&g).unwrap(); // compile first: the clock below times the run only
     let started = Instant::now();
@@ -208,16 +245,9 @@ fn task_waiting_on_a_word_nobody_writes_times_out() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
-#[test]
-fn host_watchdog_aborts_a_run_without_progress() {
-    // Device waits would time out after 10 s; the host watchdog fires first
-    // (300 ms without progress) and stops the run through host-mapped memory.
-    let Some(rt) = gpu_with(
-        "host_watchdog",
-        Runtime::builder().gpu().timeout(Duration::from_secs(10)),
-    ) else {
-        return;
-    };
+/// Device waits would time out after 10 s; the host watchdog fires first
+/// (300 ms without progress) and stops the run through host-mapped memory.
+fn host_watchdog_aborts_a_run_without_progress(rt: Runtime) {
     let mut g = Graph::new();
     let k = g
         .add_kind(TaskKind::new(
@@ -249,9 +279,7 @@ fn host_watchdog_aborts_a_run_without_progress() {
     );
 }
 
-#[test]
-fn bad_inputs_are_rejected_before_launch() {
-    let Some(rt) = rt("bad_inputs") else { return };
+fn bad_inputs_are_rejected_before_launch(rt: Runtime) {
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     let a = g.add_task_bytes(k, &[]);
@@ -267,11 +295,11 @@ fn bad_inputs_are_rejected_before_launch() {
     g.add_task_bytes(k, &[]);
     let e = rt.run(&g, 0).unwrap_err().to_string();
     assert!(e.contains("iterations"), "{e}");
-    let too_many = gpu_with(
-        "not_co_resident",
-        Runtime::builder().gpu().compute_blocks(1_000_000),
-    )
-    .unwrap();
+    let too_many = Runtime::builder()
+        .gpu()
+        .compute_blocks(1_000_000)
+        .build()
+        .unwrap();
     match too_many.run(&g, 1) {
         Err(Error::NotCoResident { wanted, fits, .. }) => assert!(wanted > fits),
         other => panic!("expected NotCoResident, got {other:?}"),

@@ -11,7 +11,37 @@ use autarky::solvers::jacobi_ref::{reference, Boundary, JacobiProblem, Stencil};
 use autarky::{Error, Runtime};
 use common::*;
 
-fn rt(test: &str, pes: u32) -> Option<Runtime> {
+/// A GPU runtime from `b` (the trial runs only where a GPU is usable).
+fn gpu_with(test: &str, b: autarky::runtime::Builder) -> Runtime {
+    b.build().unwrap_or_else(|e| panic!("{test}: {e}"))
+}
+
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        gpus_trial(
+            "jacobi_matches_the_f64_reference_in_f32_and_f64",
+            1,
+            jacobi_matches_the_f64_reference_in_f32_and_f64,
+        ),
+        gpus_trial(
+            "jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes",
+            1,
+            jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes,
+        ),
+        gpus_trial(
+            "convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count",
+            1,
+            convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count,
+        ),
+        gpus_trial(
+            "a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration",
+            1,
+            a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration,
+        ),
+    ])
+}
+
+fn rt(test: &str, pes: u32) -> Runtime {
     gpu_with(
         test,
         Runtime::builder()
@@ -43,7 +73,6 @@ fn max_rel_err(got: &[f64], want: &[f64]) -> f64 {
 const D: Boundary = Boundary::Dirichlet;
 const P: Boundary = Boundary::Periodic;
 
-#[test]
 fn jacobi_matches_the_f64_reference_in_f32_and_f64() {
     let cases = [
         ([1, 61, 95], Stencil::FivePoint, [D, D, D]),
@@ -52,9 +81,7 @@ fn jacobi_matches_the_f64_reference_in_f32_and_f64() {
         ([10, 12, 9], Stencil::TwentySevenPoint, [P, D, D]),
     ];
     for pes in [1, 4] {
-        let Some(rt) = rt("jacobi_vs_reference", pes) else {
-            return;
-        };
+        let rt = rt("jacobi_vs_reference", pes);
         for (dims, stencil, bc) in cases {
             let prob = problem(dims, stencil, bc);
             let want = reference(&prob, 40).unwrap().field;
@@ -74,7 +101,6 @@ fn jacobi_matches_the_f64_reference_in_f32_and_f64() {
     }
 }
 
-#[test]
 fn jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes() {
     let cases = [
         ([1, 64, 80], Stencil::FivePoint, [D, D, D]),
@@ -90,9 +116,7 @@ fn jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes() {
     ];
     let mut results: Vec<Vec<Vec<f64>>> = vec![Vec::new(); cases.len()];
     for (pi, pes) in [1u32, 2, 4, 8].into_iter().enumerate() {
-        let Some(rt) = rt("jacobi_bitwise", pes) else {
-            return;
-        };
+        let rt = rt("jacobi_bitwise", pes);
         for (ci, (dims, stencil, bc)) in cases.iter().enumerate() {
             for g in grids[pi] {
                 if stencil.is_2d() && g[0] != 1 {
@@ -108,29 +132,40 @@ fn jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes() {
     }
     for (ci, r) in results.iter().enumerate() {
         for (k, f) in r.iter().enumerate().skip(1) {
-            let diff = f.iter().zip(&r[0]).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
-            assert_eq!(diff, 0, "case {ci}: decomposition #{k} differs from 1 PE in {diff} cells");
+            let diff = f
+                .iter()
+                .zip(&r[0])
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            assert_eq!(
+                diff, 0,
+                "case {ci}: decomposition #{k} differs from 1 PE in {diff} cells"
+            );
         }
     }
 }
 
-#[test]
 fn convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count() {
     let prob = problem([1, 40, 40], Stencil::FivePoint, [D, D, D]);
     let mut stops = Vec::new();
     for pes in [1u32, 2, 4] {
-        let Some(rt) = rt("jacobi_convergence", pes) else {
-            return;
-        };
+        let rt = rt("jacobi_convergence", pes);
         let mut cfg = JacobiConfig::new(prob.clone(), 100_000);
         cfg.precision = Precision::F64;
         cfg.check_every = 10;
         cfg.tol = Some(1e-3);
         let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
         let c = run.converged_at.expect("converges");
-        assert_eq!(run.iterations, c + STOP_SLACK, "stopped {STOP_SLACK} after the check");
+        assert_eq!(
+            run.iterations,
+            c + STOP_SLACK,
+            "stopped {STOP_SLACK} after the check"
+        );
         assert!(run.norms.last().unwrap().1 <= 1e-3);
-        assert!(run.norms.windows(2).all(|w| w[1].1 < w[0].1), "norm decreases");
+        assert!(
+            run.norms.windows(2).all(|w| w[1].1 < w[0].1),
+            "norm decreases"
+        );
         // The field is the reference's after exactly that many iterations.
         let want = reference(&prob, run.iterations as usize).unwrap().field;
         assert!(max_rel_err(&run.field, &want) < 1e-12);
@@ -139,19 +174,24 @@ fn convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count() {
     assert!(stops.windows(2).all(|w| w[0].0 == w[1].0), "{stops:?}");
 }
 
-#[test]
 fn a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration() {
-    let Some(rt) = rt("jacobi_nan", 2) else {
-        return;
-    };
-    let prob = JacobiProblem::new([1, 32, 32], Stencil::FivePoint)
-        .with_init(|_, y, x| if (y, x) == (20, 5) { f64::NAN } else { 0.0 });
+    let rt = rt("jacobi_nan", 2);
+    let prob = JacobiProblem::new([1, 32, 32], Stencil::FivePoint).with_init(|_, y, x| {
+        if (y, x) == (20, 5) {
+            f64::NAN
+        } else {
+            0.0
+        }
+    });
     let mut cfg = JacobiConfig::new(prob, 50);
     cfg.check_every = 5;
     cfg.pe_grid = Some([1, 2, 1]);
     match JacobiSolver::new(&rt, cfg).unwrap().run() {
         Err(Error::NonFinite {
-            pe, task, iteration, ..
+            pe,
+            task,
+            iteration,
+            ..
         }) => {
             assert_eq!(iteration, 4, "the first check");
             assert!(task.contains("check (global norm)"), "{task}");

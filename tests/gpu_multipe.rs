@@ -9,7 +9,54 @@ use std::time::{Duration, Instant};
 use autarky::{Error, Graph, Runtime, TaskKind};
 use common::*;
 
-fn gpu_pes(test: &str, pes: u32) -> Option<Runtime> {
+/// A GPU runtime from `b` (the trial runs only where a GPU is usable).
+fn gpu_with(test: &str, b: autarky::runtime::Builder) -> Runtime {
+    b.build().unwrap_or_else(|e| panic!("{test}: {e}"))
+}
+
+fn gpu(test: &str) -> Runtime {
+    gpu_with(
+        test,
+        Runtime::builder().gpu().timeout(Duration::from_secs(10)),
+    )
+}
+
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        gpus_trial(
+            "random_dags_over_2_and_4_virtual_pes_with_pinned_and_comm_tasks_run_in_order",
+            1,
+            random_dags_over_2_and_4_virtual_pes_with_pinned_and_comm_tasks_run_in_order,
+        ),
+        gpus_trial(
+            "random_dags_over_8_virtual_pes_run_in_order",
+            1,
+            random_dags_over_8_virtual_pes_run_in_order,
+        ),
+        gpus_trial(
+            "abort_reaches_a_block_that_keeps_its_own_instances",
+            1,
+            abort_reaches_a_block_that_keeps_its_own_instances,
+        ),
+        gpus_trial(
+            "a_healthy_chain_of_slow_instances_is_not_a_stall",
+            1,
+            a_healthy_chain_of_slow_instances_is_not_a_stall,
+        ),
+        gpus_trial(
+            "finish_at_stops_every_pe_at_the_same_iteration",
+            1,
+            finish_at_stops_every_pe_at_the_same_iteration,
+        ),
+        gpus_trial(
+            "abort_on_one_pe_reaches_every_pe",
+            1,
+            abort_on_one_pe_reaches_every_pe,
+        ),
+    ])
+}
+
+fn gpu_pes(test: &str, pes: u32) -> Runtime {
     gpu_with(
         test,
         Runtime::builder()
@@ -75,21 +122,17 @@ fn random_multi_pe_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) {
     logged.check(&g);
 }
 
-#[test]
 fn random_dags_over_2_and_4_virtual_pes_with_pinned_and_comm_tasks_run_in_order() {
     for pes in [2, 4] {
-        let Some(rt) = gpu_pes("random_multi_pe_dag", pes) else {
-            return;
-        };
+        let rt = gpu_pes("random_multi_pe_dag", pes);
         for seed in 1..=6 {
             random_multi_pe_dag(&rt, seed * 7919 + pes as u64, 60, 40);
         }
     }
 }
 
-#[test]
 fn random_dags_over_8_virtual_pes_run_in_order() {
-    let Some(rt) = gpu_with(
+    let rt = gpu_with(
         "random_dags_over_8_virtual_pes",
         Runtime::builder()
             .gpu()
@@ -97,9 +140,7 @@ fn random_dags_over_8_virtual_pes_run_in_order() {
             .comm_blocks(2)
             .compute_blocks(6)
             .timeout(Duration::from_secs(10)),
-    ) else {
-        return;
-    };
+    );
     for seed in 1..=3 {
         random_multi_pe_dag(&rt, seed, 200, 30);
     }
@@ -121,13 +162,10 @@ __device__ void fail_at(autarky::TaskCtx& ctx) {
 
 const NOOP_SRC: &str = "__device__ void noop(autarky::TaskCtx&) {}";
 
-#[test]
 fn abort_reaches_a_block_that_keeps_its_own_instances() {
     // Task A self-loops (it keeps its own next instance: never waits), B
     // fails at iteration 0. Before the fix A ran all 10^7 instances (9.5 s).
-    let Some(rt) = gpu("abort_reaches_kept_loop") else {
-        return;
-    };
+    let rt = gpu("abort_reaches_kept_loop");
     let mut g = Graph::new();
     let noop = g.add_kind(TaskKind::new("noop", NOOP_SRC)).unwrap();
     let fail = g
@@ -157,7 +195,10 @@ fn abort_reaches_a_block_that_keeps_its_own_instances() {
     }
     let prop = fin.abort_propagation_ns.unwrap();
     eprintln!("abort propagation {prop} ns, wall {wall:?}");
-    assert!(prop < 10_000_000, "abort took {prop} ns to reach every block");
+    assert!(
+        prop < 10_000_000,
+        "abort took {prop} ns to reach every block"
+    );
     assert!(wall < Duration::from_secs(2), "run took {wall:?}");
 }
 
@@ -176,18 +217,13 @@ __device__ void spin_ns(autarky::TaskCtx& ctx) {
 }
 "#;
 
-#[test]
 fn a_healthy_chain_of_slow_instances_is_not_a_stall() {
     // Timeout 100 ms; 20 instances of 15 ms each: progress published by
     // time keeps every deadline re-armed.
-    let Some(rt) = gpu_with(
+    let rt = gpu_with(
         "slow_chain_not_a_stall",
-        Runtime::builder()
-            .gpu()
-            .timeout(Duration::from_millis(100)),
-    ) else {
-        return;
-    };
+        Runtime::builder().gpu().timeout(Duration::from_millis(100)),
+    );
     let mut g = Graph::new();
     let k = g
         .add_kind(TaskKind::new("spin_ns", SPIN_SRC).args::<SpinNs>())
@@ -220,13 +256,10 @@ __device__ void stopper(autarky::TaskCtx& ctx) {
 }
 "#;
 
-#[test]
 fn finish_at_stops_every_pe_at_the_same_iteration() {
     // Per PE: a stopper and four workers (two pinned); workers depend on the
     // stopper with distance 2 and on each other across PEs.
-    let Some(rt) = gpu_pes("finish_at_every_pe", 2) else {
-        return;
-    };
+    let rt = gpu_pes("finish_at_every_pe", 2);
     let pes = 2u32;
     let per_pe = 5usize;
     let n = per_pe * pes as usize;
@@ -248,7 +281,7 @@ fn finish_at_stops_every_pe_at_the_same_iteration() {
         let s = g.add_task(
             stopper,
             &Stop {
-                count: count.ptr(),
+                count: count.addr(),
                 task: ids.len() as u32,
                 at,
             },
@@ -259,7 +292,7 @@ fn finish_at_stops_every_pe_at_the_same_iteration() {
             let t = g.add_task(
                 counted,
                 &Stop {
-                    count: count.ptr(),
+                    count: count.addr(),
                     task: ids.len() as u32,
                     at,
                 },
@@ -277,8 +310,7 @@ fn finish_at_stops_every_pe_at_the_same_iteration() {
     g.add_edge(ids[per_pe - 1], ids[per_pe + 1]);
     let report = rt.run(&g, 1000).unwrap();
     assert_eq!(report.iterations, at + 2);
-    let mut c = vec![0u32; n];
-    count.download(&mut c).unwrap();
+    let c: Vec<u32> = bytemuck::cast_slice(&count.to_vec().unwrap())[..n].to_vec();
     assert!(
         c.iter().all(|&v| v == at + 2),
         "instances per task: {c:?} (want {} each)",
@@ -286,11 +318,8 @@ fn finish_at_stops_every_pe_at_the_same_iteration() {
     );
 }
 
-#[test]
 fn abort_on_one_pe_reaches_every_pe() {
-    let Some(rt) = gpu_pes("abort_every_pe", 4) else {
-        return;
-    };
+    let rt = gpu_pes("abort_every_pe", 4);
     let mut g = Graph::new();
     let noop = g.add_kind(TaskKind::new("noop", NOOP_SRC)).unwrap();
     let fail = g

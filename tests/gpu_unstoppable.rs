@@ -3,7 +3,8 @@
 //! period, and the run is reported as Error::Unstoppable instead of being
 //! waited on forever. Its own test binary: the kernel keeps running (for 3 s)
 //! after the error, which would disturb other tests in the same process.
-//! Skips without a GPU; fails instead when AUTARKY_REQUIRE_GPU=1.
+//! Ignored (with the reason) without a GPU; fails instead when
+//! AUTARKY_REQUIRE_GPU=1.
 
 mod common;
 
@@ -12,14 +13,15 @@ use std::time::{Duration, Instant};
 use autarky::{Error, Graph, RunOptions, Runtime, TaskKind};
 use common::*;
 
-#[test]
-fn kernel_that_ignores_abort_is_reported_unstoppable_not_waited_on() {
-    let Some(rt) = gpu_with(
-        "unstoppable",
+fn main() -> std::process::ExitCode {
+    run_trials(vec![gpu_trial_with(
+        "kernel_that_ignores_abort_is_reported_unstoppable_not_waited_on",
         Runtime::builder().gpu().timeout(Duration::from_secs(30)),
-    ) else {
-        return;
-    };
+        kernel_that_ignores_abort_is_reported_unstoppable_not_waited_on,
+    )])
+}
+
+fn kernel_that_ignores_abort_is_reported_unstoppable_not_waited_on(rt: Runtime) {
     let mut g = Graph::new();
     let k = g
         .add_kind(TaskKind::new(

@@ -131,7 +131,10 @@ pub fn generate() -> String {
         out,
         "constexpr uint32_t MAX_ITERATIONS = {MAX_ITERATIONS:#x}u;"
     );
-    let _ = writeln!(out, "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;");
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;"
+    );
     let _ = writeln!(out, "constexpr uint32_t RUN_MAY_STOP = {RUN_MAY_STOP}u;");
     let _ = writeln!(out, "constexpr uint32_t MAX_LOCAL_PES = {MAX_LOCAL_PES}u;");
     let _ = writeln!(out, "constexpr uint32_t MAX_DISTANCE = {MAX_DISTANCE}u;\n");

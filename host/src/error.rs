@@ -54,6 +54,16 @@ pub enum Error {
     /// A runtime or run option is out of range.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
+    /// The backend does not support this option or call.
+    #[error("{option} is not supported by the {backend} backend: {reason}")]
+    Unsupported {
+        /// `"gpu"` or `"emulator"`.
+        backend: &'static str,
+        /// The option or call, e.g. `RunOptions::watchdog`.
+        option: &'static str,
+        /// Why, and what to use instead.
+        reason: String,
+    },
     /// A bounded wait on the device ran past its deadline.
     #[error("device timeout on PE {pe}, block {block} ({role}): {waiting_for} — seen {seen}, wanted {wanted}; task {task}, iteration {iteration}{report}")]
     DeviceTimeout {
@@ -152,6 +162,20 @@ pub enum Error {
         /// Kind name.
         kind: String,
     },
+    /// A buffer copy with the wrong number of elements.
+    #[error("Buffer::{op}: {got} elements for a buffer of {len}")]
+    BufferSize {
+        /// The method.
+        op: &'static str,
+        /// Elements in the buffer.
+        len: usize,
+        /// Elements given.
+        got: usize,
+    },
+    /// An emulator buffer access was refused (outside a live buffer,
+    /// misaligned, or racing with another access).
+    #[error(transparent)]
+    BufferAccess(#[from] crate::runtime::BufferAccessError),
     /// File-system error (cubin cache).
     #[error("I/O error at {path}: {source}")]
     Io {

@@ -16,5 +16,14 @@ pub use autarky_shared as abi;
 pub use emulator::EmulatorConfig;
 pub use error::{Error, Result};
 pub use graph::{CpuCtx, Graph, GraphError, KindId, Limits, LoweredGraph, TaskId, TaskKind};
-pub use runtime::{Builder, RunOptions, Runtime};
+pub use runtime::{
+    cpu_slice, cpu_slice_mut, Buffer, BufferAccessError, Builder, CpuSlice, CpuSliceMut,
+    RunOptions, Runtime,
+};
 pub use status::RunReport;
+
+/// The README's code blocks, compiled and run as doc-tests (on the
+/// emulator where there is no GPU).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

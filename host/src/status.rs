@@ -58,7 +58,12 @@ fn role_name(role: u32) -> String {
 
 /// Describes a wait in words (`index` is a local task id of `lowered` for
 /// task-valued waits).
-pub(crate) fn describe_wait(graph: &Graph, lowered: &LoweredGraph, kind: u32, index: u32) -> String {
+pub(crate) fn describe_wait(
+    graph: &Graph,
+    lowered: &LoweredGraph,
+    kind: u32,
+    index: u32,
+) -> String {
     match WaitKind::from_u32(kind) {
         Some(WaitKind::QueueItem) => format!(
             "ready-queue slot {index} to be filled (no task instance became ready)"

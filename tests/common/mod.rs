@@ -1,53 +1,149 @@
-//! Shared helpers for GPU tests: skip without a GPU (with a printed reason),
-//! fail instead when AUTARKY_REQUIRE_GPU=1.
+//! Shared helpers for GPU test files, and the harness they run under.
+//!
+//! # Writing a GPU test file
+//!
+//! GPU tests must show in the summary as *ignored, with the reason* where
+//! there is no GPU — not as `ok` — and must fail where a GPU is required
+//! but missing. The built-in harness cannot decide "ignored" at run time,
+//! so GPU test files use `libtest-mimic`:
+//!
+//! 1. In `Cargo.toml`: `[[test]] name = "gpu_foo"`, `path = "tests/gpu_foo.rs"`,
+//!    `harness = false`.
+//! 2. In the file: `mod common;` and a `main` that lists one trial per test:
+//!
+//! ```ignore
+//! mod common;
+//! use autarky::Runtime;
+//! use common::*;
+//!
+//! fn main() -> std::process::ExitCode {
+//!     run_trials(vec![
+//!         // One GPU, the default GPU runtime (10 s timeout):
+//!         gpu_trial("diamond_runs_once", diamond_runs_once),
+//!         // One GPU, a runtime of your own:
+//!         gpu_trial_with("few_blocks", Runtime::builder().gpu().compute_blocks(3), few_blocks),
+//!         // N GPUs; the body boots what it needs:
+//!         gpus_trial("halo_exchange_two_gpus", 2, halo_exchange),
+//!     ])
+//! }
+//!
+//! fn diamond_runs_once(rt: Runtime) { /* assert!, unwrap: a panic fails the test */ }
+//! ```
+//!
+//! A trial that needs `n` GPUs runs when `n` GPUs (and NVRTC) are present.
+//! Otherwise it is reported as `ignored (no GPU: …)` or `ignored (needs 2
+//! GPUs, 1 present)` — unless the environment requires them:
+//! `AUTARKY_REQUIRE_GPU=1` requires one GPU, `AUTARKY_REQUIRE_GPUS=N`
+//! requires `N`; a trial needing at most the required count then fails
+//! with the reason instead. Trials that are opt-in (long soaks) add
+//! `.with_ignored_flag(true)` and run with `-- --ignored`.
 #![allow(dead_code)]
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use autarky::runtime::driver::DeviceMem;
-use autarky::{Error, Graph, Runtime, TaskKind};
+use autarky::{Buffer, Graph, Runtime, TaskKind};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-pub fn require_gpu() -> bool {
-    std::env::var("AUTARKY_REQUIRE_GPU").as_deref() == Ok("1")
+/// GPUs the environment requires: `AUTARKY_REQUIRE_GPUS=N`, or 1 for
+/// `AUTARKY_REQUIRE_GPU=1`, else 0.
+pub fn required_gpus() -> u32 {
+    let n = std::env::var("AUTARKY_REQUIRE_GPUS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let one = u32::from(std::env::var("AUTARKY_REQUIRE_GPU").as_deref() == Ok("1"));
+    n.max(one)
 }
 
-/// A GPU runtime, or `None` (after printing why) when there is no GPU and
-/// the environment does not require one.
-pub fn gpu(test: &str) -> Option<Runtime> {
-    gpu_with(
-        test,
-        Runtime::builder().gpu().timeout(Duration::from_secs(10)),
-    )
-}
-
-pub fn gpu_with(test: &str, b: autarky::runtime::Builder) -> Option<Runtime> {
-    match b.build() {
-        Ok(rt) => Some(rt),
-        Err(e @ (Error::NoGpu { .. } | Error::NvrtcNotFound { .. })) if !require_gpu() => {
-            eprintln!("SKIP {test}: {e}");
-            None
+/// GPUs usable for tests (driver, devices and NVRTC), probed once per test
+/// binary, or why there are none.
+pub fn usable_gpus() -> &'static Result<u32, String> {
+    static PROBE: OnceLock<Result<u32, String>> = OnceLock::new();
+    PROBE.get_or_init(|| {
+        let short = |e: autarky::Error| {
+            let s = e.to_string();
+            s.split(';').next().unwrap_or(&s).to_string()
+        };
+        let n = autarky::runtime::gpu_count().map_err(short)?;
+        if n == 0 {
+            return Err("no GPU: the driver reports 0 devices".into());
         }
-        Err(e) => panic!("{test}: GPU required but unavailable: {e}"),
+        autarky::runtime::nvrtc::nvrtc_version()
+            .map_err(|e| format!("{n} GPU(s) but no NVRTC: {}", short(e)))?;
+        Ok(n)
+    })
+}
+
+/// `Ok` when `n` GPUs are usable, else the reason.
+fn have_gpus(n: u32) -> Result<(), String> {
+    match usable_gpus() {
+        Ok(have) if *have >= n => Ok(()),
+        Ok(have) => Err(format!("needs {n} GPUs, {have} present")),
+        Err(reason) => Err(reason.clone()),
     }
 }
 
-/// Device u64 buffer, poisoned with 0xff bytes.
-pub fn poisoned(rt: &Runtime, n: usize) -> DeviceMem {
-    let m = DeviceMem::alloc(rt.context().unwrap(), n * 8).unwrap();
-    m.fill_bytes(0xff).unwrap();
-    m
+/// A trial that needs `n` GPUs: runs `body` when they are present, is
+/// ignored with the reason when not, fails when they are required.
+pub fn gpus_trial(name: &str, n: u32, body: impl FnOnce() + Send + 'static) -> Trial {
+    Trial::ignorable_test(name, move || match have_gpus(n) {
+        Ok(()) => {
+            body();
+            Ok(Completion::Completed)
+        }
+        Err(reason) if required_gpus() < n => Ok(Completion::ignored_with(reason)),
+        Err(reason) => Err(Failed::from(format!(
+            "{} GPU(s) required by the environment, but {reason}",
+            required_gpus()
+        ))),
+    })
 }
 
-pub fn zeroed(rt: &Runtime, n: usize) -> DeviceMem {
-    let m = DeviceMem::alloc(rt.context().unwrap(), n * 8).unwrap();
-    m.fill_bytes(0).unwrap();
-    m
+/// A one-GPU trial with a runtime from `builder` (which should ask for the
+/// GPU: `Runtime::builder().gpu()…`).
+pub fn gpu_trial_with(
+    name: &str,
+    builder: autarky::Builder,
+    body: impl FnOnce(Runtime) + Send + 'static,
+) -> Trial {
+    gpus_trial(name, 1, move || {
+        let rt = builder
+            .build()
+            .unwrap_or_else(|e| panic!("booting the GPU runtime: {e}"));
+        body(rt)
+    })
 }
 
-pub fn download_u64(m: &DeviceMem, n: usize) -> Vec<u64> {
-    let mut v = vec![0u64; n];
-    m.download(&mut v).unwrap();
-    v
+/// A one-GPU trial with the default GPU runtime (10 s wait timeout).
+pub fn gpu_trial(name: &str, body: impl FnOnce(Runtime) + Send + 'static) -> Trial {
+    gpu_trial_with(
+        name,
+        Runtime::builder().gpu().timeout(Duration::from_secs(10)),
+        body,
+    )
+}
+
+/// Runs the trials with the command line's arguments (filters,
+/// `--ignored`, `--test-threads`…) and returns the exit code.
+pub fn run_trials(trials: Vec<Trial>) -> std::process::ExitCode {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+    libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
+}
+
+/// `n` u64s, poisoned with all-ones, so a value never written shows.
+pub fn poisoned(rt: &Runtime, n: usize) -> Buffer<u64> {
+    let b = rt.alloc::<u64>(n).unwrap();
+    b.copy_from(&vec![u64::MAX; n]).unwrap();
+    b
+}
+
+/// `n` zeroed u64s.
+pub fn zeroed(rt: &Runtime, n: usize) -> Buffer<u64> {
+    rt.alloc::<u64>(n).unwrap()
 }
 
 /// Arguments of the `logged` kind.
@@ -84,9 +180,9 @@ pub fn logged_kind() -> TaskKind {
 
 /// A graph instrumented with the `logged` kind, with its device buffers.
 pub struct Logged {
-    pub log: DeviceMem,
-    pub count: DeviceMem,
-    pub counter: DeviceMem,
+    pub log: Buffer<u64>,
+    pub count: Buffer<u32>,
+    pub counter: Buffer<u64>,
     pub tasks: usize,
     pub iterations: u32,
 }
@@ -95,8 +191,7 @@ impl Logged {
     pub fn new(rt: &Runtime, tasks: usize, iterations: u32) -> Logged {
         let n = tasks * iterations as usize;
         let log = poisoned(rt, 2 * n);
-        let count = DeviceMem::alloc(rt.context().unwrap(), n * 4).unwrap();
-        count.fill_bytes(0).unwrap();
+        let count = rt.alloc::<u32>(n).unwrap();
         let counter = zeroed(rt, 1);
         Logged {
             log,
@@ -109,9 +204,9 @@ impl Logged {
 
     pub fn args(&self) -> LogArgs {
         LogArgs {
-            log: self.log.ptr(),
-            count: self.count.ptr(),
-            counter: self.counter.ptr(),
+            log: self.log.addr(),
+            count: self.count.addr(),
+            counter: self.counter.addr(),
             iterations: self.iterations,
             _pad: 0,
         }
@@ -121,9 +216,9 @@ impl Logged {
     /// instance it depends on (including its own previous instance).
     pub fn check(&self, g: &Graph) {
         let n = self.tasks * self.iterations as usize;
-        let log = download_u64(&self.log, 2 * n);
-        let mut count = vec![0u32; n];
-        self.count.download(&mut count).unwrap();
+        let log = self.log.to_vec().unwrap();
+        let count = self.count.to_vec().unwrap();
+        assert_eq!((log.len(), count.len()), (2 * n, n));
         let it = self.iterations as usize;
         for (slot, &c) in count.iter().enumerate() {
             assert_eq!(

@@ -257,7 +257,9 @@ impl Graph {
                 .map(|&(f, t, d)| (to_local(f), to_local(t), d))
                 .collect();
             ledges.sort_unstable();
-            let pinned_local = |l: u32| (l as usize) < num_local && self.tasks[global[l as usize] as usize].pin.is_some();
+            let pinned_local = |l: u32| {
+                (l as usize) < num_local && self.tasks[global[l as usize] as usize].pin.is_some()
+            };
 
             // Predecessor CSR (all local edges).
             let mut pred_start = vec![0u32; total + 1];
@@ -365,7 +367,8 @@ impl Graph {
             // Pinned lists by slot, in global topological order.
             let mut compute_slots: Vec<Vec<u32>> = Vec::new();
             let mut comm_slots: Vec<Vec<u32>> = Vec::new();
-            let mut by_rank: Vec<u32> = (0..num_local as u32).filter(|&l| pinned_local(l)).collect();
+            let mut by_rank: Vec<u32> =
+                (0..num_local as u32).filter(|&l| pinned_local(l)).collect();
             by_rank.sort_by_key(|&l| (topo[global[l as usize] as usize], l));
             for l in by_rank {
                 let slot = self.tasks[global[l as usize] as usize].pin.unwrap() as usize;

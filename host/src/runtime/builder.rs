@@ -46,6 +46,8 @@ pub(crate) struct Config {
 pub struct Builder {
     want: Want,
     cfg: Config,
+    /// GPU-only knobs set explicitly, refused by an explicit emulator.
+    gpu_only: Vec<&'static str>,
 }
 
 impl Default for Builder {
@@ -62,6 +64,7 @@ impl Default for Builder {
                 timeout: Duration::from_secs(10),
                 max_tasks: 1 << 24,
             },
+            gpu_only: Vec::new(),
         }
     }
 }
@@ -73,19 +76,26 @@ impl Builder {
         self
     }
     /// Use the CPU emulator with `threads` compute threads (at least 1,
-    /// checked by [`Builder::build`]).
+    /// checked by [`Builder::build`]). Each emulated block is a thread:
+    /// [`Builder::comm_blocks`] sets the comm threads, and
+    /// [`Builder::compute_blocks`], if set, must agree with `threads`. The
+    /// GPU-only knobs ([`Builder::device`], [`Builder::threads_per_block`])
+    /// are refused.
     pub fn emulator(mut self, threads: usize) -> Self {
         self.want = Want::Emulator(threads);
         self
     }
-    /// CUDA device ordinal (default 0).
+    /// CUDA device ordinal (default 0). GPU only.
     pub fn device(mut self, ordinal: u32) -> Self {
+        self.gpu_only.push("device");
         self.cfg.device = ordinal;
         self
     }
     /// Threads per block (default 128): a multiple of 32 in 32..=1024,
-    /// checked by [`Builder::build`].
+    /// checked by [`Builder::build`]. GPU only (an emulated block is one
+    /// thread that runs each CPU body once).
     pub fn threads_per_block(mut self, threads: u32) -> Self {
+        self.gpu_only.push("threads_per_block");
         self.cfg.threads = threads;
         self
     }
@@ -96,7 +106,8 @@ impl Builder {
         self
     }
     /// Blocks with the compute role (default: all that fit co-resident, or
-    /// `AUTARKY_COMPUTE_BLOCKS` when set; at least 1).
+    /// `AUTARKY_COMPUTE_BLOCKS` when set; at least 1). On the emulator,
+    /// compute threads.
     pub fn compute_blocks(mut self, n: u32) -> Self {
         self.cfg.compute_blocks = Some(n);
         self
@@ -150,12 +161,6 @@ impl Builder {
         Ok(())
     }
 
-    /// Boots the backend: for the GPU, loads the driver and retains the
-    /// device's context; the megakernel is compiled per graph at launch.
-    ///
-    /// Errors: [`Error::InvalidConfig`] naming the knob when one is out of
-    /// range (before anything is booted); [`Error::NoGpu`] from
-    /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
     /// Processing elements of every run (default 1). On one GPU they are
     /// *virtual PEs*: each gets its own partition of the megakernel's blocks
     /// (`comm_blocks` + compute blocks each), its own task tables, ready
@@ -174,9 +179,12 @@ impl Builder {
         self
     }
 
-    /// Checks the configuration and boots the backend: for the GPU, loads
-    /// the driver and retains the device's context; the megakernel is
-    /// compiled per graph at launch.
+    /// Boots the backend: for the GPU, loads the driver and retains the
+    /// device's context; the megakernel is compiled per graph at launch.
+    ///
+    /// Errors: [`Error::InvalidConfig`] naming the knob when one is out of
+    /// range (before anything is booted); [`Error::NoGpu`] from
+    /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
     pub fn build(self) -> Result<Runtime> {
         self.check()?;
         if self.cfg.pes == 0 || self.cfg.pes > autarky_shared::MAX_LOCAL_PES {
@@ -186,19 +194,22 @@ impl Builder {
                 self.cfg.pes
             )));
         }
-        let emulator = |threads: usize| {
-            Ok(Runtime {
-                backend: Backend::Emulator(EmulatorConfig {
-                    compute_threads: threads,
-                    timeout: self.cfg.timeout,
-                    ..EmulatorConfig::default()
-                }),
-                cfg: self.cfg.clone(),
-                heap: Default::default(),
-            })
-        };
         match self.want {
-            Want::Emulator(t) => emulator(t),
+            Want::Emulator(threads) => {
+                if let Some(&knob) = self.gpu_only.first() {
+                    return Err(Error::Unsupported {
+                        backend: "emulator",
+                        option: knob,
+                        reason: "it configures the GPU; the emulator has no device and runs each CPU body once per instance".into(),
+                    });
+                }
+                if let Some(c) = self.cfg.compute_blocks.filter(|&c| c as usize != threads) {
+                    return Err(Error::InvalidConfig(format!(
+                        "compute_blocks ({c}) and emulator({threads}) disagree: each emulated compute block is a thread; set one of them"
+                    )));
+                }
+                Ok(self.into_emulator(threads))
+            }
             Want::Gpu => Ok(Runtime {
                 backend: Backend::Gpu(Box::new(Gpu::boot(&self.cfg)?)),
                 cfg: self.cfg,
@@ -210,17 +221,36 @@ impl Builder {
                     cfg: self.cfg,
                     heap: Default::default(),
                 }),
-                Err(e @ Error::NoGpu { .. }) => {
-                    let threads = std::thread::available_parallelism()
-                        .map_or(2, |n| n.get())
-                        .max(2);
-                    eprintln!(
-                        "autarky: no GPU ({e}); running on the CPU emulator with {threads} threads"
+                Err(Error::NoGpu { reason }) => {
+                    let threads = match self.cfg.compute_blocks {
+                        Some(c) => c as usize,
+                        None => std::thread::available_parallelism()
+                            .map_or(2, |n| n.get())
+                            .max(2),
+                    };
+                    tracing::info!(
+                        "autarky: no GPU ({}); running on the CPU emulator with {threads} threads",
+                        super::gpu::short_reason(&reason)
                     );
-                    emulator(threads)
+                    Ok(self.into_emulator(threads))
                 }
                 Err(e) => Err(e),
             },
+        }
+    }
+
+    /// The emulator backend: `compute` compute threads, one comm thread per
+    /// comm block, the runtime's timeout.
+    fn into_emulator(self, compute: usize) -> Runtime {
+        Runtime {
+            backend: Backend::Emulator(EmulatorConfig {
+                compute_threads: compute,
+                comm_threads: self.cfg.comm_blocks as usize,
+                timeout: self.cfg.timeout,
+                hold_task: None,
+            }),
+            cfg: self.cfg,
+            heap: Default::default(),
         }
     }
 }

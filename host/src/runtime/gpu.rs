@@ -13,6 +13,21 @@ use super::{libs, source};
 use crate::graph::TaskKind;
 use crate::{Error, Result};
 
+/// Number of CUDA devices, or [`Error::NoGpu`] saying why there is none
+/// usable (no driver, or a driver that fails to initialize).
+pub fn gpu_count() -> Result<u32> {
+    libs::ensure_driver()?;
+    driver::device_count().map_err(|e| Error::NoGpu {
+        reason: format!("the CUDA driver is present but failed to initialize: {e}"),
+    })
+}
+
+/// The first clause of a [`Error::NoGpu`] reason (before `;`), for one-line
+/// notices; the full reason says where autarky looked.
+pub(crate) fn short_reason(reason: &str) -> &str {
+    reason.split(';').next().unwrap_or(reason)
+}
+
 /// A compiled and loaded megakernel for one set of task kinds.
 pub(crate) struct Loaded {
     pub module: Module,
@@ -27,17 +42,16 @@ pub(crate) struct Gpu {
     // context is released (compute-sanitizer reported cuModuleUnload on a
     // released context as CUDA_ERROR_INVALID_HANDLE).
     loaded: Mutex<HashMap<[u8; 32], Arc<Loaded>>>,
-    pub ctx: Context,
+    /// Shared with every [`super::Buffer`] allocated on it, so device
+    /// memory is freed before the context is released.
+    pub ctx: Arc<Context>,
     pub cfg: Config,
 }
 
 impl Gpu {
     /// Loads the driver and retains device `cfg.device`'s primary context.
     pub(crate) fn boot(cfg: &Config) -> Result<Gpu> {
-        libs::ensure_driver()?;
-        let n = driver::device_count().map_err(|e| Error::NoGpu {
-            reason: format!("the CUDA driver is present but failed to initialize: {e}"),
-        })?;
+        let n = gpu_count()?;
         if cfg.device >= n {
             return Err(Error::NoGpu {
                 reason: format!("device {} requested, {n} present", cfg.device),
@@ -52,7 +66,7 @@ impl Gpu {
             ctx.props.sm_count
         );
         Ok(Gpu {
-            ctx,
+            ctx: Arc::new(ctx),
             cfg: cfg.clone(),
             loaded: Mutex::new(HashMap::new()),
         })

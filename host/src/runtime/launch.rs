@@ -86,22 +86,13 @@ impl<'a> GpuRun<'a> {
                 "{pes} PEs on one GPU; at most {MAX_LOCAL_PES} virtual PEs per GPU"
             )));
         }
-        #[cfg(feature = "fault-injection")]
-        if let Some((t, kind)) = opts.corrupt_kind {
+        // The front end checked that fault targets are tasks of the graph.
+        let faults = opts.faults();
+        if let Some((t, kind)) = faults.corrupt_kind {
             let (pe, l) = run.local[t.index()];
             run.pes[pe as usize].tasks[l as usize].kind = kind;
         }
-        #[allow(unused_mut)]
-        let mut hold: Option<(u32, u32)> = None;
-        #[cfg(feature = "fault-injection")]
-        if let Some(t) = opts.hold_task {
-            if t.index() >= graph.num_tasks() {
-                return Err(Error::InvalidConfig(format!(
-                    "hold_task {t} is not in the graph"
-                )));
-            }
-            hold = Some(run.local[t.index()]);
-        }
+        let hold: Option<(u32, u32)> = faults.hold_task.map(|t| run.local[t.index()]);
         let loaded = gpu.load(graph.kinds())?;
         let (comm_blocks, compute_blocks) = gpu.grid(&loaded, pes)?;
         for l in &run.pes {
@@ -142,7 +133,7 @@ impl<'a> GpuRun<'a> {
                 }
             }
             params[pe] = RunParams {
-                abi_version: opts.abi_version_override.unwrap_or(ABI_VERSION),
+                abi_version: faults.abi_version_override.unwrap_or(ABI_VERSION),
                 pe: pe as u32,
                 num_pes: pes,
                 num_tasks: l.num_tasks,
@@ -406,10 +397,15 @@ impl<'a> GpuRun<'a> {
             Some((_, pe)) => statuses[pe],
             None => statuses[0],
         };
-        let start = statuses.iter().map(|s| s.start_ns).min().unwrap_or(u64::MAX);
+        let start = statuses
+            .iter()
+            .map(|s| s.start_ns)
+            .min()
+            .unwrap_or(u64::MAX);
         let end = statuses.iter().map(|s| s.last_exit_ns).max().unwrap_or(0);
         let iterations = statuses.iter().map(|s| s.limit).min().unwrap_or(0);
-        let abort_propagation_ns = (s.error_code != 0 && end >= s.error_ns).then(|| end - s.error_ns);
+        let abort_propagation_ns =
+            (s.error_code != 0 && end >= s.error_ns).then(|| end - s.error_ns);
         let result = result.map(|()| RunReport {
             backend: "gpu",
             iterations,
@@ -427,7 +423,6 @@ impl<'a> GpuRun<'a> {
         })
     }
 }
-
 
 /// Pinned slots must exist on the PE, and dynamic tasks need a block that is
 /// not pinned.

@@ -23,10 +23,12 @@
 //! disk; `source` assembles its source; `driver` is the only file with raw
 //! driver calls. The emulator backend lives in [`crate::emulator`].
 
+mod buffer;
 mod builder;
 pub mod cache;
 pub mod driver;
 mod gpu;
+mod host_mem;
 pub mod launch;
 pub mod libs;
 pub mod nvrtc;
@@ -38,11 +40,16 @@ use crate::emulator::{self, EmulatorConfig};
 use crate::graph::{Graph, Limits, LoweredRun, TaskKind};
 use crate::status::RunReport;
 use crate::{Error, Result};
+pub use buffer::Buffer;
 pub use builder::Builder;
 use builder::Config;
 use driver::{Context, DeviceProps};
+pub use gpu::gpu_count;
 pub(crate) use gpu::{Gpu, Loaded};
+pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSliceMut};
 pub use launch::{Finished, GpuRun};
+#[allow(unused_imports)] // for the device-code generator
+pub(crate) use options::fault_injection_enabled;
 pub use options::RunOptions;
 pub use symmetric::SymBuffer;
 use symmetric::SymHeap;
@@ -90,12 +97,35 @@ impl Runtime {
         }
     }
 
+    /// Free and total device memory in bytes (GPU only: the emulator
+    /// returns [`Error::Unsupported`]).
+    pub fn device_memory(&self) -> Result<(usize, usize)> {
+        match &self.backend {
+            Backend::Gpu(g) => g.ctx.mem_info(),
+            Backend::Emulator(_) => Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Runtime::device_memory",
+                reason: "the emulator has no device memory".into(),
+            }),
+        }
+    }
+
     /// The GPU context (None on the emulator), for allocating buffers that
     /// task arguments point to.
     pub fn context(&self) -> Option<&Context> {
         match &self.backend {
-            Backend::Gpu(g) => Some(&g.ctx),
+            Backend::Gpu(g) => Some(&*g.ctx),
             Backend::Emulator(_) => None,
+        }
+    }
+
+    /// `len` zeroed elements of `T` on this runtime's backend: device memory
+    /// on the GPU, host memory on the emulator. Put [`Buffer::addr`] in task
+    /// arguments; keep the buffer alive until the runs that use it return.
+    pub fn alloc<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        match &self.backend {
+            Backend::Gpu(g) => Buffer::device(&g.ctx, len),
+            Backend::Emulator(_) => Buffer::host(len),
         }
     }
 
@@ -117,6 +147,10 @@ impl Runtime {
     }
 
     /// Runs `graph` with options and waits for it.
+    ///
+    /// Every option is honoured by every backend or refused with
+    /// [`Error::Unsupported`] naming the backend: the emulator refuses
+    /// `watchdog`, `abort_grace` and `timed` (see [`RunOptions`]).
     pub fn run_with(&self, graph: &Graph, opts: RunOptions) -> Result<RunReport> {
         let lowered = self.lower(graph, &opts)?;
         match &self.backend {
@@ -124,37 +158,39 @@ impl Runtime {
             Backend::Emulator(e) => {
                 let cfg = EmulatorConfig {
                     timeout: opts.timeout.unwrap_or(e.timeout),
-                    hold_task: opts.hold_task.map(|t| t.index() as u32),
+                    hold_task: opts.faults().hold_task.map(|t| t.index() as u32),
                     ..e.clone()
                 };
-                if opts.abi_version_override.is_some() {
-                    return Err(Error::InvalidConfig(
-                        "abi_version_override needs the GPU backend".into(),
-                    ));
-                }
                 emulator::run_prelowered(graph, &lowered, opts.iterations, &cfg, &self.heap_bases())
             }
         }
     }
 
     /// Launches `graph` on the GPU (exactly one cooperative launch) and
-    /// returns the run in flight; [`GpuRun::wait`] finalizes it.
+    /// returns the run in flight; [`GpuRun::wait`] finalizes it. GPU only:
+    /// the emulator returns [`Error::Unsupported`] (use [`Runtime::run`]).
     pub fn launch<'a>(&'a self, graph: &'a Graph, opts: RunOptions) -> Result<GpuRun<'a>> {
         match &self.backend {
             Backend::Gpu(g) => {
                 let lowered = self.lower(graph, &opts)?;
                 GpuRun::start(g, graph, lowered, opts, self.heap_bases())
             }
-            Backend::Emulator(_) => Err(Error::InvalidConfig(
-                "launch() returns a run in flight and needs the GPU backend; use run() on the emulator".into(),
-            )),
+            Backend::Emulator(_) => Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Runtime::launch",
+                reason: "it returns a GPU run in flight; use Runtime::run".into(),
+            }),
         }
     }
 
-    /// What every backend checks first: the options, then the graph
-    /// (validated and lowered once, against this runtime's limits).
+    /// What every backend checks first: the options (and that this backend
+    /// honours them), then the graph, validated and lowered once against
+    /// this runtime's limits.
     fn lower(&self, graph: &Graph, opts: &RunOptions) -> Result<LoweredRun> {
-        options::validate_iterations(opts.iterations)?;
+        opts.check(graph.num_tasks())?;
+        if let Backend::Emulator(_) = self.backend {
+            opts.check_emulator()?;
+        }
         Ok(graph.lower_run(&Limits {
             num_pes: self.cfg.pes,
             max_tasks: self.cfg.max_tasks,
@@ -214,9 +250,11 @@ impl Runtime {
     /// [`crate::abi_header::expected_layout`] (GPU only).
     pub fn abi_probe(&self) -> Result<Vec<u64>> {
         let Backend::Gpu(g) = &self.backend else {
-            return Err(Error::InvalidConfig(
-                "the ABI probe needs the GPU backend".into(),
-            ));
+            return Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Runtime::abi_probe",
+                reason: "the probe is a GPU kernel".into(),
+            });
         };
         let probe = TaskKind::new(
             "probe_noop",

@@ -1,4 +1,15 @@
 //! Options of one run ([`RunOptions`]), read by every backend.
+//!
+//! Every option is honoured by every backend or refused with
+//! [`Error::Unsupported`] naming the backend, before anything runs:
+//!
+//! | option | GPU | emulator |
+//! |---|---|---|
+//! | `iterations`, `timeout` | yes | yes |
+//! | `watchdog`, `abort_grace` | yes | refused: no kernel to watch; waits end at `timeout` |
+//! | `timed` | device events | refused: no device events ([`RunReport::wall`] is always measured) |
+//! | `hold_task` (feature `fault-injection`) | yes | yes |
+//! | `corrupt_kind`, `abi_version_override` (feature `fault-injection`) | yes | refused |
 
 use std::time::Duration;
 
@@ -26,17 +37,42 @@ pub struct RunOptions {
     pub abort_grace: Option<Duration>,
     /// Record device events around the launch ([`RunReport::event_ms`]).
     /// The two `cuEventRecord` calls are the only driver calls besides the
-    /// launch before the kernel ends.
+    /// launch before the kernel ends. GPU only: the emulator refuses it
+    /// ([`Error::Unsupported`]) rather than report a wall time as a device
+    /// time; [`RunReport::wall`] is measured on every backend.
     pub timed: bool,
-    /// Fault injection: never run this task (a dependency that never completes).
+    /// Fault injection: never run this task (a dependency that never
+    /// completes). Both backends.
+    #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
     pub hold_task: Option<TaskId>,
-    /// Fault injection: give this task this kind index in the device tables.
+    /// Fault injection: give this task this kind index in the device
+    /// tables. GPU only.
+    #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
     pub corrupt_kind: Option<(TaskId, u32)>,
-    /// Fault injection: pass this ABI version instead of the real one.
+    /// Fault injection: pass this ABI version instead of the real one. GPU
+    /// only.
+    #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
     pub abi_version_override: Option<u32>,
+}
+
+/// The fault-injection options of one run; all `None` unless autarky is
+/// built with the `fault-injection` feature.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Faults {
+    pub hold_task: Option<TaskId>,
+    pub corrupt_kind: Option<(TaskId, u32)>,
+    pub abi_version_override: Option<u32>,
+}
+
+/// Whether autarky was built with the `fault-injection` feature: without
+/// it no run can carry a fault, so the device's test hooks can be compiled
+/// out of the hot loop.
+#[allow(dead_code)] // for the device-code generator, which compiles the hooks out
+pub(crate) fn fault_injection_enabled() -> bool {
+    cfg!(feature = "fault-injection")
 }
 
 impl RunOptions {
@@ -46,6 +82,93 @@ impl RunOptions {
             iterations,
             ..Default::default()
         }
+    }
+}
+
+impl RunOptions {
+    /// The faults this run injects (none without the feature).
+    pub(crate) fn faults(&self) -> Faults {
+        #[cfg(feature = "fault-injection")]
+        {
+            Faults {
+                hold_task: self.hold_task,
+                corrupt_kind: self.corrupt_kind,
+                abi_version_override: self.abi_version_override,
+            }
+        }
+        #[cfg(not(feature = "fault-injection"))]
+        {
+            Faults::default()
+        }
+    }
+
+    /// What every backend checks before a run of a graph of `num_tasks`
+    /// tasks: iterations in range, durations non-zero, fault targets in the
+    /// graph.
+    pub(crate) fn check(&self, num_tasks: usize) -> Result<()> {
+        validate_iterations(self.iterations)?;
+        for (knob, d) in [("timeout", self.timeout), ("watchdog", self.watchdog)] {
+            if d == Some(Duration::ZERO) {
+                return Err(Error::InvalidConfig(format!(
+                    "RunOptions::{knob} must be more than zero"
+                )));
+            }
+        }
+        let f = self.faults();
+        for (knob, t) in [
+            ("hold_task", f.hold_task),
+            ("corrupt_kind", f.corrupt_kind.map(|(t, _)| t)),
+        ] {
+            if let Some(t) = t.filter(|t| t.index() >= num_tasks) {
+                return Err(Error::InvalidConfig(format!(
+                    "RunOptions::{knob} names task {t}, but the graph has {num_tasks} tasks"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses what the emulator cannot honour, naming the option.
+    pub(crate) fn check_emulator(&self) -> Result<()> {
+        let refuse = |option: &'static str, reason: &str| {
+            Err(Error::Unsupported {
+                backend: "emulator",
+                option,
+                reason: reason.into(),
+            })
+        };
+        if self.watchdog.is_some() {
+            return refuse(
+                "RunOptions::watchdog",
+                "the host watchdog watches a GPU kernel's host-mapped progress; on the emulator every wait ends at RunOptions::timeout",
+            );
+        }
+        if self.abort_grace.is_some() {
+            return refuse(
+                "RunOptions::abort_grace",
+                "the emulator's workers are threads of this process and are always joined",
+            );
+        }
+        if self.timed {
+            return refuse(
+                "RunOptions::timed",
+                "there are no device events to time; RunReport::wall is measured on every backend",
+            );
+        }
+        let f = self.faults();
+        if f.corrupt_kind.is_some() {
+            return refuse(
+                "RunOptions::corrupt_kind",
+                "it corrupts the device tables of a GPU run",
+            );
+        }
+        if f.abi_version_override.is_some() {
+            return refuse(
+                "RunOptions::abi_version_override",
+                "the ABI version is checked by the GPU kernel",
+            );
+        }
+        Ok(())
     }
 }
 

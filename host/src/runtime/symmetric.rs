@@ -54,7 +54,11 @@ impl SymHeap {
     pub(crate) fn host(pes: u32, bytes: usize) -> SymHeap {
         let words = bytes.div_ceil(16);
         SymHeap {
-            mem: HeapMem::Host((0..pes).map(|_| vec![0u128; words].into_boxed_slice()).collect()),
+            mem: HeapMem::Host(
+                (0..pes)
+                    .map(|_| vec![0u128; words].into_boxed_slice())
+                    .collect(),
+            ),
             bytes,
             next: Mutex::new(0),
         }
@@ -109,9 +113,9 @@ impl<T> std::fmt::Debug for SymBuffer<T> {
 
 impl<T: bytemuck::Pod> SymBuffer<T> {
     pub(crate) fn new(heap: Arc<SymHeap>, len: usize) -> Result<SymBuffer<T>> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| Error::InvalidConfig(format!("symmetric buffer of {len} elements overflows")))?;
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            Error::InvalidConfig(format!("symmetric buffer of {len} elements overflows"))
+        })?;
         let offset = heap.reserve(bytes)?;
         Ok(SymBuffer {
             heap,
@@ -176,7 +180,11 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
                 // nothing else accesses the range; 3. the regions cannot
                 // overlap (one is the caller's slice).
                 unsafe {
-                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(self.offset), bytes.len())
+                    std::ptr::copy_nonoverlapping(
+                        bytes.as_ptr(),
+                        base.add(self.offset),
+                        bytes.len(),
+                    )
                 };
                 Ok(())
             }
@@ -195,7 +203,11 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
                 // SAFETY: as in copy_from: the range is inside the heap and no
                 // run is in flight.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(base.add(self.offset), bytes.as_mut_ptr(), bytes.len())
+                    std::ptr::copy_nonoverlapping(
+                        base.add(self.offset),
+                        bytes.as_mut_ptr(),
+                        bytes.len(),
+                    )
                 };
             }
         }

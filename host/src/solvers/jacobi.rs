@@ -330,7 +330,11 @@ impl<'rt> JacobiSolver<'rt> {
             return Err(invalid(format!(
                 "{:?} needs {} grid, got dims {:?}",
                 p.stencil,
-                if p.stencil.is_2d() { "a 2D (nz = 1)" } else { "a 3D" },
+                if p.stencil.is_2d() {
+                    "a 2D (nz = 1)"
+                } else {
+                    "a 3D"
+                },
                 p.dims
             )));
         }
@@ -342,7 +346,9 @@ impl<'rt> JacobiSolver<'rt> {
         }
         if let Some(t) = cfg.tol {
             if !(t >= 0.0 && t.is_finite()) {
-                return Err(invalid(format!("tolerance must be finite and ≥ 0, got {t}")));
+                return Err(invalid(format!(
+                    "tolerance must be finite and ≥ 0, got {t}"
+                )));
             }
         }
         let periodic = [0, 1, 2].map(|a| p.boundary[a] == Boundary::Periodic);
@@ -364,7 +370,8 @@ impl<'rt> JacobiSolver<'rt> {
         } else {
             Footprint::Faces
         };
-        let plan = halo::plan(&decomp, 1, footprint).map_err(|e| invalid(format!("halo plan: {e}")))?;
+        let plan =
+            halo::plan(&decomp, 1, footprint).map_err(|e| invalid(format!("halo plan: {e}")))?;
         let layouts: Vec<LocalLayout> = (0..pes).map(|q| plan.layout(q)).collect();
         let len = decomp.max_layout(1).len();
         let reach = decomp.halo_widths(1);
@@ -385,7 +392,9 @@ impl<'rt> JacobiSolver<'rt> {
             .map(|q| {
                 let lay = &layouts[q];
                 let ext = lay.extent;
-                let shape = cfg.tile.unwrap_or_else(|| default_tile(ext, compute_blocks as usize));
+                let shape = cfg
+                    .tile
+                    .unwrap_or_else(|| default_tile(ext, compute_blocks as usize));
                 let shape = [0, 1, 2].map(|a| shape[a].clamp(1, ext[a]));
                 TileGrid {
                     count: [0, 1, 2].map(|a| ext[a].div_ceil(shape[a])),
@@ -495,7 +504,10 @@ impl<'rt> JacobiSolver<'rt> {
                 graph.pin(t, 0);
                 graph.set_name(
                     t,
-                    format!("pulse {id} ({} PE {from} → PE {to})", halo::AXIS_NAMES[pulse.axis]),
+                    format!(
+                        "pulse {id} ({} PE {from} → PE {to})",
+                        halo::AXIS_NAMES[pulse.axis]
+                    ),
                 );
                 match after {
                     None => {
@@ -631,7 +643,9 @@ impl<'rt> JacobiSolver<'rt> {
             for c in lay.interior().cells() {
                 let i = lay.index_of(c);
                 let v = match self.cfg.precision {
-                    Precision::F32 => f32::from_ne_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
+                    Precision::F32 => {
+                        f32::from_ne_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap()) as f64
+                    }
                     Precision::F64 => f64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap()),
                 };
                 let g = [0, 1, 2].map(|a| origin[a] + c[a] - lay.halo[a]);
@@ -690,7 +704,13 @@ fn default_tile(ext: [usize; 3], blocks: usize) -> [usize; 3] {
 /// and every ghost cell from the global functions (the reference's
 /// convention: periodic axes wrap; outside a Dirichlet axis the Dirichlet
 /// function), so iteration 0 reads correct halos everywhere.
-fn initial_array(cfg: &JacobiConfig, d: &Decomposition, lay: &LocalLayout, q: usize, len: usize) -> Vec<u8> {
+fn initial_array(
+    cfg: &JacobiConfig,
+    d: &Decomposition,
+    lay: &LocalLayout,
+    q: usize,
+    len: usize,
+) -> Vec<u8> {
     let p = &cfg.problem;
     let origin = d.local_origin(q);
     let esize = cfg.precision.size();

@@ -1,4 +1,4 @@
 //! Iterative solvers built on the public API, and their CPU references.
 
-pub mod jacobi_ref;
 pub mod jacobi;
+pub mod jacobi_ref;

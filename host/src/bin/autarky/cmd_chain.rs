@@ -30,10 +30,12 @@ pub struct Args {
 pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     let (rt, threads) = ctx.runtime()?;
     let mut g = Graph::new();
-    let k = g.add_kind(
-        TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}").with_cpu(|_| Ok(())),
-    )
-    .expect("the empty kind is valid");
+    let k = g
+        .add_kind(
+            TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}")
+                .with_cpu(|_| Ok(())),
+        )
+        .expect("the empty kind is valid");
     let t: Vec<TaskId> = (0..a.tasks).map(|_| g.add_task_bytes(k, &[])).collect();
     for w in t.windows(2) {
         g.add_edge(w[0], w[1]);

@@ -1,6 +1,10 @@
-//! Small graphs for compute-sanitizer (scripts/sanitize.sh): a diamond and a
-//! random DAG with loop-carried edges, on a small grid so instrumented runs
-//! finish in seconds. Exits non-zero on any wrong result or error.
+//! Developer tool (not an example to copy): small graphs for
+//! compute-sanitizer (scripts/sanitize.sh), a diamond and a random DAG with
+//! loop-carried edges, on a small grid so instrumented runs finish in
+//! seconds. Exits non-zero, with the reason, on any wrong result or error,
+//! including a missing GPU or NVRTC.
+//!
+//! `cargo build --release --features dev-tools --bin dev-sanitize`
 
 use std::time::Duration;
 
@@ -38,28 +42,26 @@ fn run(
     iters: u32,
     edges: impl Fn(&mut Graph, &[TaskId]),
 ) -> Result<(), String> {
-    let ctx = rt.context().ok_or("needs a GPU")?;
-    let count = autarky::runtime::driver::DeviceMem::alloc(ctx, n * iters as usize * 4)
+    let count = rt
+        .alloc::<u32>(n * iters as usize)
         .map_err(|e| e.to_string())?;
-    count.fill_bytes(0).map_err(|e| e.to_string())?;
-    let data =
-        autarky::runtime::driver::DeviceMem::alloc(ctx, 4096 * 4).map_err(|e| e.to_string())?;
-    data.fill_bytes(1).map_err(|e| e.to_string())?;
+    let data = rt.alloc::<u32>(4096).map_err(|e| e.to_string())?;
+    data.copy_from(&[0x0101_0101; 4096])
+        .map_err(|e| e.to_string())?;
     let mut g = Graph::new();
     let k = g
         .add_kind(TaskKind::new("counted", BODY).args::<SanArgs>())
         .map_err(|e| e.to_string())?;
     let args = SanArgs {
-        count: count.ptr(),
-        data: data.ptr(),
+        count: count.addr(),
+        data: data.addr(),
         iterations: iters,
         pad: 0,
     };
     let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &args)).collect();
     edges(&mut g, &t);
     let r = rt.run(&g, iters).map_err(|e| e.to_string())?;
-    let mut c = vec![0u32; n * iters as usize];
-    count.download(&mut c).map_err(|e| e.to_string())?;
+    let c = count.to_vec().map_err(|e| e.to_string())?;
     if r.instances != (n * iters as usize) as u64 || c.iter().any(|&x| x != 1) {
         return Err(format!(
             "{name}: {} instances, counts {:?}…",
@@ -80,7 +82,7 @@ fn main() -> std::process::ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("sanitize: {e}");
+            eprintln!("dev-sanitize: needs a GPU: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };
@@ -110,7 +112,7 @@ fn main() -> std::process::ExitCode {
     match diamond.and(random) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("sanitize: {e}");
+            eprintln!("dev-sanitize: {e}");
             std::process::ExitCode::FAILURE
         }
     }

@@ -1,0 +1,167 @@
+//! Typed buffers on the emulator backend: host memory that CPU bodies reach
+//! through `cpu_slice`/`cpu_slice_mut`. (The GPU side is in tests/gpu.rs.)
+
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use autarky::{BufferAccessError, Error, Graph, Runtime, TaskKind};
+
+fn emulator() -> Runtime {
+    Runtime::builder().emulator(2).build().unwrap()
+}
+
+#[test]
+fn buffer_round_trips_and_starts_zeroed() {
+    let rt = emulator();
+    let b = rt.alloc::<u32>(100).unwrap();
+    assert_eq!(b.len(), 100);
+    assert_eq!(b.backend_name(), "emulator");
+    assert_eq!(b.to_vec().unwrap(), vec![0; 100]);
+    let data: Vec<u32> = (0..100).map(|i| i * 7 + 1).collect();
+    b.copy_from(&data).unwrap();
+    assert_eq!(b.to_vec().unwrap(), data);
+    b.fill_zero().unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![0; 100]);
+    assert_eq!(b.addr() % 64, 0, "buffers are cache-line aligned");
+}
+
+#[test]
+fn copy_of_the_wrong_length_is_an_error() {
+    let b = emulator().alloc::<f64>(4).unwrap();
+    match b.copy_from(&[1.0; 3]) {
+        Err(e @ Error::BufferSize { .. }) => {
+            assert_eq!(
+                e.to_string(),
+                "Buffer::copy_from: 3 elements for a buffer of 4"
+            )
+        }
+        other => panic!("expected BufferSize, got {other:?}"),
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Axpy {
+    x: u64,
+    y: u64,
+    n: u32,
+    a: f32,
+}
+
+#[test]
+fn cpu_bodies_read_and_write_buffers_by_address() {
+    // y += a * x each iteration, in a chain of two tasks over two buffers:
+    // t0 updates y0 from x; t1 updates y1 from y0 (after t0).
+    let rt = emulator();
+    let n = 257;
+    let x = rt.alloc::<f32>(n).unwrap();
+    let y0 = rt.alloc::<f32>(n).unwrap();
+    let y1 = rt.alloc::<f32>(n).unwrap();
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    x.copy_from(&xs).unwrap();
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("axpy", "").args::<Axpy>().with_cpu(|ctx| {
+            let a: Axpy = ctx.args();
+            let x = autarky::cpu_slice::<f32>(a.x, a.n as usize)?;
+            let mut y = autarky::cpu_slice_mut::<f32>(a.y, a.n as usize)?;
+            for (y, x) in y.iter_mut().zip(x.iter()) {
+                *y += a.a * x;
+            }
+            Ok(())
+        }))
+        .unwrap();
+    let args = |x: &autarky::Buffer<f32>, y: &autarky::Buffer<f32>, a| Axpy {
+        x: x.addr(),
+        y: y.addr(),
+        n: n as u32,
+        a,
+    };
+    let t0 = g.add_task(k, &args(&x, &y0, 2.0));
+    let t1 = g.add_task(k, &args(&y0, &y1, 1.0));
+    // t1 reads y0 of the same iteration; the carried edge keeps t0 from
+    // overwriting y0 before t1 has read it.
+    g.add_edge(t0, t1).add_carried_edge(t1, t0);
+    rt.run(&g, 3).unwrap();
+    // y0 after iteration i: 2x(i+1); y1 sums y0 over iterations: 2x(1+2+3).
+    let (y0, y1) = (y0.to_vec().unwrap(), y1.to_vec().unwrap());
+    for i in 0..n {
+        assert_eq!(y0[i], 6.0 * xs[i], "y0[{i}]");
+        assert_eq!(y1[i], 12.0 * xs[i], "y1[{i}]");
+    }
+}
+
+#[test]
+fn a_body_given_a_bad_address_fails_the_run_instead_of_corrupting_memory() {
+    let rt = emulator();
+    let b = rt.alloc::<u32>(4).unwrap();
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("poke", "").arg_size_bytes(8).with_cpu(|ctx| {
+            let addr: u64 = ctx.args();
+            autarky::cpu_slice_mut::<u32>(addr, 8)?[7] = 1; // 8 elements of a 4-element buffer
+            Ok(())
+        }))
+        .unwrap();
+    g.add_task(k, &b.addr());
+    match rt.run(&g, 1) {
+        Err(Error::TaskFailed { code, .. }) => assert_eq!(code, u64::from(BufferAccessError::CODE)),
+        other => panic!("expected TaskFailed, got {other:?}"),
+    }
+    assert_eq!(b.to_vec().unwrap(), vec![0; 4]);
+}
+
+#[test]
+fn two_unordered_writers_of_one_buffer_are_refused() {
+    // Two independent tasks write the same buffer. Both pass a barrier (so
+    // they run at the same time on the two compute threads), then each
+    // holds an exclusive borrow for a while: the second borrow overlaps the
+    // first and must be refused — the graph lacks an edge between them.
+    let rt = emulator();
+    let b = rt.alloc::<u64>(16).unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(
+            TaskKind::new("writer", "")
+                .arg_size_bytes(8)
+                .with_cpu(move |ctx| {
+                    let addr: u64 = ctx.args();
+                    barrier.wait();
+                    let mut w = autarky::cpu_slice_mut::<u64>(addr, 16)?;
+                    w[ctx.task as usize] = 1;
+                    std::thread::sleep(Duration::from_millis(300));
+                    Ok(())
+                }),
+        )
+        .unwrap();
+    g.add_task(k, &b.addr());
+    g.add_task(k, &b.addr());
+    match rt.run(&g, 1) {
+        Err(Error::TaskFailed { code, .. }) => assert_eq!(code, u64::from(BufferAccessError::CODE)),
+        other => panic!("expected TaskFailed, got {other:?}"),
+    }
+}
+
+#[test]
+fn host_access_during_a_conflicting_borrow_is_refused() {
+    let rt = emulator();
+    let b = rt.alloc::<u32>(8).unwrap();
+    let guard = autarky::cpu_slice_mut::<u32>(b.addr(), 8).unwrap();
+    assert!(matches!(b.to_vec(), Err(Error::BufferAccess(_))));
+    assert!(matches!(b.copy_from(&[1; 8]), Err(Error::BufferAccess(_))));
+    drop(guard);
+    b.copy_from(&[1; 8]).unwrap();
+}
+
+#[test]
+fn a_gpu_address_means_nothing_to_a_cpu_body() {
+    // An address from no emulator buffer is refused (not dereferenced).
+    match autarky::cpu_slice::<u8>(0x7f00_0000_0000, 16) {
+        Err(e) => assert!(
+            e.reason.contains("not inside a live emulator buffer"),
+            "{e}"
+        ),
+        Ok(_) => panic!("an address outside every buffer was accepted"),
+    }
+}
