@@ -7,6 +7,7 @@ pub mod emulator;
 pub mod error;
 pub mod graph;
 pub mod runtime;
+pub mod solvers;
 pub mod status;
 
 pub use autarky_shared as abi;

@@ -1,0 +1,3 @@
+//! Solvers built on the public API.
+
+pub mod cg;
