@@ -1,6 +1,6 @@
-//! Host side of the Conjugate Gradient solver: matrices, test problems and
-//! Matrix Market I/O (the reference solver and the distribution plan
-//! follow).
+//! Host side of the Conjugate Gradient solver: matrices, test problems,
+//! Matrix Market I/O and the f64 reference solver (the distribution plan
+//! follows).
 //!
 //! - [`Csr`]: validated compressed sparse row matrix (`u64` row offsets,
 //!   `u32` columns, `f64` or `f32` values via [`Scalar`]).
@@ -8,11 +8,15 @@
 //!   [`random_spd`]: SPD test matrices.
 //! - [`read_matrix_market`] / [`write_matrix_market`]: `.mtx` files, errors
 //!   naming the line.
+//! - [`cg_reference`]: CPU CG in f64 (standard, Jacobi-preconditioned,
+//!   Chronopoulos–Gear single-reduction) — the answer device runs are
+//!   checked against.
 
 mod csr;
 mod error;
 mod generate;
 pub mod mtx;
+pub mod reference;
 mod rng;
 mod scalar;
 
@@ -22,4 +26,5 @@ pub use generate::{poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso, rando
 pub use mtx::{
     parse_matrix_market, read_matrix_market, write_matrix_market, write_matrix_market_to,
 };
+pub use reference::{cg_reference, ones_rhs, zero_guess, CgOptions, CgResult, CgVariant};
 pub use scalar::Scalar;
