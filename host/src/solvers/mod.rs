@@ -1,4 +1,5 @@
 //! Iterative solvers built on the public API, and their CPU references.
 
+pub mod cg;
 pub mod jacobi;
 pub mod jacobi_ref;
