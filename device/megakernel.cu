@@ -9,6 +9,9 @@
 #ifndef AUTARKY_THREADS
 #error "AUTARKY_THREADS (threads per block) must be defined by the host"
 #endif
+#ifndef AUTARKY_LOCAL_PES
+#define AUTARKY_LOCAL_PES 1
+#endif
 
 namespace autarky {
 struct LaunchParams {
@@ -19,10 +22,16 @@ struct LaunchParams {
 extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS)
     autarky_megakernel(const __grid_constant__ autarky::LaunchParams lp) {
     using namespace autarky;
+#if AUTARKY_LOCAL_PES == 1
+    // One PE: a constant index, so every parameter is a constant-bank
+    // operand (a dynamic index turns each access into a load).
+    const RunParams& p = lp.pe[0];
+#else
     // Every PE's partition has the same size (the host checks it).
     const uint32_t per_pe = lp.pe[0].comm_blocks + lp.pe[0].compute_blocks;
     const uint32_t local_pe = blockIdx.x / per_pe;
-    const RunParams& p = lp.pe[local_pe < MAX_LOCAL_PES ? local_pe : 0];
+    const RunParams& p = lp.pe[local_pe < AUTARKY_LOCAL_PES ? local_pe : 0];
+#endif
     const uint32_t block = blockIdx.x - p.block_base;
     if (p.abi_version != AUTARKY_ABI_VERSION) {
         // The layout may differ, but `abi_version` is the first field and

@@ -180,6 +180,14 @@ __device__ __forceinline__ bool pred_satisfied(const RunParams& p, const Edge& e
     return geq_u32(have, need);
 }
 
+// May instance n still be claimed? The limit is read again here, after the
+// readiness check's acquire loads: a stopping task lowers the limit before
+// it publishes, so whoever saw its publish sees the new limit (reading it
+// once at the start of a completion could claim one instance too many).
+__device__ __forceinline__ bool below_limit(const RunParams& p, uint32_t n) {
+    return !(p.flags & RUN_MAY_STOP) || n < run_limit(p);
+}
+
 // CAS instance n of s from ready to claimed. Acquire: pairs with the release
 // that published s's previous instance (done[s] = n), so whoever runs
 // instance n sees its data. No release half (it cost a MEMBAR that waited
@@ -226,7 +234,7 @@ __device__ inline bool try_claim_next(const Who& w, uint32_t s, uint32_t limit) 
     if (state_claimed(word) != n || n >= limit) return true;  // in flight (its completion re-checks) or done
     const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[s];
     if (!preds_ready_serial(p, d.pred_start, d.pred_count, n, NONE, 0)) return true;
-    if (!claim(p, s, n)) return true;
+    if (!below_limit(p, n) || !claim(p, s, n)) return true;
     return queue_push(w, s, n);
 }
 
@@ -281,6 +289,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
             self_claimed = true;
             for (uint32_t k = 0; k < d.pred_count && self_claimed; ++k)
                 self_claimed = pred_satisfied(p, preds[k], t_done, t, t_done);
+            self_claimed = self_claimed && below_limit(p, t_done);
         }
         publish_remote(p, d, i);
         // Publish done[t] = i + 1. Release: the body's writes (ordered before
@@ -329,7 +338,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
             const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
             for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
         }
-        if (ready && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
+        if (ready && below_limit(p, n) && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
     }
     // Publish: big[] / big_count to the whole block.
     __syncthreads();
@@ -345,7 +354,8 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
         // __syncthreads_and also publishes: every thread's acquire loads happen
         // before thread 0's claim.
         const bool ready = __syncthreads_and(mine);
-        if (threadIdx.x == 0 && ready && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
+        if (threadIdx.x == 0 && ready && below_limit(p, n) && claim(p, e.task, n))
+            ok = keep_or_push(w, sh, e.task, n) && ok;
     }
     if (sh.big_overflow && threadIdx.x == 0) {
         // Rare: more than 32 large-fan-in successors; thread 0 checks the rest.
@@ -356,7 +366,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
             const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
             bool ready = true;
             for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
-            if (ready && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
+            if (ready && below_limit(p, n) && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
         }
     }
     if (!ok) atomicExch(failed, 1u);
@@ -382,7 +392,8 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
     // Fold the claim of our own next instance into the publish when it is
     // ready (see complete()).
     const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
-                              preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done);
+                              preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
+                              below_limit(p, t_done);
     const bool succ_live = d.succ_count == 1 && i + edge.distance < limit;
     // A comm successor is pushed to the comm ring, never kept here.
     const bool succ_keepable = !is_comm_task(p, edge.task);
@@ -392,7 +403,8 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
     // release. If it is claimed here and our own next instance is settled,
     // nothing that could depend on our publish is left unclaimed, so we read
     // nothing after the publish and need no fence (see complete()).
-    const bool early = succ_live && edge.pred_count == 1 && claim(p, edge.task, i + edge.distance);
+    const bool early =
+        succ_live && edge.pred_count == 1 && below_limit(p, i + edge.distance) && claim(p, edge.task, i + edge.distance);
     publish_remote(p, d, i);
     // Publish done[t] = i + 1. Release: the body's writes (ordered before
     // this by the caller's __syncthreads) are visible to whoever acquires it.
@@ -418,7 +430,7 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
         // A sole predecessor edge is satisfied by the instance we just completed.
         const bool ready =
             edge.pred_count == 1 || preds_ready_serial(p, edge.pred_start, edge.pred_count, n, t, t_done);
-        if (ready && claim(p, edge.task, n)) {
+        if (ready && below_limit(p, n) && claim(p, edge.task, n)) {
             if (*next_task == NONE && succ_keepable) {
                 *next_task = edge.task;
                 *next_iter = n;
@@ -428,7 +440,7 @@ __device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t
         }
     }
     if (self_open && preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
-        claim(p, t, t_done)) {
+        below_limit(p, t_done) && claim(p, t, t_done)) {
         if (*next_task == NONE) {
             *next_task = t;
             *next_iter = t_done;

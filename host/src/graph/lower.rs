@@ -69,6 +69,9 @@ pub struct LoweredGraph {
     pub global: Vec<u32>,
     /// Does any local task's kind call `finish_at`?
     pub may_stop: bool,
+    /// Compute tasks that are not pinned (they need a block that pops the
+    /// compute ring).
+    pub dynamic_compute: u32,
 }
 
 /// The lowered tables of every PE of a run.
@@ -398,7 +401,9 @@ impl Graph {
             let may_stop = mem
                 .iter()
                 .any(|&g| self.kinds[self.tasks[g as usize].kind.index()].stops);
+            let dynamic_compute = (0..fc).filter(|&l| !pinned_local(l as u32)).count() as u32;
             pes.push(LoweredGraph {
+                dynamic_compute,
                 pe,
                 tasks,
                 succ,

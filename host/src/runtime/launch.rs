@@ -94,7 +94,19 @@ impl<'a> GpuRun<'a> {
         }
         let hold: Option<(u32, u32)> = faults.hold_task.map(|t| run.local[t.index()]);
         let loaded = gpu.load(graph.kinds())?;
-        let (comm_blocks, compute_blocks) = gpu.grid(&loaded, pes)?;
+        let (comm_blocks, mut compute_blocks) = gpu.grid(&loaded, pes)?;
+        // Blocks that would only wait for dynamic work that never comes are
+        // not launched: with every compute task pinned, each PE needs just
+        // its pinned slots (unless the user asked for a block count).
+        if gpu.cfg.compute_blocks.is_none() && run.pes.iter().all(|l| l.dynamic_compute == 0) {
+            compute_blocks = run
+                .pes
+                .iter()
+                .map(|l| l.pin_compute_slots)
+                .max()
+                .unwrap_or(1)
+                .clamp(1, compute_blocks);
+        }
         for l in &run.pes {
             check_placement(graph, l, comm_blocks, compute_blocks)?;
         }
@@ -377,7 +389,7 @@ impl<'a> GpuRun<'a> {
             let s = status[0];
             // The error every PE reports is the first one recorded anywhere
             // (the others are its consequences: aborts, timeouts).
-            if s.error_code != 0 && first_error.is_none_or(|(t, _)| s.error_ns < t) {
+            if s.error_code != 0 && first_error.map_or(true, |(t, _)| s.error_ns < t) {
                 first_error = Some((s.error_ns, pe));
                 let snap = Snapshot {
                     graph: self.graph,
@@ -446,15 +458,15 @@ fn check_placement(
             l.pin_comm_slots - 1
         )));
     }
-    let dynamic = (0..l.first_comm).find(|&t| !l.is_pinned(t));
-    if let Some(t) = dynamic {
-        if l.pin_compute_slots == compute {
-            return Err(Error::InvalidConfig(format!(
-                "task {} of PE {} is not pinned, but all {compute} compute blocks of the PE run pinned lists; pin it or add compute blocks",
-                l.label(graph, t),
-                l.pe
-            )));
-        }
+    if l.dynamic_compute > 0 && l.pin_compute_slots == compute {
+        let t = (0..l.first_comm)
+            .find(|&t| !l.is_pinned(t))
+            .expect("a dynamic compute task exists");
+        return Err(Error::InvalidConfig(format!(
+            "task {} of PE {} is not pinned, but all {compute} compute blocks of the PE run pinned lists; pin it or add compute blocks",
+            l.label(graph, t),
+            l.pe
+        )));
     }
     Ok(())
 }

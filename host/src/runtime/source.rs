@@ -90,10 +90,11 @@ pub fn headers(user_tasks: &str) -> Vec<(&str, &str)> {
 }
 
 /// NVRTC options for a megakernel with `threads` threads per block.
-pub fn options(threads: u32) -> Vec<String> {
+pub fn options(threads: u32, local_pes: u32) -> Vec<String> {
     let mut o = vec![
         "--std=c++17".into(),
         format!("-DAUTARKY_THREADS={threads}"),
+        format!("-DAUTARKY_LOCAL_PES={local_pes}"),
         "-lineinfo".into(),
     ];
     // Fault-injection hooks exist in the device code only in builds that
@@ -101,18 +102,35 @@ pub fn options(threads: u32) -> Vec<String> {
     if cfg!(feature = "fault-injection") {
         o.push("-DAUTARKY_FAULTS".into());
     }
+    // Developer aid: extra NVRTC options (e.g. `--ptxas-options=-v`, whose
+    // report NVRTC logs at debug level), part of the cubin cache key.
+    if let Ok(extra) = std::env::var("AUTARKY_NVRTC_EXTRA") {
+        o.extend(extra.split_whitespace().map(String::from));
+    }
     o
 }
 
 /// Compiles the megakernel for a graph's kinds to a CUBIN for `sm_{arch}`.
 pub fn compile(kinds: &[TaskKind], threads: u32, arch: u32) -> crate::Result<Vec<u8>> {
+    compile_for(kinds, threads, arch, 1)
+}
+
+/// [`compile`] for a launch hosting `local_pes` PEs (virtual PEs on one
+/// GPU). With one PE the kernel reads its parameters as constants; with
+/// several, each block indexes the parameter array by its PE.
+pub fn compile_for(
+    kinds: &[TaskKind],
+    threads: u32,
+    arch: u32,
+    local_pes: u32,
+) -> crate::Result<Vec<u8>> {
     let user = user_tasks_header(kinds);
     let headers = headers(&user);
     super::nvrtc::compile_cubin(&super::nvrtc::Program {
         name: "megakernel.cu",
         source: MEGAKERNEL_CU,
         headers: &headers,
-        options: options(threads),
+        options: options(threads, local_pes),
         arch,
     })
 }
