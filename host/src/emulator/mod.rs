@@ -85,10 +85,14 @@
 //! `tests/proptest_emulator.rs` checks exactly-once, in-order execution over
 //! random graphs; `tests/emulator.rs` covers the end-to-end behaviours.
 
+mod body;
+mod comm;
+mod compute;
 mod queue;
 mod sched;
+mod shared;
 mod sync;
-mod worker;
+mod wait;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -97,13 +101,39 @@ mod loom_tests;
 /// one kind with `(from, to, distance)` edges, lowered.
 #[cfg(test)]
 pub(crate) fn test_lowered(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
+    test_lowered_run(&vec![0; n], &[], edges).pes.swap_remove(0)
+}
+
+/// Test helper: tasks on the PEs `pes[t]` (pinned to compute slot `s` for
+/// every `(t, s)` in `pinned`) with `(from, to, distance)` edges, lowered
+/// for as many PEs as the largest PE named.
+#[cfg(test)]
+pub(crate) fn test_lowered_run(
+    pes: &[u32],
+    pinned: &[(usize, u32)],
+    edges: &[(usize, usize, u32)],
+) -> LoweredRun {
     let mut g = Graph::new();
     let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
-    let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
+    let ids: Vec<_> = pes
+        .iter()
+        .map(|&pe| {
+            let t = g.add_task_bytes(k, &[]);
+            g.set_pe(t, pe);
+            t
+        })
+        .collect();
+    for &(t, s) in pinned {
+        g.pin(ids[t], s);
+    }
     for &(a, b, d) in edges {
         g.add_edge_with_distance(ids[a], ids[b], d);
     }
-    g.lower(&Limits::default()).unwrap()
+    g.lower_run(&Limits {
+        num_pes: pes.iter().copied().max().unwrap_or(0) + 1,
+        ..Limits::default()
+    })
+    .unwrap()
 }
 
 use std::time::{Duration, Instant};
@@ -115,20 +145,26 @@ use crate::{Error, Result};
 #[cfg(doc)]
 use crate::TaskKind;
 
-/// Configuration of an emulator run.
+/// Configuration of an emulator run. Every PE of the run gets its own
+/// `comm_threads + compute_threads` workers.
 #[derive(Clone, Debug)]
 pub struct EmulatorConfig {
-    /// Compute workers (threads that pop and run task instances); at least 1.
+    /// Compute workers per PE (threads that run compute task instances); at
+    /// least 1. The first of them run the PE's pinned compute lists
+    /// ([`Graph::pin`]), one slot each; the rest pop the compute ring.
     /// Default: the machine's available parallelism, at least 2.
     pub compute_threads: usize,
-    /// Comm workers (progress publisher and stall watchdog). Default 1; 0 is
-    /// allowed.
+    /// Comm workers per PE: they run comm tasks ([`TaskKind::comm`]; the
+    /// first of them the pinned comm lists), relay other PEs' progress to
+    /// this PE's tasks, and comm worker 0 publishes progress, detects an
+    /// early finish and watches for stalls. Default 1; 0 is allowed only for
+    /// one-PE runs without comm tasks or early finish.
     pub comm_threads: usize,
-    /// Deadline of every wait without progress anywhere. Default 10 s.
+    /// Deadline of every wait without progress on its PE. Default 10 s.
     pub timeout: Duration,
-    /// Test hook: never run this task (its first instance is held by the
-    /// worker that gets it), so the run must end in a timeout whose report
-    /// names it. Default `None`.
+    /// Test hook: never run this task (the graph's task index; its first
+    /// instance is held by the worker that gets it), so the run must end in
+    /// a timeout whose report names it. Default `None`.
     pub hold_task: Option<u32>,
 }
 
@@ -147,16 +183,18 @@ impl Default for EmulatorConfig {
 }
 
 /// Runs `graph` for `iterations` on CPU threads with the megakernel's
-/// scheduling protocol.
+/// scheduling protocol, on one PE (every task must be on PE 0).
 ///
 /// Errors: [`Error::InvalidConfig`] for iterations outside
-/// `1..=MAX_ITERATIONS`, no compute threads or a `hold_task` that is not a
-/// task; [`Error::InvalidGraph`] from validation; [`Error::NoCpuBody`] when
-/// a kind used by a task has no CPU body (before any thread starts);
-/// [`Error::TaskFailed`] when a body returns `Err(code)`;
-/// [`Error::DeviceTimeout`] when a wait ran past `cfg.timeout` without
-/// progress. A body that panics makes the run stop and the panic resumes on
-/// the caller's thread.
+/// `1..=MAX_ITERATIONS`, no compute threads, a `hold_task` that is not a
+/// task, or a placement the workers cannot run (a pinned slot without a
+/// worker, dynamic compute tasks without an unpinned compute worker, comm
+/// work without a comm worker); [`Error::InvalidGraph`] from validation;
+/// [`Error::NoCpuBody`] when a kind used by a task has no CPU body (before
+/// any thread starts); [`Error::TaskFailed`] when a body returns
+/// `Err(code)`; [`Error::DeviceTimeout`] when a wait ran past `cfg.timeout`
+/// without progress. A body that panics makes the run stop and the panic
+/// resumes on the caller's thread.
 ///
 /// ```
 /// use autarky::{emulator, Graph, TaskKind};
@@ -169,98 +207,165 @@ impl Default for EmulatorConfig {
 /// assert_eq!(report.instances, 6);
 /// ```
 pub fn run(graph: &Graph, iterations: u32, cfg: &EmulatorConfig) -> Result<RunReport> {
+    run_pes(graph, iterations, 1, cfg)
+}
+
+/// [`run`] on `pes` emulated PEs: tasks run on the PE [`Graph::set_pe`]
+/// gave them, edges between PEs go through proxies as on the device. No
+/// symmetric heap is reserved (every heap base is 0); runs that need one go
+/// through a [`crate::Runtime`] built with `.emulator(threads).pes(pes)`.
+///
+/// Errors: those of [`run`], and [`Error::InvalidConfig`] for `pes` outside
+/// `1..=MAX_LOCAL_PES`.
+///
+/// ```
+/// use autarky::{emulator, Graph, TaskKind};
+/// let mut g = Graph::new();
+/// let k = g.add_kind(TaskKind::new("noop", "").with_cpu(|_| Ok(()))).unwrap();
+/// let a = g.add_task_bytes(k, &[]);
+/// let b = g.add_task_bytes(k, &[]);
+/// g.set_pe(b, 1).add_edge(a, b);
+/// let report = emulator::run_pes(&g, 3, 2, &emulator::EmulatorConfig::default()).unwrap();
+/// assert_eq!(report.instances, 6);
+/// ```
+pub fn run_pes(
+    graph: &Graph,
+    iterations: u32,
+    pes: u32,
+    cfg: &EmulatorConfig,
+) -> Result<RunReport> {
     if iterations == 0 || iterations > autarky_shared::MAX_ITERATIONS {
         return Err(Error::InvalidConfig(format!(
             "iterations must be in 1..={}, got {iterations}",
             autarky_shared::MAX_ITERATIONS
         )));
     }
+    if pes == 0 || pes > autarky_shared::MAX_LOCAL_PES {
+        return Err(Error::InvalidConfig(format!(
+            "pes must be in 1..={}, got {pes}",
+            autarky_shared::MAX_LOCAL_PES
+        )));
+    }
     let lowered = graph.lower_run(&Limits {
-        num_pes: 1,
+        num_pes: pes,
         max_tasks: 1 << 24,
     })?;
-    run_prelowered(graph, &lowered, iterations, cfg, &[0])
+    run_prelowered(graph, &lowered, iterations, cfg, &vec![0; pes as usize])
+}
+
+/// Checks that the workers of `cfg` can run PE `l`'s placement (the GPU's
+/// `check_placement`, plus the emulator's own rule for zero comm workers).
+fn check_placement(
+    graph: &Graph,
+    l: &LoweredGraph,
+    comm: u32,
+    compute: u32,
+    pes: usize,
+) -> Result<()> {
+    if l.pin_compute_slots > compute {
+        return Err(Error::InvalidConfig(format!(
+            "PE {} pins tasks to compute slot {} but has {compute} compute threads",
+            l.pe,
+            l.pin_compute_slots - 1
+        )));
+    }
+    if l.pin_comm_slots > comm {
+        return Err(Error::InvalidConfig(format!(
+            "PE {} pins comm tasks to comm slot {} but has {comm} comm threads",
+            l.pe,
+            l.pin_comm_slots - 1
+        )));
+    }
+    if let Some(t) = (0..l.first_comm).find(|&t| !l.is_pinned(t)) {
+        if l.pin_compute_slots == compute {
+            return Err(Error::InvalidConfig(format!(
+                "task {} of PE {} is not pinned, but all {compute} compute threads of the PE run pinned lists; pin it or add compute threads",
+                l.label(graph, t),
+                l.pe
+            )));
+        }
+    }
+    let relayed =
+        (l.num_tasks..l.num_tasks + l.num_proxies).any(|t| l.tasks[t as usize].succ_count > 0);
+    if comm == 0 && (pes > 1 || l.first_comm < l.num_tasks || relayed || l.may_stop) {
+        return Err(Error::InvalidConfig(
+            "comm_threads must be at least 1 for several PEs, comm tasks or early finish: comm workers run comm tasks, relay other PEs' progress and detect the stop".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// [`run`] for a graph the caller already validated and lowered (the
-/// runtime's front end lowers once, against its own limits).
+/// runtime's front end lowers once, against its own limits). `heaps` holds
+/// every PE's symmetric heap base (host addresses).
 pub(crate) fn run_prelowered(
     graph: &Graph,
     run: &LoweredRun,
     iterations: u32,
     cfg: &EmulatorConfig,
-    _heaps: &[u64],
+    heaps: &[u64],
 ) -> Result<RunReport> {
-    // TODO(multi-PE emulator): several PEs, pinned lists, comm tasks, proxies.
-    let lowered = &run.pes[0];
-    if run.pes.len() > 1
-        || lowered.num_proxies > 0
-        || lowered.first_comm < lowered.num_tasks
-        || lowered.pin_compute_slots > 0
-    {
-        return Err(Error::InvalidConfig(
-            "the emulator does not run several PEs, comm tasks or pinned tasks yet".into(),
-        ));
-    }
+    let pes = run.pes.len();
     if cfg.compute_threads == 0 {
         return Err(Error::InvalidConfig(
             "the emulator needs at least one compute thread".into(),
         ));
     }
-    if let Some(h) = cfg.hold_task {
-        if h as usize >= lowered.tasks.len() {
-            return Err(Error::InvalidConfig(format!(
-                "hold_task {h} is not a task (the graph has {} tasks)",
-                lowered.tasks.len()
-            )));
-        }
+    if heaps.len() != pes {
+        return Err(Error::InvalidConfig(format!(
+            "{} symmetric heap bases for {pes} PEs",
+            heaps.len()
+        )));
     }
-    let bodies = lowered
-        .tasks
-        .iter()
-        .map(|d| {
-            let kind = &graph.kinds()[d.kind as usize];
-            kind.cpu_body().cloned().ok_or_else(|| Error::NoCpuBody {
-                kind: kind.name().to_string(),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let hold = match cfg.hold_task {
+        None => None,
+        Some(h) => Some(*run.local.get(h as usize).ok_or_else(|| {
+            Error::InvalidConfig(format!(
+                "hold_task {h} is not a task (the graph has {} tasks)",
+                graph.num_tasks()
+            ))
+        })?),
+    };
     let (comm, compute) = (cfg.comm_threads as u32, cfg.compute_threads as u32);
-    run_lowered(graph, lowered, bodies, iterations, comm, compute, cfg)
-}
-
-fn run_lowered(
-    graph: &Graph,
-    lowered: &LoweredGraph,
-    bodies: Vec<crate::graph::CpuBody>,
-    iterations: u32,
-    comm: u32,
-    compute: u32,
-    cfg: &EmulatorConfig,
-) -> Result<RunReport> {
-    let shared = worker::Shared::new(
-        lowered,
-        bodies,
-        iterations,
-        comm,
-        compute,
-        cfg.timeout,
-        cfg.hold_task,
-    );
+    let mut emulated = Vec::with_capacity(pes);
+    for l in &run.pes {
+        check_placement(graph, l, comm, compute, pes)?;
+        let kinds = &l.tasks[..l.num_tasks as usize];
+        let bodies = kinds
+            .iter()
+            .map(|d| {
+                let kind = &graph.kinds()[d.kind as usize];
+                kind.cpu_body().cloned().ok_or_else(|| Error::NoCpuBody {
+                    kind: kind.name().to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let may_finish = kinds
+            .iter()
+            .map(|d| graph.kinds()[d.kind as usize].stops)
+            .collect();
+        emulated.push(shared::Pe::new(l, bodies, may_finish, comm, compute));
+    }
+    let shared = shared::Run::new(emulated, iterations, cfg.timeout, hold, heaps);
     let start = Instant::now();
     std::thread::scope(|s| {
-        for b in 0..comm + compute {
-            let shared = &shared;
-            std::thread::Builder::new()
-                .name(format!("autarky-emu-{b}"))
-                .spawn_scoped(s, move || {
-                    if b < comm {
-                        worker::comm(shared, b)
-                    } else {
-                        worker::compute(shared, b)
-                    }
-                })
-                .expect("spawning an emulator worker thread");
+        for p in &shared.pes {
+            let pinned = p.lowered.pin_compute_slots;
+            for b in 0..comm + compute {
+                let (shared, pe) = (&shared, p.pe);
+                std::thread::Builder::new()
+                    .name(format!("autarky-emu-{pe}-{b}"))
+                    .spawn_scoped(s, move || {
+                        if b < comm {
+                            comm::worker(shared, pe, b)
+                        } else if b - comm < pinned {
+                            compute::pinned(shared, pe, b, b - comm)
+                        } else {
+                            compute::dynamic(shared, pe, b)
+                        }
+                    })
+                    .expect("spawning an emulator worker thread");
+            }
         }
     });
     let wall = start.elapsed();
@@ -272,28 +377,70 @@ fn run_lowered(
     {
         std::panic::resume_unwind(payload);
     }
-    let state = shared.states.snapshot();
-    let blocks = shared.block_stats();
-    let snapshot = Snapshot {
+    finish(graph, &shared, iterations, comm, wall)
+}
+
+/// After the join: the error of the run (the earliest recorded on any PE),
+/// or its report.
+fn finish(
+    graph: &Graph,
+    run: &shared::Run<'_>,
+    iterations: u32,
+    comm: u32,
+    wall: Duration,
+) -> Result<RunReport> {
+    let states: Vec<Vec<u64>> = run.states.iter().map(|s| s.snapshot()).collect();
+    let blocks: Vec<_> = run.pes.iter().map(|p| p.block_stats()).collect();
+    let statuses: Vec<_> = run.pes.iter().map(|p| p.status()).collect();
+    let snapshot = |pe: usize| Snapshot {
         graph,
-        lowered,
-        iterations,
+        lowered: run.pes[pe].lowered,
+        iterations: run.states[pe].limit(),
         comm_blocks: comm,
-        status: shared.status(),
-        state: &state,
-        blocks: &blocks,
+        status: statuses[pe].1,
+        state: &states[pe],
+        blocks: &blocks[pe],
     };
-    snapshot.to_result(0)?;
-    debug_assert!(
-        state
-            .iter()
-            .all(|&w| autarky_shared::state_parts(w) == (iterations, iterations)),
-        "a clean emulator run left unfinished tasks"
-    );
-    let per_block: Vec<u64> = blocks.iter().map(|b| b.completed).collect();
+    let first = (0..run.pes.len())
+        .filter(|&pe| statuses[pe].1.error_code != 0)
+        .min_by_key(|&pe| statuses[pe].0);
+    if let Some(pe) = first {
+        let err = snapshot(pe).to_result(pe as u32).err();
+        let mut err = err.unwrap_or_else(|| Error::UnknownDeviceError {
+            pe: pe as u32,
+            code: 0,
+        });
+        // Several PEs: the deadlock report covers every PE (what a PE
+        // waits for is often on another one: a proxy).
+        if run.pes.len() > 1 {
+            if let Error::DeviceTimeout { report, .. } | Error::Aborted { report, .. } = &mut err {
+                *report = (0..run.pes.len())
+                    .map(|q| format!("\n  PE {q}:{}", snapshot(q).report().replace('\n', "\n  ")))
+                    .collect();
+            }
+        }
+        return Err(err);
+    }
+    for (pe, s) in states.iter().enumerate() {
+        let limit = run.states[pe].limit();
+        let l = run.pes[pe].lowered;
+        debug_assert!(
+            s[..l.num_tasks as usize].iter().all(|&w| {
+                let (claimed, done) = autarky_shared::state_parts(w);
+                done >= limit && (limit < iterations || (claimed, done) == (iterations, iterations))
+            }),
+            "a clean emulator run left unfinished tasks on PE {pe}"
+        );
+    }
+    let per_block: Vec<u64> = blocks.iter().flatten().map(|b| b.completed).collect();
     Ok(RunReport {
         backend: "emulator",
-        iterations,
+        iterations: run
+            .states
+            .iter()
+            .map(|s| s.limit())
+            .min()
+            .unwrap_or(iterations),
         instances: per_block.iter().sum(),
         per_block,
         wall,
