@@ -191,11 +191,16 @@ impl TaskStates {
         // (`claimed == done + 1`) nobody else can claim it, and predecessor
         // progress only grows, so "ready" seen now stays true.
         let self_next = done < limit;
+        // The limit is read again after the predecessors' acquire loads: a
+        // stopping predecessor lowers it before publishing, so a claim that
+        // saw its publish also sees the lowered limit (exact early finish
+        // for every task that depends on the stopping instance).
         let self_claimed = self_next
             && lowered
                 .preds(d)
                 .iter()
-                .all(|e| (done + 1).saturating_sub(e.distance) <= self.done(e.task));
+                .all(|e| (done + 1).saturating_sub(e.distance) <= self.done(e.task))
+            && done < self.limit();
         if self_claimed {
             claims.push((task, done));
         }
@@ -421,8 +426,9 @@ impl TaskStates {
     }
 
     /// Checks whether the next instance of the dynamic task `task` is ready
-    /// (and below `limit`) and, if so, claims it. Returns the claimed
-    /// iteration.
+    /// (and below `limit`, the limit the caller read, and the limit read
+    /// again after the readiness loads) and, if so, claims it. Returns the
+    /// claimed iteration.
     pub fn try_claim(&self, lowered: &LoweredGraph, task: u32, limit: u32) -> Option<u32> {
         let word = &self.state[task as usize];
         // Acquire pairs with the release store of the completion that
@@ -447,7 +453,8 @@ impl TaskStates {
             .preds(d)
             .iter()
             .all(|e| (n + 1).saturating_sub(e.distance) <= self.done(e.task));
-        if !ready {
+        // The limit again, after the acquire loads (see `complete`).
+        if !ready || n >= self.limit() {
             return None;
         }
         // The CAS decides ownership: words only increase, so it succeeds
