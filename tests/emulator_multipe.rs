@@ -561,3 +561,51 @@ fn bodies_store_into_a_peers_symmetric_heap_and_the_consumer_reads_it() {
         assert_eq!(got[5], value(from, 99, 5), "PE {pe}");
     }
 }
+
+#[test]
+fn finish_at_never_lets_a_dependent_of_the_stopping_instance_run_past_it() {
+    // `s` calls finish_at(n) in iteration n - 1; every `x` needs the
+    // previous iteration of `s` (carried edge) and nothing else, so its
+    // completions race with s's: a claim that saw s's instance n - 1 done
+    // must also see the lowered limit, so no x ever runs instance n. (The
+    // window of that race is a few instructions wide; the loom model
+    // `early_finish_is_exact_for_a_dependent_whose_completion_races_the_stop`
+    // checks it exhaustively. This test checks the limit end to end.)
+    for round in 0..20u32 {
+        let stop = 3 + round % 5;
+        let max_seen = Arc::new(AtomicU32::new(0));
+        let mut g = Graph::new();
+        let m = max_seen.clone();
+        let x = g
+            .add_kind(TaskKind::new("x", "").with_cpu(move |ctx| {
+                m.fetch_max(ctx.iteration, Ordering::Relaxed);
+                Ok(())
+            }))
+            .unwrap();
+        let s = g
+            .add_kind(
+                TaskKind::new("s", "")
+                    .may_finish_early()
+                    .with_cpu(move |ctx| {
+                        if ctx.iteration + 1 == stop {
+                            ctx.finish_at(stop)?;
+                        }
+                        Ok(())
+                    }),
+            )
+            .unwrap();
+        let st = g.add_task_bytes(s, &[]);
+        g.set_pe(st, 1);
+        for _ in 0..6 {
+            let t = g.add_task_bytes(x, &[]);
+            g.set_pe(t, 1).add_carried_edge(st, t);
+        }
+        let report = emulator::run_pes(&g, 1000, 2, &cfg(1, 3)).unwrap();
+        assert_eq!(report.iterations, stop);
+        assert_eq!(
+            max_seen.load(Ordering::Relaxed),
+            stop - 1,
+            "round {round}: a dependent of the stopping instance ran instance {stop} or later"
+        );
+    }
+}

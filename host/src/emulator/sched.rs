@@ -364,6 +364,22 @@ impl TaskStates {
     /// instances' data is visible to the body that runs next. The task's
     /// own previous instance needs no check: its worker ran it.
     pub fn preds_done_now(&self, lowered: &LoweredGraph, task: u32, n: u32) -> bool {
+        self.preds_done_now_impl::<true>(lowered, task, n)
+    }
+
+    /// Mutant for the loom models: `preds_done_now` without its acquire
+    /// fence (a model over it must report a causality violation).
+    #[cfg(all(test, loom))]
+    pub fn preds_done_now_without_fence(&self, lowered: &LoweredGraph, task: u32, n: u32) -> bool {
+        self.preds_done_now_impl::<false>(lowered, task, n)
+    }
+
+    fn preds_done_now_impl<const FENCE: bool>(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        n: u32,
+    ) -> bool {
         let d = &lowered.tasks[task as usize];
         for e in lowered.preds(d) {
             if n + 1 <= e.distance {
@@ -374,7 +390,9 @@ impl TaskStates {
                 return false;
             }
         }
-        fence(Ordering::Acquire);
+        if FENCE {
+            fence(Ordering::Acquire);
+        }
         true
     }
 
@@ -383,6 +401,31 @@ impl TaskStates {
     /// successors, claiming what became ready (the device's
     /// `relay_proxies`). Returns whether any proxy changed.
     pub fn relay(
+        &self,
+        lowered: &LoweredGraph,
+        share: u32,
+        stride: u32,
+        seen: &mut [u32],
+        claims: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        self.relay_impl::<true>(lowered, share, stride, seen, claims)
+    }
+
+    /// Mutant for the loom models: `relay` without its SeqCst fence (a
+    /// model over it must lose a successor).
+    #[cfg(all(test, loom))]
+    pub fn relay_without_fence(
+        &self,
+        lowered: &LoweredGraph,
+        share: u32,
+        stride: u32,
+        seen: &mut [u32],
+        claims: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        self.relay_impl::<false>(lowered, share, stride, seen, claims)
+    }
+
+    fn relay_impl<const FENCE: bool>(
         &self,
         lowered: &LoweredGraph,
         share: u32,
@@ -414,7 +457,9 @@ impl TaskStates {
             // value, that read is coherence-ordered before the producer's
             // store, which happens before F2, so F1 precedes F2 in the SC
             // order and the relay's read after F2 sees the local publish.
-            fence(Ordering::SeqCst);
+            if FENCE {
+                fence(Ordering::SeqCst);
+            }
             let limit = self.limit();
             for e in lowered.succs(d) {
                 if let Some(n) = self.try_claim(lowered, e.task, limit) {
