@@ -54,6 +54,9 @@ fn env_cases(var: &str, default: u32) -> u32 {
         .unwrap_or(default)
 }
 
+/// Edges `(from, to, distance)`.
+type Edges = Vec<(usize, usize, u32)>;
+
 /// Where one task goes: PE, comm role, pinned slot.
 #[derive(Clone, Copy, Debug)]
 struct Placement {
@@ -65,8 +68,7 @@ struct Placement {
 /// A random multi-PE graph: a graph as [`graphs`] makes, PEs (1–4), and a
 /// placement per task (any PE; a quarter comm; a quarter pinned to slot 0
 /// or 1 of its role).
-fn placed_graphs() -> impl Strategy<Value = (usize, Vec<(usize, usize, u32)>, u32, Vec<Placement>)>
-{
+fn placed_graphs() -> impl Strategy<Value = (usize, Edges, u32, Vec<Placement>)> {
     (graphs(), 1u32..=4).prop_flat_map(|((n, edges), pes)| {
         let placement = (
             0..pes,

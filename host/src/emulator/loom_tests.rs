@@ -269,14 +269,13 @@ fn ready_queue_overfilled_by_racing_pushers_never_loses_or_duplicates_an_entry()
     });
 }
 
+/// A relay under test: `(PE 1's states, its tables, seen, claims)`.
+type Relay = fn(&TaskStates, &LoweredGraph, &mut [u32], &mut Vec<(u32, u32)>) -> bool;
+
 /// Model (a): a producer on PE 0 and a local producer on PE 1 of one
 /// dynamic successor on PE 1, with PE 1's comm worker relaying the proxy.
 /// `relay` is the relay under test (the real one or a mutant).
-fn remote_and_local_producer_model(
-    run: std::sync::Arc<LoweredRun>,
-    iterations: u32,
-    relay: fn(&TaskStates, &LoweredGraph, &mut [u32], &mut Vec<(u32, u32)>) -> bool,
-) {
+fn remote_and_local_producer_model(run: std::sync::Arc<LoweredRun>, iterations: u32, relay: Relay) {
     let states = Arc::new(vec![
         TaskStates::new(&run.pes[0], iterations),
         TaskStates::new(&run.pes[1], iterations),

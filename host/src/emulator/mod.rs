@@ -1,89 +1,222 @@
-//! The CPU emulator: the same lowered tables ([`LoweredGraph`]) executed by
-//! CPU threads playing the megakernel's blocks, with the same scheduling
-//! protocol, the same status record and the same deadlock report. It runs
-//! where there is no GPU and lets tests check the scheduling semantics end
-//! to end; task bodies are the kinds' Rust bodies ([`TaskKind::with_cpu`]).
+//! The CPU emulator: the same lowered tables ([`LoweredRun`], one
+//! [`LoweredGraph`] per PE) executed by CPU threads playing the megakernel's
+//! blocks, with the same scheduling protocol, the same status record and
+//! the same deadlock report. It runs where there is no GPU and lets tests
+//! check the scheduling semantics end to end — several PEs, pinned and
+//! comm-role tasks, early finish — task bodies being the kinds' Rust bodies
+//! ([`TaskKind::with_cpu`]).
 //!
 //! # Protocol
 //!
-//! Blocks `[0, comm)` are comm workers, `[comm, comm + compute)` compute
-//! workers. All shared words live in one PE's `worker::Shared`.
+//! **Workers.** Every PE has `comm + compute` workers ([`EmulatorConfig`]):
+//! blocks `[0, comm)` are comm workers, `[comm, comm + pin_compute_slots)`
+//! pinned compute workers (slot `b - comm`), the rest dynamic compute
+//! workers, as in the megakernel's partition of a PE. Each PE has its own
+//! state words, rings, block stats, limit, stop flag and status record
+//! (`shared::Pe`, `sched::TaskStates`); the abort flag and the panic slot
+//! are shared by the run (`shared::Run`).
 //!
-//! **`state[t] = (claimed << 32) | done`** (one `u64` per task,
-//! [`autarky_shared::state_word`]). `done` = instances of `t` completed,
-//! `claimed` = instances claimed; both only increase, and
+//! **`state[t] = (claimed << 32) | done`** (one `u64` per local task and
+//! proxy, [`autarky_shared::state_word`]). `done` = instances of `t`
+//! completed, `claimed` = instances claimed; both only increase, and
 //! `done ≤ claimed ≤ done + 1` (at most one instance per task in flight).
-//! Initially roots have `claimed = 1` and sit in the ready queue in `roots`
-//! order ([`LoweredGraph::initial_state`]).
+//! Initially dynamic roots have `claimed = 1` and sit in their ring in
+//! `roots` / `comm_roots` order ([`LoweredGraph::initial_state`]).
 //!
-//! - *Written* by: the claimer, with a CAS `(n, n) → (n + 1, n)` (AcqRel);
-//!   the runner of the in-flight instance, with a plain store
-//!   `(i + 1, i + 1)` (Release) — plain because while an instance is in
-//!   flight every claim CAS expects `claimed == done` and fails.
+//! - *Written* by: the claimer of a dynamic task, with a CAS `(n, n) →
+//!   (n + 1, n)` (Acquire); the runner of the in-flight instance, with a
+//!   plain store `(i + 1, i + 1)` (Release) — plain because while an
+//!   instance is in flight every claim CAS expects `claimed == done` and
+//!   fails; a pinned task's worker, with the same store (nobody claims a
+//!   pinned task); for a **proxy** (ids `[num_tasks, num_tasks +
+//!   num_proxies)`, a stand-in for a producer on another PE), the
+//!   producer's runner on its own PE, storing `(i + 1, i + 1)` (Release)
+//!   into the consumer PE's word for every `RemoteOut` of the producer,
+//!   *before* its local publish: the producer's next instance is claimed
+//!   only by someone who acquired that publish, so proxy words only increase.
 //! - *Read* by: every readiness check (Acquire), which pairs with the
-//!   runner's Release store, so a predecessor instance's writes happen
-//!   before any instance claimed because of it.
+//!   Release store that published the value, so a predecessor instance's
+//!   writes (on any PE) happen before any instance claimed because of it;
+//!   pinned polls (Relaxed, then an Acquire fence once all are done); proxy
+//!   relays (Relaxed, then a SeqCst fence).
 //!
 //! **Readiness** of instance `n` of `s` ([`LoweredGraph::instance_ready`]):
 //! `done[s] ≥ n` (implicit self edge) and `done[p] ≥ n + 1 − d` for every
-//! predecessor edge `(p, d)` (saturating).
+//! predecessor edge `(p, d)` (saturating), proxies included, and `n <`
+//! the PE's limit.
 //!
-//! **Completion** of instance `i` of `t` (`sched::TaskStates::complete`),
-//! the same rules as the device's `complete_fast` / `complete`:
+//! **Completion of a dynamic compute instance** `i` of `t`
+//! (`TaskStates::complete`, the device's `complete_fast` / `complete`);
+//! `limit` is read once at its start:
 //! 1. fold: if `t`'s own next instance is ready (its predecessors' `done`,
-//!    Acquire), it is claimed by the publish itself below;
+//!    Acquire, then the limit again), it is claimed by the publish itself;
 //! 2. early claims: every successor `s` whose only predecessor edge is this
 //!    one is ready once instance `i` is done; CAS `(n, n) → (n + 1, n)` for
-//!    `n = i + distance` before publishing. Anything not claimed here (a
-//!    failed CAS, a successor with other predecessors, an unfolded self)
-//!    leaves the completion *open*;
-//! 3. store `state[t] = (i + 1, i + 1)`, or `(i + 2, i + 1)` when folded
+//!    `n = i + distance < limit` before publishing. Anything not claimed
+//!    here (a failed CAS, a successor with other predecessors, an unfolded
+//!    self) leaves the completion *open*;
+//! 3. remote outs: the proxy stores above;
+//! 4. store `state[t] = (i + 1, i + 1)`, or `(i + 2, i + 1)` when folded
 //!    (Release): publish;
-//! 4. only if open: `fence(SeqCst)`, which pairs with the fence of every
-//!    other open completion, so of two completions that each make the
-//!    other's successor ready, at least one sees the other's publish (no
-//!    lost successor); then for every successor `s` of `t`, and `t` itself
-//!    if not folded: load `state[s]` (Acquire); skip if `claimed ≠ done`
-//!    (that instance's completion will re-check) or `claimed ≥ iterations`;
-//!    check the predecessors' `done` (Acquire); if ready, CAS
-//!    `(n, n) → (n + 1, n)`: the winner owns instance `n` of `s`. A
-//!    completion that is not open reads nothing after its publish and needs
-//!    no fence: nothing that depends on that publish is left unclaimed;
-//! 5. keep one: the completing worker runs the first instance it claimed
-//!    (its own next instance when folded) itself and pushes the rest to the
-//!    ready queue;
-//! 6. when `done[t]` reached `iterations`, `fetch_add` `tasks_finished`; the
-//!    completion that makes it `num_tasks` sets `finished`.
+//! 5. only if open: `fence(SeqCst)`, which pairs with the fence of every
+//!    other open completion and every relay, so of two completions that
+//!    each make the other's successor ready, at least one sees the other's
+//!    publish (no lost successor); then `try_claim` every successor and, if
+//!    not folded, `t` itself: load `state[s]` (Acquire); skip if `claimed ≠
+//!    done` (that instance's completion will re-check) or `claimed ≥
+//!    limit`; check the predecessors' `done` (Acquire); read the limit
+//!    again; if ready, CAS `(n, n) → (n + 1, n)`: the winner owns instance
+//!    `n` of `s`. A completion that is not open reads nothing after its
+//!    publish and needs no fence;
+//! 6. keep one: the worker runs the first *compute* instance it claimed
+//!    (its own next instance when folded) itself; the rest go to their
+//!    ring: comm tasks to the comm ring, compute tasks to the compute ring;
+//! 7. when `done` reached `limit`, `fetch_add` `tasks_finished`.
 //!
-//! **Ready queue** (`queue::ReadyQueue`): the ticketed Vyukov ring of
-//! `autarky_shared::QueueSlot`; its module docs give the words. Capacity
-//! ([`LoweredGraph::queue_capacity`]) ≥ tasks, so it never overflows.
+//! **Completion of a comm instance** (`complete_serial`): remote outs,
+//! publish (Release), `fence(SeqCst)`, `try_claim` of every successor and
+//! of `t` itself; nothing is folded, claimed early or kept.
+//! **Completion of a pinned instance** (`complete_pinned`): remote outs,
+//! publish (Release), and only when `t` has dynamic successors the fence
+//! and their `try_claim`s (pushed, never kept). Pinned successors are left
+//! out of successor lists: nobody claims them.
 //!
-//! **`finished`** (0 → 1): written by the completion that finished the last
-//! task; read by idle compute workers and comm workers, which then leave.
-//! **`abort`** (0 → 1): written by whoever records an error; read by every
-//! wait every few hundred polls and by compute workers between instances.
-//! **`error_code`**: set once by CAS from 0 (first error wins); the winner
-//! fills the rest of the `Status` record. **`BlockStats[b]`**: written only
-//! by block `b` (its completed count and its current wait); read by
-//! waiters (progress anywhere re-arms their deadline), the comm watchdog
-//! and, after the join, the host. **`progress`**: published by comm block 0;
-//! only increases.
+//! **Pinned workers** run their slot's list ([`LoweredGraph::pinned_compute`],
+//! [`LoweredGraph::pinned_comm`]) in order, instance after instance: before
+//! instance `n` of `t` they poll `preds_done_now` (Relaxed loads of the
+//! predecessors' `done`, proxies included; an Acquire fence once all are
+//! done, pairing with the Release publishes read) in a bounded wait, read
+//! the limit again, run, complete. The lists are in one global topological
+//! order, so pinned workers never wait on each other in a circle.
 //!
-//! **Waits** (queue pop, queue push, the test hold) are bounded: spin, then
-//! yield the thread, then sleep briefly; every few hundred polls they check
-//! `abort` (and `finished`, for pops) and a deadline of `timeout` measured
-//! from the last progress anywhere. A waiter past its deadline records a
-//! `Timeout` status naming its wait and raises abort; the host turns the
-//! record into [`Error::DeviceTimeout`] with the deadlock report.
+//! **Comm workers** poll, in order of preference: the next instance of
+//! their pinned comm list when its predecessors are done; an instance from
+//! the comm ring (`ReadyQueue::try_pop`, never waiting); then the relay of
+//! their share of the proxies (`j ≡ block mod comm`) whose `done` changed
+//! since they last looked (Relaxed poll, `fence(SeqCst)`, then the same
+//! `try_claim` of every dynamic successor as a local completion: if the
+//! local predecessor's completion read the old proxy value, that read is
+//! coherence-ordered before the producer's store, which happens before the
+//! relay's fence, so the completion's fence precedes the relay's in the SC
+//! order and the relay sees the local publish). Claimed instances go to
+//! their rings. Comm worker 0 also publishes progress, detects the stop
+//! and is the PE's stall watchdog.
+//!
+//! **Ready rings** (`queue::ReadyQueue`): two ticketed Vyukov rings per PE,
+//! compute (popped, blocking, by dynamic compute workers) and comm (try-popped
+//! by comm workers); their module docs give the words. Capacities
+//! ([`LoweredGraph::queue_capacity`], `comm_queue_capacity`) ≥ their tasks,
+//! so they never overflow.
+//!
+//! **Early finish.** `limit` (per PE, the device's `Status::limit`) starts
+//! at `iterations` and only decreases: [`crate::CpuCtx::finish_at`]`(n)`
+//! lowers it to `max(n, iteration + 1)` (fetch_min, Relaxed; sequenced
+//! before the stopping instance's publish, so whoever acquires that publish
+//! reads the lowered limit after it). Only kinds declared
+//! [`TaskKind::may_finish_early`] may call it (others fail the task with
+//! [`crate::CpuCtx::FINISH_UNDECLARED`]); only PEs with such a kind read it
+//! (`may_stop`). **`stopped`** (0 → 1): set by comm worker 0 once the limit
+//! was lowered and every local task's `done` reached it.
+//! **Termination** of a PE: `tasks_finished == num_tasks`, or `stopped`;
+//! idle workers of that PE then leave. A PE waits for other PEs only
+//! through proxies, so every PE's stopping tasks must stop at the same
+//! iteration for a graph with edges between PEs to end cleanly (as on the
+//! device).
+//!
+//! **`abort`** (0 → 1, one flag for the run: the device raises every PE's
+//! abort words; one shared flag is the same): written by whoever records an
+//! error; read by every wait every few hundred polls and by every worker
+//! between instances. **`error_code`** (per PE): set once by CAS from 0
+//! (first error per PE wins); the winner fills the rest of its PE's
+//! `Status` record, with a run-wide ticket taken before the CAS; the host
+//! reports the error with the lowest ticket (the earliest), naming its PE,
+//! its task ([`LoweredGraph::label`]: the graph's id; a proxy's label says
+//! so) and iteration. **`BlockStats[b]`**: written only by block `b`; read
+//! by waiters (progress anywhere on the PE re-arms their deadline), the
+//! comm watchdog and, after the join, the host. **`progress`**: published
+//! by comm block 0; only increases.
+//!
+//! **Waits** (ring pop, ring push, pinned polls, the test hold) are
+//! bounded: spin, then yield the thread, then sleep briefly; every few
+//! hundred polls they check `abort` (and the end of the PE's run, for pops
+//! and pinned polls) and a deadline of `timeout` (twice that for the
+//! generic "nothing became ready" wait) measured from the last progress on
+//! their PE. A waiter past its deadline records a `Timeout` status naming
+//! its wait and raises abort; the host turns the record into
+//! [`Error::DeviceTimeout`] with the deadlock report of every PE.
+//!
+//! **Symmetric heap.** Bodies see the addresses the graph's arguments carry
+//! (host addresses of the runtime's heaps, [`crate::runtime::SymBuffer::addr`]);
+//! [`crate::CpuCtx::peer_addr`] translates one by the heap bases, as the
+//! device's `ctx.peer`. Bodies dereference them in their own `unsafe`; the
+//! graph's edges order the accesses (a producer's stores into a peer's heap
+//! happen before its Release proxy store, which the consumer acquires).
+//!
+//! # Differences from the device
+//!
+//! - *Early finish re-reads the limit.* Every claim (fold, `try_claim`)
+//!   reads the limit again after its predecessors' Acquire loads. The
+//!   device reads it once, before them (`complete_fast`, `complete`,
+//!   `try_claim_next`), so a dependent of the stopping instance whose
+//!   completion races the stop can run one instance past the limit,
+//!   against `finish_at`'s contract. The loom model
+//!   `early_finish_is_exact_for_a_dependent_whose_completion_races_the_stop`
+//!   fails without the re-read. (To be fixed on the device.)
+//! - *`finish_at` is checked per kind.* The device fails `finish_at` only
+//!   when no kind of the PE was declared (`RUN_MAY_STOP`); the emulator
+//!   fails it for every kind not declared, as [`TaskKind::may_finish_early`]
+//!   documents, so a graph that leans on another kind's declaration fails
+//!   here first.
+//! - *A block is one thread.* The device runs a body on every thread of a
+//!   block and completes on thread 0 (or block-wide for large fan-in, with
+//!   barriers between the passes); here body and completion are sequenced
+//!   in one thread, which is what the barriers establish. The completion
+//!   makes the same decisions (fold, early claims, fence only when open,
+//!   keep one) in one serial pass.
+//! - *One scope.* The device distinguishes gpu scope (same PE) from sys
+//!   scope (proxies, peers' heaps); CPU threads share one coherent memory,
+//!   so both are the same Rust orderings here. The device's relaxed-poll +
+//!   fence pairs appear as Acquire loads where the emulator polls rings,
+//!   and as the same relaxed-poll + fence pattern in pinned polls and
+//!   relays.
+//! - *Time and host words.* Deadlines use `Instant`, not `%globaltimer`;
+//!   there are no host-mapped control words (no host abort, no
+//!   `HostAbort`); errors are ordered by a ticket, not by `error_ns`; the
+//!   deadlock report of a multi-PE error covers every PE (the GPU backend
+//!   reports the erroring PE's). Comm workers look at abort on every poll
+//!   (the device every 64).
+//! - *Test hold.* `hold_task` holds the instance in whatever loop gets it
+//!   (dynamic, pinned or comm); the device holds only in dynamic compute
+//!   blocks. A failed task's record names the role of the worker that ran
+//!   it (the device's `ctx.fail` always records the compute role).
+//! - *Zero comm workers* are allowed for a one-PE run without comm tasks or
+//!   early finish (the device always has a comm block).
+//!
+//! None of these changes an ordering argument: every protocol step above is
+//! one function over the atomics of `sync.rs`, issued in the device's
+//! order with the C++ ordering the device's PTX operation implements
+//! (`st.release` ↦ Release store, `ld.acquire` / `atom.acquire` ↦ Acquire,
+//! `fence.sc` ↦ SeqCst fence, `fence.acq_rel` after a relaxed poll ↦
+//! Acquire fence; PTX's memory model implements the scoped C++ model, and
+//! the device pairs these operations at scopes that cover both parties:
+//! gpu within a PE, sys for proxies and peers' heaps). So a
+//! loom verdict over these functions — exactly-once claims, no lost
+//! successor, happens-before from every predecessor instance's writes to
+//! its dependents — is a verdict about the device's protocol, within
+//! loom's limits: bounded preemptions, tiny graphs, and no load-buffering
+//! executions (loom does not explore them; none of the arguments above
+//! relies on their absence).
 //!
 //! # Checking
 //!
 //! The protocol steps are functions over the atomics of `sync.rs`, which
-//! are loom's under `cfg(loom)`; `loom_tests.rs` model-checks them:
-//! `RUSTFLAGS="--cfg loom" cargo test --release --lib emulator::loom_tests`.
+//! are loom's under `cfg(loom)`; `loom_tests.rs` model-checks them, with
+//! mutants that must fail:
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --lib emulator::loom_tests`.
 //! `tests/proptest_emulator.rs` checks exactly-once, in-order execution over
-//! random graphs; `tests/emulator.rs` covers the end-to-end behaviours.
+//! random graphs and random multi-PE placements (pinned, comm);
+//! `tests/emulator.rs` and `tests/emulator_multipe.rs` cover the end-to-end
+//! behaviours.
 
 mod body;
 mod comm;
@@ -406,7 +539,7 @@ fn finish(
         .min_by_key(|&pe| statuses[pe].0);
     if let Some(pe) = first {
         let err = snapshot(pe).to_result(pe as u32).err();
-        let mut err = err.unwrap_or_else(|| Error::UnknownDeviceError {
+        let mut err = err.unwrap_or(Error::UnknownDeviceError {
             pe: pe as u32,
             code: 0,
         });

@@ -382,7 +382,7 @@ impl TaskStates {
     ) -> bool {
         let d = &lowered.tasks[task as usize];
         for e in lowered.preds(d) {
-            if n + 1 <= e.distance {
+            if n < e.distance {
                 continue;
             }
             let done = state_parts(self.state[e.task as usize].load(Ordering::Relaxed)).1;
