@@ -65,8 +65,8 @@ struct Placement {
     pin: Option<u32>,
 }
 
-/// A random multi-PE graph: a graph as [`graphs`] makes, PEs (1–4), and a
-/// placement per task (any PE; a quarter comm; a quarter pinned to slot 0
+/// A random multi-PE graph: a graph as [`graphs`] makes with carried
+/// distances 1–3, PEs (1–4), and a placement per task (any PE; a quarter comm; a quarter pinned to slot 0
 /// or 1 of its role).
 fn placed_graphs() -> impl Strategy<Value = (usize, Edges, u32, Vec<Placement>)> {
     (graphs(), 1u32..=4).prop_flat_map(|((n, edges), pes)| {
@@ -76,9 +76,17 @@ fn placed_graphs() -> impl Strategy<Value = (usize, Edges, u32, Vec<Placement>)>
             prop::option::weighted(0.25, 0u32..2),
         )
             .prop_map(|(pe, comm, pin)| Placement { pe, comm, pin });
+        // Carried edges get distances 1-3 (up to MAX_DISTANCE are valid).
+        let m = edges.len();
         (
             Just(n),
-            Just(edges),
+            prop::collection::vec(1u32..=3, m).prop_map(move |ds| {
+                edges
+                    .iter()
+                    .zip(ds)
+                    .map(|(&(a, b, d), k)| (a, b, if d == 0 { 0 } else { k }))
+                    .collect()
+            }),
             Just(pes),
             prop::collection::vec(placement, n),
         )
