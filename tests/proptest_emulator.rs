@@ -5,6 +5,11 @@
 //! Cases: 4000 by default, about 1 ms each on a 2-core machine in debug or
 //! release alike (spawning the worker threads dominates), so ~4-8 s; set
 //! `AUTARKY_PROPTEST_CASES` to run more (20000 took 20 s in debug).
+//!
+//! The multi-PE property places tasks randomly on 1–4 PEs, pins some of them
+//! (compute slots 0–1, comm slots 0–1) and gives some the comm role; cases:
+//! 500 by default (up to 20 worker threads each), `AUTARKY_PROPTEST_MULTIPE_CASES`
+//! for more.
 
 // Instances are named by (task, iteration) indices; indexing reads clearer
 // than zipped iterators here.
@@ -39,10 +44,112 @@ fn graphs() -> impl Strategy<Value = (usize, Vec<(usize, usize, u32)>)> {
 }
 
 fn cases() -> u32 {
-    std::env::var("AUTARKY_PROPTEST_CASES")
+    env_cases("AUTARKY_PROPTEST_CASES", 4000)
+}
+
+fn env_cases(var: &str, default: u32) -> u32 {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(4000)
+        .unwrap_or(default)
+}
+
+/// Edges `(from, to, distance)`.
+type Edges = Vec<(usize, usize, u32)>;
+
+/// Where one task goes: PE, comm role, pinned slot.
+#[derive(Clone, Copy, Debug)]
+struct Placement {
+    pe: u32,
+    comm: bool,
+    pin: Option<u32>,
+}
+
+/// A random multi-PE graph: a graph as [`graphs`] makes with carried
+/// distances 1–3, PEs (1–4), and a placement per task (any PE; a quarter comm; a quarter pinned to slot 0
+/// or 1 of its role).
+fn placed_graphs() -> impl Strategy<Value = (usize, Edges, u32, Vec<Placement>)> {
+    (graphs(), 1u32..=4).prop_flat_map(|((n, edges), pes)| {
+        let placement = (
+            0..pes,
+            prop::bool::weighted(0.25),
+            prop::option::weighted(0.25, 0u32..2),
+        )
+            .prop_map(|(pe, comm, pin)| Placement { pe, comm, pin });
+        // Carried edges get distances 1-3 (up to MAX_DISTANCE are valid).
+        let m = edges.len();
+        (
+            Just(n),
+            prop::collection::vec(1u32..=3, m).prop_map(move |ds| {
+                edges
+                    .iter()
+                    .zip(ds)
+                    .map(|(&(a, b, d), k)| (a, b, if d == 0 { 0 } else { k }))
+                    .collect()
+            }),
+            Just(pes),
+            prop::collection::vec(placement, n),
+        )
+    })
+}
+
+/// Checks the logged `(task, iteration, start, end)` events: every instance
+/// ran exactly once, after its own previous instance and after every
+/// predecessor instance it depends on.
+fn check_log(
+    events: &[(usize, usize, u64, u64)],
+    n: usize,
+    iters: usize,
+    edges: &[(usize, usize, u32)],
+) -> Result<(), TestCaseError> {
+    let mut span = vec![vec![None; iters]; n];
+    for &(t, i, s, e) in events {
+        prop_assert!(
+            span[t][i].is_none(),
+            "instance {} of task {} ran twice",
+            i,
+            t
+        );
+        span[t][i] = Some((s, e));
+    }
+    for t in 0..n {
+        for i in 0..iters {
+            prop_assert!(
+                span[t][i].is_some(),
+                "instance {} of task {} never ran",
+                i,
+                t
+            );
+        }
+    }
+    let span: Vec<Vec<(u64, u64)>> = span
+        .into_iter()
+        .map(|v| v.into_iter().map(|x| x.unwrap()).collect())
+        .collect();
+    for t in 0..n {
+        for i in 1..iters {
+            prop_assert!(
+                span[t][i - 1].1 < span[t][i].0,
+                "instance {} of task {} started before instance {} ended",
+                i,
+                t,
+                i - 1
+            );
+        }
+    }
+    for &(p, s, d) in edges {
+        for i in (d as usize)..iters {
+            prop_assert!(
+                span[p][i - d as usize].1 < span[s][i].0,
+                "instance {} of task {} started before instance {} of its predecessor {} ended",
+                i,
+                s,
+                i - d as usize,
+                p
+            );
+        }
+    }
+    Ok(())
 }
 
 proptest! {
@@ -76,27 +183,60 @@ proptest! {
         let iters = iterations as usize;
         prop_assert_eq!(report.instances, (n * iters) as u64);
 
-        let mut span = vec![vec![None; iters]; n];
-        for &(t, i, s, e) in events.lock().unwrap().iter() {
-            prop_assert!(span[t][i].is_none(), "instance {} of task {} ran twice", i, t);
-            span[t][i] = Some((s, e));
-        }
-        let span: Vec<Vec<(u64, u64)>> = span
-            .into_iter()
-            .map(|v| v.into_iter().map(|x| x.expect("every instance ran")).collect())
+        check_log(&events.lock().unwrap(), n, iters, &edges)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: env_cases("AUTARKY_PROPTEST_MULTIPE_CASES", 500),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn every_instance_runs_once_after_all_it_depends_on_across_pes(
+        (n, edges, pes, placement) in placed_graphs(),
+        iterations in 1u32..12,
+    ) {
+        let clock = Arc::new(AtomicU64::new(0));
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let mut g = Graph::new();
+        let logged = |name: &str, comm: bool| {
+            let (c, ev) = (clock.clone(), events.clone());
+            let kind = TaskKind::new(name, "").with_cpu(move |ctx| {
+                let start = c.fetch_add(1, Ordering::SeqCst);
+                let end = c.fetch_add(1, Ordering::SeqCst);
+                ev.lock().unwrap().push((ctx.global as usize, ctx.iteration as usize, start, end));
+                Ok(())
+            });
+            if comm { kind.comm() } else { kind }
+        };
+        let compute = g.add_kind(logged("logged", false)).unwrap();
+        let comm = g.add_kind(logged("pulse", true)).unwrap();
+        let ids: Vec<_> = placement
+            .iter()
+            .map(|p| {
+                let t = g.add_task_bytes(if p.comm { comm } else { compute }, &[]);
+                g.set_pe(t, p.pe);
+                if let Some(slot) = p.pin {
+                    g.pin(t, slot);
+                }
+                t
+            })
             .collect();
-        for t in 0..n {
-            for i in 1..iters {
-                prop_assert!(span[t][i - 1].1 < span[t][i].0,
-                    "instance {} of task {} started before instance {} ended", i, t, i - 1);
-            }
+        for &(a, b, d) in &edges {
+            g.add_edge_with_distance(ids[a], ids[b], d);
         }
-        for &(p, s, d) in &edges {
-            for i in (d as usize)..iters {
-                prop_assert!(span[p][i - d as usize].1 < span[s][i].0,
-                    "instance {} of task {} started before instance {} of its predecessor {} ended",
-                    i, s, i - d as usize, p);
-            }
-        }
+        // Two comm workers (slots 0-1), three compute workers (slots 0-1
+        // pinned at most, one left to pop).
+        let config = EmulatorConfig {
+            compute_threads: 3,
+            comm_threads: 2,
+            ..EmulatorConfig::default()
+        };
+        let report = emulator::run_pes(&g, iterations, pes, &config).unwrap();
+        let iters = iterations as usize;
+        prop_assert_eq!(report.instances, (n * iters) as u64);
+        check_log(&events.lock().unwrap(), n, iters, &edges)?;
     }
 }

@@ -1,7 +1,10 @@
 //! loom models of the emulator's protocol: the real `TaskStates::complete`
-//! / `try_claim` and `ReadyQueue::push` / `pop`, over loom's atomics (see
+//! / `try_claim` / `complete_pinned` / `preds_done_now` / `relay` /
+//! `lower_limit` and `ReadyQueue::push` / `pop`, over loom's atomics (see
 //! `sync.rs`), with tiny graphs and capacities so loom can explore the
-//! interleavings.
+//! interleavings. Models of PEs give every PE its own `TaskStates`, as the
+//! emulator does; a producer's remote out stores into the consumer PE's
+//! proxy word. Mutants (the same code without one fence) must fail.
 //!
 //! Task bodies write a `loom::cell::UnsafeCell` per instance and read the
 //! cells of every instance they depend on, so a missing happens-before edge
@@ -22,10 +25,11 @@ use loom::thread;
 
 use super::queue::{QueueWait, ReadyQueue};
 use super::sched::TaskStates;
-use crate::graph::LoweredGraph;
+use crate::graph::{Graph, Limits, LoweredGraph, LoweredRun, TaskKind};
 use autarky_shared::state_parts;
 
 use super::test_lowered as lowered;
+use super::test_lowered_run as lowered_run;
 
 /// Runs `model` under loom with `preemption_bound`, printing how many
 /// executions loom explored and how long it took.
@@ -55,8 +59,8 @@ where
     );
 }
 
-/// The per-instance data cells of a model: `cells[t * iterations + i]` is
-/// written (to 1) by instance `i` of `t`.
+/// The per-instance data cells of a model: `cells[g * iterations + i]` is
+/// written (to 1) by instance `i` of the graph's task `g`.
 struct Cells {
     cells: Vec<UnsafeCell<u32>>,
     iterations: u32,
@@ -72,22 +76,24 @@ impl Cells {
         }
     }
 
-    fn cell(&self, t: u32, i: u32) -> &UnsafeCell<u32> {
-        &self.cells[(t * self.iterations + i) as usize]
+    fn cell(&self, g: u32, i: u32) -> &UnsafeCell<u32> {
+        &self.cells[(g * self.iterations + i) as usize]
     }
 
-    /// The body of instance `i` of `t`: every instance it depends on must
-    /// have written its cell, and that write must happen before this read
-    /// (loom checks the latter).
+    /// The body of instance `i` of local task `t` of `l`'s PE: every
+    /// instance it depends on (on any PE: a proxy's global id is its
+    /// producer's) must have written its cell, and that write must happen
+    /// before this read (loom checks the latter).
     fn body(&self, l: &LoweredGraph, t: u32, i: u32) {
+        let g = l.global[t as usize];
         let mut needs: Vec<(u32, u32)> = l
             .preds(&l.tasks[t as usize])
             .iter()
             .filter(|e| i >= e.distance)
-            .map(|e| (e.task, i - e.distance))
+            .map(|e| (l.global[e.task as usize], i - e.distance))
             .collect();
         if i > 0 {
-            needs.push((t, i - 1));
+            needs.push((g, i - 1));
         }
         for (p, j) in needs {
             // SAFETY: loom's UnsafeCell checks that this read does not race
@@ -96,56 +102,78 @@ impl Cells {
             let v = self.cell(p, j).with(|c| unsafe { *c });
             assert_eq!(
                 v, 1,
-                "instance {i} of task {t} ran before instance {j} of task {p}"
+                "instance {i} of task {g} ran before instance {j} of task {p}"
             );
         }
         // SAFETY: as above; each cell is written by exactly one instance.
-        self.cell(t, i).with_mut(|c| unsafe { *c = 1 });
+        self.cell(g, i).with_mut(|c| unsafe { *c = 1 });
     }
 }
 
-/// A worker without a queue: runs `first`, then every instance its
-/// completions claim (keep all). Returns the instances it ran.
+/// A worker of PE `pe` without a queue: runs `todo`'s instances, then every
+/// instance their completions claim (keep all). Returns the instances it
+/// ran as `(global task, iteration)`.
+fn run_claimed(
+    states: &[TaskStates],
+    run: &LoweredRun,
+    pe: usize,
+    cells: &Cells,
+    mut todo: Vec<(u32, u32)>,
+) -> Vec<(u32, u32)> {
+    let l = &run.pes[pe];
+    let mut ran = Vec::new();
+    while let Some((t, i)) = todo.pop() {
+        cells.body(l, t, i);
+        ran.push((l.global[t as usize], i));
+        states[pe].complete(l, t, i, states, &mut todo);
+    }
+    ran
+}
+
+/// A worker without a queue on a one-PE graph: runs `first`, then every
+/// instance its completions claim (keep all). Returns the instances it ran.
 fn run_local(
-    states: &TaskStates,
-    l: &LoweredGraph,
+    states: &[TaskStates],
+    run: &LoweredRun,
     cells: &Cells,
     first: (u32, u32),
 ) -> Vec<(u32, u32)> {
-    let mut ran = Vec::new();
-    let mut todo = vec![first];
-    while let Some((t, i)) = todo.pop() {
-        cells.body(l, t, i);
-        ran.push((t, i));
-        states.complete(l, t, i, &mut todo);
-    }
-    ran
+    run_claimed(states, run, 0, cells, vec![first])
+}
+
+/// Every instance of every task ran exactly once (`ran` holds global ids).
+fn assert_each_instance_ran_once(mut ran: Vec<(u32, u32)>, tasks: usize, iterations: u32) {
+    ran.sort_unstable();
+    let expected: Vec<(u32, u32)> = (0..tasks as u32)
+        .flat_map(|t| (0..iterations).map(move |i| (t, i)))
+        .collect();
+    assert_eq!(ran, expected, "every instance runs exactly once");
 }
 
 /// Starts one thread per root (each runs its root's instance 0 and what it
 /// claims), joins them, and checks that every instance ran exactly once and
 /// every task finished.
 fn run_roots_on_threads(l: std::sync::Arc<LoweredGraph>, iterations: u32) {
-    let states = Arc::new(TaskStates::new(&l, iterations));
+    let run = std::sync::Arc::new(LoweredRun {
+        pes: vec![(*l).clone()],
+        local: (0..l.num_tasks).map(|t| (0, t)).collect(),
+    });
+    let states = Arc::new(vec![TaskStates::new(&l, iterations)]);
     let cells = Arc::new(Cells::new(l.tasks.len(), iterations));
     let handles: Vec<_> = l
         .roots
         .iter()
         .map(|&r| {
-            let (states, cells, l) = (states.clone(), cells.clone(), l.clone());
-            thread::spawn(move || run_local(&states, &l, &cells, (r, 0)))
+            let (states, cells, run) = (states.clone(), cells.clone(), run.clone());
+            thread::spawn(move || run_local(&states, &run, &cells, (r, 0)))
         })
         .collect();
-    let mut ran: Vec<(u32, u32)> = handles
+    let ran: Vec<(u32, u32)> = handles
         .into_iter()
         .flat_map(|h| h.join().unwrap())
         .collect();
-    ran.sort_unstable();
-    let expected: Vec<(u32, u32)> = (0..l.tasks.len() as u32)
-        .flat_map(|t| (0..iterations).map(move |i| (t, i)))
-        .collect();
-    assert_eq!(ran, expected, "every instance runs exactly once");
-    for w in states.snapshot() {
+    assert_each_instance_ran_once(ran, l.tasks.len(), iterations);
+    for w in states[0].snapshot() {
         assert_eq!(state_parts(w), (iterations, iterations));
     }
 }
@@ -238,5 +266,238 @@ fn ready_queue_overfilled_by_racing_pushers_never_loses_or_duplicates_an_entry()
     // refused by `ReadyQueue::new`: this model found it overwrites.)
     check("ready queue, racing pushers", 1, || {
         queue_model(2, &[&[1, 2], &[3]])
+    });
+}
+
+/// A relay under test: `(PE 1's states, its tables, seen, claims)`.
+type Relay = fn(&TaskStates, &LoweredGraph, &mut [u32], &mut Vec<(u32, u32)>) -> bool;
+
+/// Model (a): a producer on PE 0 and a local producer on PE 1 of one
+/// dynamic successor on PE 1, with PE 1's comm worker relaying the proxy.
+/// `relay` is the relay under test (the real one or a mutant).
+fn remote_and_local_producer_model(run: std::sync::Arc<LoweredRun>, iterations: u32, relay: Relay) {
+    let states = Arc::new(vec![
+        TaskStates::new(&run.pes[0], iterations),
+        TaskStates::new(&run.pes[1], iterations),
+    ]);
+    let cells = Arc::new(Cells::new(run.local.len(), iterations));
+    // The remote producer (PE 0's root) and the local one (PE 1's root).
+    let producers: Vec<_> = [(0usize, run.pes[0].roots[0]), (1, run.pes[1].roots[0])]
+        .into_iter()
+        .map(|(pe, root)| {
+            let (states, cells, run) = (states.clone(), cells.clone(), run.clone());
+            thread::spawn(move || run_claimed(&states, &run, pe, &cells, vec![(root, 0)]))
+        })
+        .collect();
+    // PE 1's comm worker: relays until it has relayed the proxy's final
+    // value, running what its relays claim.
+    let relay_thread = {
+        let (states, cells, run) = (states.clone(), cells.clone(), run.clone());
+        thread::spawn(move || {
+            let l = &run.pes[1];
+            let mut seen = vec![0u32; l.num_proxies as usize];
+            let mut ran = Vec::new();
+            loop {
+                let mut claims = Vec::new();
+                relay(&states[1], l, &mut seen, &mut claims);
+                ran.extend(run_claimed(&states, &run, 1, &cells, claims));
+                if seen[0] == iterations {
+                    return ran;
+                }
+                thread::yield_now();
+            }
+        })
+    };
+    let mut ran: Vec<(u32, u32)> = producers
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    ran.extend(relay_thread.join().unwrap());
+    assert_each_instance_ran_once(ran, run.local.len(), iterations);
+}
+
+/// Tasks 0 (PE 0), 1 and 2 (PE 1); edges 0 → 2 and 1 → 2.
+fn remote_and_local_producer_graph() -> std::sync::Arc<LoweredRun> {
+    let run = lowered_run(&[0, 1, 1], &[], &[(0, 2, 0), (1, 2, 0)]);
+    assert_eq!(run.pes[1].num_proxies, 1);
+    assert_eq!(run.pes[0].remote.len(), 1);
+    std::sync::Arc::new(run)
+}
+
+fn real_relay(s: &TaskStates, l: &LoweredGraph, seen: &mut [u32], c: &mut Vec<(u32, u32)>) -> bool {
+    s.relay(l, 0, 1, seen, c)
+}
+
+#[test]
+fn successor_of_a_remote_and_a_local_producer_is_claimed_exactly_once_through_the_relay() {
+    let run = remote_and_local_producer_graph();
+    check("remote + local producer, relay", 3, move || {
+        remote_and_local_producer_model(run.clone(), 1, real_relay)
+    });
+}
+
+#[test]
+fn successor_of_a_remote_and_a_local_producer_survives_two_iterations_of_relays() {
+    let run = remote_and_local_producer_graph();
+    check(
+        "remote + local producer, relay, two iterations",
+        2,
+        move || remote_and_local_producer_model(run.clone(), 2, real_relay),
+    );
+}
+
+#[test]
+#[should_panic]
+fn mutant_relay_without_its_fence_loses_the_successor() {
+    // Without the SeqCst fence between the relay's poll of the proxy and
+    // its re-check, the relay and the local producer's completion can each
+    // read the other's old word: nobody claims the successor.
+    let run = remote_and_local_producer_graph();
+    check("mutant: relay without fence", 3, move || {
+        remote_and_local_producer_model(run.clone(), 1, |s, l, seen, c| {
+            s.relay_without_fence(l, 0, 1, seen, c)
+        })
+    });
+}
+
+/// Model (b): a pinned consumer polling its predecessors. `pe_of` places
+/// tasks `p` (dynamic root), `c` (pinned to compute slot 0), `d` (dynamic)
+/// with edges p → c, c → d, p → d; c's worker runs its list for
+/// `iterations` instances (pushing nothing: the model's workers keep what
+/// they claim), p's worker runs p and what it claims.
+fn pinned_consumer_model(
+    run: std::sync::Arc<LoweredRun>,
+    iterations: u32,
+    poll: fn(&TaskStates, &LoweredGraph, u32, u32) -> bool,
+) {
+    let pes = run.pes.len();
+    let states = Arc::new(
+        (0..pes)
+            .map(|pe| TaskStates::new(&run.pes[pe], iterations))
+            .collect::<Vec<_>>(),
+    );
+    let cells = Arc::new(Cells::new(run.local.len(), iterations));
+    let (p_pe, p_local) = run.local[0];
+    let (c_pe, c_local) = run.local[1];
+    assert_eq!(run.pes[c_pe as usize].pinned_compute(0), [c_local]);
+    let producer = {
+        let (states, cells, run) = (states.clone(), cells.clone(), run.clone());
+        thread::spawn(move || run_claimed(&states, &run, p_pe as usize, &cells, vec![(p_local, 0)]))
+    };
+    let pinned = {
+        let (states, cells, run) = (states.clone(), cells.clone(), run.clone());
+        thread::spawn(move || {
+            let pe = c_pe as usize;
+            let l = &run.pes[pe];
+            let mut ran = Vec::new();
+            for n in 0..iterations {
+                while !poll(&states[pe], l, c_local, n) {
+                    thread::yield_now();
+                }
+                cells.body(l, c_local, n);
+                ran.push((1, n));
+                let mut claims = Vec::new();
+                states[pe].complete_pinned(l, c_local, n, &states, &mut claims);
+                ran.extend(run_claimed(&states, &run, pe, &cells, claims));
+            }
+            ran
+        })
+    };
+    let mut ran = producer.join().unwrap();
+    ran.extend(pinned.join().unwrap());
+    assert_each_instance_ran_once(ran, run.local.len(), iterations);
+}
+
+fn real_poll(s: &TaskStates, l: &LoweredGraph, t: u32, n: u32) -> bool {
+    s.preds_done_now(l, t, n)
+}
+
+#[test]
+fn pinned_consumer_polling_runs_after_its_producer_and_hands_its_successor_on_once() {
+    // p → c (pinned) → d, p → d on one PE, two iterations: d is claimed
+    // either by p's completion or by the pinned completion's re-check.
+    let run = std::sync::Arc::new(lowered_run(
+        &[0, 0, 0],
+        &[(1, 0)],
+        &[(0, 1, 0), (1, 2, 0), (0, 2, 0)],
+    ));
+    check("pinned consumer", 3, move || {
+        pinned_consumer_model(run.clone(), 2, real_poll)
+    });
+}
+
+#[test]
+fn pinned_consumer_of_a_remote_producer_polls_the_proxy() {
+    // p on PE 0 → c pinned on PE 1 (polling the proxy) → d on PE 1, and
+    // p → d (d's predecessors: the proxy and c; nobody relays here, so the
+    // pinned completion's re-check must claim d).
+    let run = std::sync::Arc::new(lowered_run(
+        &[0, 1, 1],
+        &[(1, 0)],
+        &[(0, 1, 0), (1, 2, 0), (0, 2, 0)],
+    ));
+    check("pinned consumer of a proxy", 3, move || {
+        pinned_consumer_model(run.clone(), 2, real_poll)
+    });
+}
+
+#[test]
+#[should_panic]
+fn mutant_pinned_poll_without_its_acquire_fence_reads_unpublished_data() {
+    let run = std::sync::Arc::new(lowered_run(
+        &[0, 0, 0],
+        &[(1, 0)],
+        &[(0, 1, 0), (1, 2, 0), (0, 2, 0)],
+    ));
+    check("mutant: pinned poll without fence", 3, move || {
+        pinned_consumer_model(run.clone(), 2, |s, l, t, n| {
+            s.preds_done_now_without_fence(l, t, n)
+        })
+    });
+}
+
+/// Model (c): `s` lowers the limit to 2 in iteration 1 (`finish_at(2)`);
+/// `x` needs the previous iteration of `s` (carried edge), so x's own
+/// completions race with s's. x must never run instance 2.
+#[test]
+fn early_finish_is_exact_for_a_dependent_whose_completion_races_the_stop() {
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("k", "").may_finish_early())
+        .unwrap();
+    let s = g.add_task_bytes(k, &[]);
+    let x = g.add_task_bytes(k, &[]);
+    g.add_carried_edge(s, x);
+    let run = std::sync::Arc::new(g.lower_run(&Limits::default()).unwrap());
+    assert_eq!(run.pes[0].roots, [0, 1]);
+    check("early finish", 3, move || {
+        let iterations = 4;
+        let states = Arc::new(vec![TaskStates::new(&run.pes[0], iterations)]);
+        let handles: Vec<_> = [0u32, 1]
+            .into_iter()
+            .map(|root| {
+                let (states, run) = (states.clone(), run.clone());
+                thread::spawn(move || {
+                    let l = &run.pes[0];
+                    let mut ran = Vec::new();
+                    let mut todo = vec![(root, 0)];
+                    while let Some((t, i)) = todo.pop() {
+                        if t == 0 && i == 1 {
+                            // s's body: finish_at(2).
+                            states[0].lower_limit(2);
+                        }
+                        ran.push((t, i));
+                        states[0].complete(l, t, i, &states, &mut todo);
+                    }
+                    ran
+                })
+            })
+            .collect();
+        let mut ran: Vec<(u32, u32)> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        ran.sort_unstable();
+        assert_eq!(ran, [(0, 0), (0, 1), (1, 0), (1, 1)], "x ran past the stop");
     });
 }

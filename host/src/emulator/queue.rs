@@ -5,8 +5,10 @@
 //!
 //! - `tail`: push tickets. Taken with `fetch_add` by a worker that claimed
 //!   an instance it does not keep; only increases (mod 2^32).
-//! - `head`: pop tickets. Taken with `fetch_add` by an idle compute worker;
-//!   only increases (mod 2^32).
+//! - `head`: pop tickets. Taken with `fetch_add` by an idle compute worker
+//!   (blocking pop), or with a CAS from `k` to `k + 1` by a comm worker that
+//!   already saw slot `k` filled (`try_pop`, Vyukov's try-dequeue); only
+//!   increases (mod 2^32).
 //! - `slot[i].word = (seq << 32) | task`: slot `i` starts with `seq = i`.
 //!   Push ticket `k` owns slot `k & mask` once `seq == k` (the slot is free
 //!   for round `k`); it writes `iteration` and then publishes
@@ -183,6 +185,43 @@ impl ReadyQueue {
         );
         Some((task, iteration))
     }
+
+    /// Takes one instance if one is queued now, never waiting (the comm
+    /// ring: comm workers have other duties between looks). Vyukov's
+    /// try-dequeue: the head ticket is taken, by CAS, only once its slot is
+    /// seen filled, so a failed look consumes nothing.
+    pub fn try_pop(&self) -> Option<(u32, u32)> {
+        // Relaxed: only a candidate ticket; the CAS below decides.
+        let k = self.head.load(Ordering::Relaxed);
+        let slot = &self.slots[(k & self.mask) as usize];
+        // Acquire pairs with the pusher's release of `seq = k + 1` (as in
+        // `pop`). The word cannot change between this load and our use of
+        // it: only the owner of pop ticket `k` rewrites it, and that is us
+        // once the CAS succeeds.
+        let word = slot.word.load(Ordering::Acquire);
+        if (word >> 32) as u32 != k.wrapping_add(1) {
+            return None;
+        }
+        // Relaxed: tickets are distinct numbers only (as in `pop`); the
+        // slot handshake carries the data.
+        if self
+            .head
+            .compare_exchange(k, k.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        let task = word as u32;
+        // Relaxed: ordered after the pusher's write by the acquire above.
+        let iteration = slot.iteration.load(Ordering::Relaxed);
+        // Release: our read of `iteration` happens before the next pusher's
+        // write (as in `pop`).
+        slot.word.store(
+            (k.wrapping_add(self.capacity()) as u64) << 32,
+            Ordering::Release,
+        );
+        Some((task, iteration))
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -222,6 +261,21 @@ mod tests {
                 wanted: 1
             })
         );
+    }
+
+    #[test]
+    fn try_pop_takes_nothing_from_an_empty_ring_and_fifo_from_a_filled_one() {
+        let q = ReadyQueue::new(2);
+        let never = |_: QueueWait| -> ControlFlow<()> { panic!("unexpected wait") };
+        assert_eq!(q.try_pop(), None);
+        q.push(7, 3, never).unwrap();
+        q.push(8, 4, never).unwrap();
+        assert_eq!(q.try_pop(), Some((7, 3)));
+        // A failed look consumed no ticket: the next push and pops line up.
+        q.push(9, 5, never).unwrap();
+        assert_eq!(q.try_pop(), Some((8, 4)));
+        assert_eq!(q.pop(never), Some((9, 5)));
+        assert_eq!(q.try_pop(), None);
     }
 
     #[test]

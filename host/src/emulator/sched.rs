@@ -1,29 +1,41 @@
-//! The per-task state words and the completion step: publish, fence, check,
-//! claim. This is the device scheduler's protocol over the shim atomics, so
+//! The per-task state words of one PE and the protocol steps over them:
+//! the three completions (dynamic compute, comm, pinned), the claim, the
+//! pinned task's readiness poll, the proxy relay and the early-finish
+//! limit. This is the device scheduler's protocol over the shim atomics, so
 //! the loom models exercise exactly this code.
 
-use super::sync::{fence, AtomicU32, AtomicU64, Ordering};
+use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::graph::LoweredGraph;
-use autarky_shared::{state_parts, state_word};
+use autarky_shared::{state_parts, state_word, TaskDesc};
 
 /// What a completion changed besides claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Completion {
-    /// This completion made the task's `done` reach `iterations`.
+    /// This completion made the task's `done` reach the PE's limit.
     pub task_finished: bool,
-    /// This completion finished the last unfinished task: the run is over.
+    /// This completion finished the last unfinished task of the PE.
     pub run_finished: bool,
 }
 
-/// The scheduler state of one PE: one state word per task and the
-/// termination counter.
+/// The scheduler state of one PE: one state word per task and proxy, the
+/// termination counter, the early-finish limit and the stop flag.
 pub(crate) struct TaskStates {
-    /// `state[t] = (claimed << 32) | done`; see the module docs of
-    /// `emulator` for who writes it.
+    /// `state[t] = (claimed << 32) | done`, local tasks then proxies; see
+    /// the module docs of `emulator` for who writes it.
     state: Box<[AtomicU64]>,
-    /// Tasks whose `done` reached `iterations`; only increases.
+    /// Local tasks whose `done` reached the limit; only increases.
     tasks_finished: AtomicU32,
+    /// Instances every task of this PE runs (`Status::limit`): starts at
+    /// `iterations`, only decreases (`lower_limit`, a fetch_min). Read only
+    /// when `may_stop`.
+    limit: AtomicU32,
+    /// 0 → 1 when comm worker 0 saw every local task reach a lowered limit
+    /// (`Status::stopped`).
+    stopped: AtomicBool,
     iterations: u32,
+    num_tasks: u32,
+    /// Does any local task's kind call `finish_at` (`RUN_MAY_STOP`)?
+    may_stop: bool,
 }
 
 impl TaskStates {
@@ -37,13 +49,67 @@ impl TaskStates {
                 .map(AtomicU64::new)
                 .collect(),
             tasks_finished: AtomicU32::new(0),
+            limit: AtomicU32::new(iterations),
+            stopped: AtomicBool::new(false),
             iterations,
+            num_tasks: lowered.num_tasks,
+            may_stop: lowered.may_stop,
         }
     }
 
     /// Iterations of the run.
     pub fn iterations(&self) -> u32 {
         self.iterations
+    }
+
+    /// The instances every task of this PE runs now (the device's
+    /// `run_limit`). Relaxed: a claim that reads a stale, higher limit runs
+    /// one more instance, which `finish_at`'s contract allows for tasks
+    /// that do not depend on the stopping instance; tasks that do depend on
+    /// it acquired its publish, which the fetch_min precedes.
+    #[inline]
+    pub fn limit(&self) -> u32 {
+        if self.may_stop {
+            self.limit.load(Ordering::Relaxed)
+        } else {
+            self.iterations
+        }
+    }
+
+    /// `ctx.finish_at`: lowers the limit to `n` if that is lower (atomic
+    /// min, so the earliest limit wins and it only decreases). Relaxed, as
+    /// on the device: what must see it is ordered after the body by the
+    /// publish that follows it.
+    pub fn lower_limit(&self, n: u32) {
+        self.limit.fetch_min(n, Ordering::Relaxed);
+    }
+
+    /// Has this PE's run ended: every local task finished, or a lowered
+    /// limit was reached everywhere (`stopped`)? Relaxed: it only makes
+    /// idle workers leave; the host joins them before reading anything.
+    pub fn is_finished(&self) -> bool {
+        self.tasks_finished.load(Ordering::Relaxed) == self.num_tasks
+            || (self.may_stop && self.stopped.load(Ordering::Relaxed))
+    }
+
+    /// Comm worker 0's check (the device's `detect_stop`): once the limit
+    /// was lowered, is every local task done up to it? Then set `stopped`.
+    pub fn detect_stop(&self) {
+        if !self.may_stop {
+            return;
+        }
+        let limit = self.limit();
+        if limit >= self.iterations {
+            return;
+        }
+        // Relaxed: nothing is read on the strength of these values; they
+        // only decide that every worker may leave.
+        let all = self.state[..self.num_tasks as usize]
+            .iter()
+            .all(|w| state_parts(w.load(Ordering::Relaxed)).1 >= limit);
+        if all {
+            self.stopped.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The state words as they are now (for reports; Relaxed: read after
@@ -58,21 +124,57 @@ impl TaskStates {
     /// `done` of `task` as seen by a readiness check.
     #[inline]
     fn done(&self, task: u32) -> u32 {
-        // Acquire pairs with the release store in `complete` that
-        // published this count: the predecessor instance's body (its
-        // data) happens before whatever instance we claim on its basis.
+        // Acquire pairs with the release store that published this count
+        // (`publish`, or a producer PE's `signal_remote` for a proxy): the
+        // predecessor instance's body (its data) happens before whatever
+        // instance we claim on its basis.
         state_parts(self.state[task as usize].load(Ordering::Acquire)).1
     }
 
-    /// Completes instance `iteration` of `task` (which the caller ran after
-    /// claiming it) and claims every instance this completion made ready,
-    /// appending them to `claims` in check order: the successors of `task`
-    /// (successor-table order), then `task` itself.
+    /// Stores instance `i`'s completion into every consumer PE's proxy word
+    /// of `d` (the device's `publish_remote`), BEFORE the local publish:
+    /// the producer's next instance is claimed only after that publish is
+    /// acquired, so its own proxy store comes later and the proxy word only
+    /// increases. Release: the body's writes (including stores into peers'
+    /// heaps) happen before any consumer's acquire of the proxy.
+    fn signal_remote(lowered: &LoweredGraph, d: &TaskDesc, i: u32, peers: &[TaskStates]) {
+        for r in lowered.remotes(d) {
+            peers[r.pe as usize].state[r.slot as usize]
+                .store(state_word(i + 1, i + 1), Ordering::Release);
+        }
+    }
+
+    /// Counts a finished task when `done` reached `limit` (read at the
+    /// start of the completion, as on the device).
+    fn count_finished(&self, done: u32, limit: u32) -> Completion {
+        if done != limit {
+            return Completion {
+                task_finished: false,
+                run_finished: false,
+            };
+        }
+        // Relaxed is enough: the counter's RMWs are totally ordered, so
+        // exactly one completion sees `num_tasks - 1`; nothing is published
+        // through it (the host joins the workers before reading results).
+        let finished = self.tasks_finished.fetch_add(1, Ordering::Relaxed) + 1;
+        Completion {
+            task_finished: true,
+            run_finished: finished == self.num_tasks,
+        }
+    }
+
+    /// Completes instance `iteration` of the dynamic compute task `task`
+    /// (which the caller ran after claiming it) and claims every instance
+    /// this completion made ready, appending them to `claims` in check
+    /// order: its own next instance when folded, early claims, then the
+    /// re-checks (successor-table order, then `task` itself). `peers` are
+    /// every PE's states (this one included), for remote outs.
     pub fn complete(
         &self,
         lowered: &LoweredGraph,
         task: u32,
         iteration: u32,
+        peers: &[TaskStates],
         claims: &mut Vec<(u32, u32)>,
     ) -> Completion {
         let word = &self.state[task as usize];
@@ -82,17 +184,23 @@ impl TaskStates {
             "task {task} completes instance {iteration} it does not hold"
         );
         let done = iteration + 1;
+        let limit = self.limit();
         let d = &lowered.tasks[task as usize];
         // Our own next instance, folded into the publish when it is already
         // ready (the device does the same): while our instance is in flight
         // (`claimed == done + 1`) nobody else can claim it, and predecessor
         // progress only grows, so "ready" seen now stays true.
-        let self_next = done < self.iterations;
+        let self_next = done < limit;
+        // The limit is read again after the predecessors' acquire loads: a
+        // stopping predecessor lowers it before publishing, so a claim that
+        // saw its publish also sees the lowered limit (exact early finish
+        // for every task that depends on the stopping instance).
         let self_claimed = self_next
             && lowered
                 .preds(d)
                 .iter()
-                .all(|e| (done + 1).saturating_sub(e.distance) <= self.done(e.task));
+                .all(|e| (done + 1).saturating_sub(e.distance) <= self.done(e.task))
+            && done < self.limit();
         if self_claimed {
             claims.push((task, done));
         }
@@ -106,7 +214,7 @@ impl TaskStates {
         let mut open = self_next && !self_claimed;
         for e in lowered.succs(d) {
             let n = iteration + e.distance;
-            if n >= self.iterations {
+            if n >= limit {
                 continue;
             }
             if e.pred_count != 1 {
@@ -126,6 +234,7 @@ impl TaskStates {
                 Err(_) => open = true,
             }
         }
+        Self::signal_remote(lowered, d, iteration, peers);
         // A plain store is enough: while the instance is in flight
         // (`claimed == done + 1`) every CAS on this word expects
         // `claimed == done` and fails, so we are the only writer.
@@ -144,14 +253,14 @@ impl TaskStates {
             // predecessors finishing together could each read the other's
             // old `done`, both find the successor not ready, and the
             // successor would never be scheduled. With a SeqCst fence
-            // between publish and check in every completion that checks,
-            // the completion whose fence is last in the single total order
-            // of SeqCst fences sees every other store that preceded an
-            // earlier fence, so at least one check sees the successor
-            // ready. The same argument covers the self edge. A completion
-            // that claimed everything early reads nothing after its publish
-            // and needs no fence: nothing that depends on that publish is
-            // left unclaimed.
+            // between publish and check in every completion that checks
+            // (and in every proxy relay), the completion whose fence is last
+            // in the single total order of SeqCst fences sees every other
+            // store that preceded an earlier fence, so at least one check
+            // sees the successor ready. The same argument covers the self
+            // edge. A completion that claimed everything early reads nothing
+            // after its publish and needs no fence: nothing that depends on
+            // that publish is left unclaimed.
             fence(Ordering::SeqCst);
             let mut last = None;
             for e in lowered.succs(d) {
@@ -163,38 +272,209 @@ impl TaskStates {
                     continue;
                 }
                 last = Some(e.task);
-                if let Some(n) = self.try_claim(lowered, e.task) {
+                if let Some(n) = self.try_claim(lowered, e.task, limit) {
                     claims.push((e.task, n));
                 }
             }
             // The implicit self edge: our completion may make our next
             // instance ready.
             if self_next && !self_claimed {
-                if let Some(n) = self.try_claim(lowered, task) {
+                if let Some(n) = self.try_claim(lowered, task, limit) {
                     claims.push((task, n));
                 }
             }
         }
-
-        if done != self.iterations {
-            return Completion {
-                task_finished: false,
-                run_finished: false,
-            };
-        }
-        // Relaxed is enough: the counter's RMWs are totally ordered, so
-        // exactly one completion sees `num_tasks - 1`; nothing is published
-        // through it (the host joins the workers before reading results).
-        let finished = self.tasks_finished.fetch_add(1, Ordering::Relaxed) + 1;
-        Completion {
-            task_finished: true,
-            run_finished: finished as usize == self.state.len(),
-        }
+        self.count_finished(done, limit)
     }
 
-    /// Checks whether the next instance of `task` is ready and, if so,
-    /// claims it. Returns the claimed iteration.
-    pub fn try_claim(&self, lowered: &LoweredGraph, task: u32) -> Option<u32> {
+    /// Completes instance `iteration` of the dynamic comm task `task` (the
+    /// device's `complete_serial`): remote outs, the release publish, the
+    /// fence, then the re-check of every successor and of `task` itself.
+    /// Nothing is folded or claimed early (a comm worker keeps nothing).
+    pub fn complete_serial(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        iteration: u32,
+        peers: &[TaskStates],
+        claims: &mut Vec<(u32, u32)>,
+    ) -> Completion {
+        let word = &self.state[task as usize];
+        debug_assert_eq!(
+            state_parts(word.load(Ordering::Relaxed)),
+            (iteration + 1, iteration),
+            "comm task {task} completes instance {iteration} it does not hold"
+        );
+        let d = &lowered.tasks[task as usize];
+        let done = iteration + 1;
+        Self::signal_remote(lowered, d, iteration, peers);
+        // Release: as in `complete`; we are the only writer while in flight.
+        word.store(state_word(done, done), Ordering::Release);
+        // Publish → SeqCst fence → read, as in `complete`.
+        fence(Ordering::SeqCst);
+        let limit = self.limit();
+        for e in lowered.succs(d) {
+            if let Some(n) = self.try_claim(lowered, e.task, limit) {
+                claims.push((e.task, n));
+            }
+        }
+        if done < limit {
+            if let Some(n) = self.try_claim(lowered, task, limit) {
+                claims.push((task, n));
+            }
+        }
+        self.count_finished(done, limit)
+    }
+
+    /// Completes instance `n` of the pinned task `task` (the device's
+    /// `complete_pinned`): remote outs, the release publish and — only when
+    /// `task` has dynamic successors — the fence and their re-checks.
+    /// Nobody claims a pinned task, so its word is `(n + 1, n + 1)` after.
+    pub fn complete_pinned(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        n: u32,
+        peers: &[TaskStates],
+        claims: &mut Vec<(u32, u32)>,
+    ) -> Completion {
+        let d = &lowered.tasks[task as usize];
+        Self::signal_remote(lowered, d, n, peers);
+        // Release: the body's writes are visible to whoever acquires
+        // done = n + 1 (a readiness check or a pinned poll's fence). The
+        // only writer: nobody claims a pinned task.
+        self.state[task as usize].store(state_word(n + 1, n + 1), Ordering::Release);
+        let limit = self.limit();
+        if d.succ_count > 0 {
+            // Publish → SeqCst fence → read, as in `complete`.
+            fence(Ordering::SeqCst);
+            for e in lowered.succs(d) {
+                if let Some(m) = self.try_claim(lowered, e.task, limit) {
+                    claims.push((e.task, m));
+                }
+            }
+        }
+        self.count_finished(n + 1, limit)
+    }
+
+    /// Are instance `n`'s predecessors of the pinned task `task` done now
+    /// (the device's `preds_done_now`)? One Relaxed poll of each; when all
+    /// are done, an Acquire fence, which pairs with the Release publishes
+    /// (local or a producer PE's proxy store) the polls read: their
+    /// instances' data is visible to the body that runs next. The task's
+    /// own previous instance needs no check: its worker ran it.
+    pub fn preds_done_now(&self, lowered: &LoweredGraph, task: u32, n: u32) -> bool {
+        self.preds_done_now_impl::<true>(lowered, task, n)
+    }
+
+    /// Mutant for the loom models: `preds_done_now` without its acquire
+    /// fence (a model over it must report a causality violation).
+    #[cfg(all(test, loom))]
+    pub fn preds_done_now_without_fence(&self, lowered: &LoweredGraph, task: u32, n: u32) -> bool {
+        self.preds_done_now_impl::<false>(lowered, task, n)
+    }
+
+    fn preds_done_now_impl<const FENCE: bool>(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        n: u32,
+    ) -> bool {
+        let d = &lowered.tasks[task as usize];
+        for e in lowered.preds(d) {
+            if n < e.distance {
+                continue;
+            }
+            let done = state_parts(self.state[e.task as usize].load(Ordering::Relaxed)).1;
+            if done < n + 1 - e.distance {
+                return false;
+            }
+        }
+        if FENCE {
+            fence(Ordering::Acquire);
+        }
+        true
+    }
+
+    /// Relays this comm worker's share of the proxies (`j ≡ share mod
+    /// stride`) whose value changed since `seen[j]` to their dynamic
+    /// successors, claiming what became ready (the device's
+    /// `relay_proxies`). Returns whether any proxy changed.
+    pub fn relay(
+        &self,
+        lowered: &LoweredGraph,
+        share: u32,
+        stride: u32,
+        seen: &mut [u32],
+        claims: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        self.relay_impl::<true>(lowered, share, stride, seen, claims)
+    }
+
+    /// Mutant for the loom models: `relay` without its SeqCst fence (a
+    /// model over it must lose a successor).
+    #[cfg(all(test, loom))]
+    pub fn relay_without_fence(
+        &self,
+        lowered: &LoweredGraph,
+        share: u32,
+        stride: u32,
+        seen: &mut [u32],
+        claims: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        self.relay_impl::<false>(lowered, share, stride, seen, claims)
+    }
+
+    fn relay_impl<const FENCE: bool>(
+        &self,
+        lowered: &LoweredGraph,
+        share: u32,
+        stride: u32,
+        seen: &mut [u32],
+        claims: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        let mut changed = false;
+        for j in (share..lowered.num_proxies).step_by(stride.max(1) as usize) {
+            let t = lowered.num_tasks + j;
+            let d = &lowered.tasks[t as usize];
+            if d.succ_count == 0 {
+                continue; // only pinned consumers: they poll it themselves
+            }
+            // Relaxed poll; the fence below turns it into an acquire of the
+            // producer's release store when it saw a new value.
+            let v = state_parts(self.state[t as usize].load(Ordering::Relaxed)).1;
+            if v == seen[j as usize] {
+                continue;
+            }
+            seen[j as usize] = v;
+            changed = true;
+            // SeqCst: acquires the producer's release (the load above read
+            // it), and is the mirror image of a local completion's publish →
+            // fence → read. Of a local predecessor's completion (publish;
+            // fence F1; read the proxy) and this relay (read the proxy's new
+            // value; fence F2; read the local predecessor), at least one
+            // sees the other's store: if the completion read the old proxy
+            // value, that read is coherence-ordered before the producer's
+            // store, which happens before F2, so F1 precedes F2 in the SC
+            // order and the relay's read after F2 sees the local publish.
+            if FENCE {
+                fence(Ordering::SeqCst);
+            }
+            let limit = self.limit();
+            for e in lowered.succs(d) {
+                if let Some(n) = self.try_claim(lowered, e.task, limit) {
+                    claims.push((e.task, n));
+                }
+            }
+        }
+        changed
+    }
+
+    /// Checks whether the next instance of the dynamic task `task` is ready
+    /// (and below `limit`, the limit the caller read, and the limit read
+    /// again after the readiness loads) and, if so, claims it. Returns the
+    /// claimed iteration.
+    pub fn try_claim(&self, lowered: &LoweredGraph, task: u32, limit: u32) -> Option<u32> {
         let word = &self.state[task as usize];
         // Acquire pairs with the release store of the completion that
         // published this `done` (the self edge: the previous instance's
@@ -207,7 +487,7 @@ impl TaskStates {
             return None;
         }
         let n = claimed;
-        if n >= self.iterations {
+        if n >= limit {
             return None;
         }
         // `done[task] >= n` holds (done == claimed == n); check the
@@ -218,7 +498,8 @@ impl TaskStates {
             .preds(d)
             .iter()
             .all(|e| (n + 1).saturating_sub(e.distance) <= self.done(e.task));
-        if !ready {
+        // The limit again, after the acquire loads (see `complete`).
+        if !ready || n >= self.limit() {
             return None;
         }
         // The CAS decides ownership: words only increase, so it succeeds
@@ -250,15 +531,15 @@ mod tests {
     #[test]
     fn successor_is_claimed_only_by_the_last_predecessor_to_complete() {
         let l = lowered(3, &[(0, 2, 0), (1, 2, 0)]);
-        let s = TaskStates::new(&l, 1);
+        let s = [TaskStates::new(&l, 1)];
         let mut claims = Vec::new();
-        s.complete(&l, 0, 0, &mut claims);
+        s[0].complete(&l, 0, 0, &s, &mut claims);
         assert_eq!(claims, []);
-        let c = s.complete(&l, 1, 0, &mut claims);
+        let c = s[0].complete(&l, 1, 0, &s, &mut claims);
         assert_eq!(claims, [(2, 0)]);
         assert!(c.task_finished && !c.run_finished);
         claims.clear();
-        let c = s.complete(&l, 2, 0, &mut claims);
+        let c = s[0].complete(&l, 2, 0, &s, &mut claims);
         assert_eq!(claims, []);
         assert!(c.run_finished);
     }
@@ -268,15 +549,15 @@ mod tests {
         // 0 → 1 with distance 1: instance i of 1 needs instance i-1 of 0.
         let l = lowered(2, &[(0, 1, 1)]);
         assert_eq!(l.roots, [0, 1]);
-        let s = TaskStates::new(&l, 3);
+        let s = [TaskStates::new(&l, 3)];
         let mut claims = Vec::new();
-        s.complete(&l, 1, 0, &mut claims);
+        s[0].complete(&l, 1, 0, &s, &mut claims);
         assert_eq!(
             claims,
             [],
             "instance 1 of task 1 must wait for instance 0 of task 0"
         );
-        s.complete(&l, 0, 0, &mut claims);
+        s[0].complete(&l, 0, 0, &s, &mut claims);
         // Our own next instance first (it is the one the worker keeps), then
         // the successor, claimed early: its only predecessor edge is ours.
         assert_eq!(claims, [(0, 1), (1, 1)]);

@@ -17,29 +17,90 @@ impl KindId {
 }
 
 /// What a CPU body sees of the instance it runs (emulator backend).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct CpuCtx<'a> {
-    /// Task id.
+    /// Task id on its PE (the device's `ctx.task`: local ids put compute
+    /// tasks first, then comm tasks). Equals the graph's id on a one-PE
+    /// graph without comm tasks; [`CpuCtx::global`] is always the graph's.
     pub task: u32,
+    /// The task's id in the graph ([`crate::TaskId::index`]).
+    pub global: u32,
     /// Iteration of this instance.
     pub iteration: u32,
     /// PE of the task.
     pub pe: u32,
-    /// Emulated block (worker thread) running it.
+    /// Emulated block (worker thread) running it, numbered within its PE.
     pub block: u32,
     /// Iterations of the whole run.
     pub iterations: u32,
     /// The task's argument bytes.
     pub args: &'a [u8],
+    /// `finish_at` of this instance, provided by the emulator.
+    pub(crate) finish: &'a (dyn Fn(u32) -> Result<(), u32> + Sync),
+    /// Every PE's symmetric heap base, as host addresses.
+    pub(crate) heaps: &'a [u64],
+}
+
+impl std::fmt::Debug for CpuCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuCtx")
+            .field("task", &self.task)
+            .field("global", &self.global)
+            .field("iteration", &self.iteration)
+            .field("pe", &self.pe)
+            .field("block", &self.block)
+            .field("iterations", &self.iterations)
+            .field("args", &self.args.len())
+            .finish()
+    }
 }
 
 impl CpuCtx<'_> {
+    /// The code a task fails with when its body calls
+    /// [`CpuCtx::finish_at`] although its kind was not declared
+    /// [`TaskKind::may_finish_early`] (the device's `ctx.finish_at` records
+    /// the same).
+    pub const FINISH_UNDECLARED: u32 = 0xF1415B;
+
     /// The arguments as `T`.
     ///
     /// # Panics
     /// If the argument size differs from `size_of::<T>()`.
     pub fn args<T: bytemuck::Pod>(&self) -> T {
         bytemuck::pod_read_unaligned(self.args)
+    }
+
+    /// Ends the run early, like the device's `ctx.finish_at(n)`: every task
+    /// of this PE runs its instances below `n` and no more (the PE's limit
+    /// is lowered to `max(n, iteration + 1)`, an atomic min; the earliest
+    /// limit wins). Exact for every task that depends, through edges, on
+    /// this instance. Other PEs keep their own limits: a graph that stops
+    /// everywhere has a stopping task on every PE.
+    ///
+    /// Errors: `Err(CpuCtx::FINISH_UNDECLARED)` when the kind was not declared
+    /// [`TaskKind::may_finish_early`]; the task then fails with that code
+    /// ([`crate::Error::TaskFailed`]) whether or not the body returns the
+    /// error, as on the device.
+    pub fn finish_at(&self, n: u32) -> Result<(), u32> {
+        (self.finish)(n)
+    }
+
+    /// The address `local_addr` of this PE's symmetric heap as PE `pe` has
+    /// it, like the device's `ctx.peer(ptr, pe)`: every PE's heap has the
+    /// same layout, so the address is translated by the heap bases. On the
+    /// emulator the result is a host address a body may dereference (in its
+    /// own `unsafe`, with the graph's edges ordering the accesses).
+    ///
+    /// # Panics
+    /// If `pe` is not a PE of the run.
+    pub fn peer_addr(&self, local_addr: u64, pe: u32) -> u64 {
+        let bases = self.heaps;
+        let base = |q: u32| {
+            *bases
+                .get(q as usize)
+                .unwrap_or_else(|| panic!("PE {q} is not a PE of the run ({} PEs)", bases.len()))
+        };
+        base(pe).wrapping_add(local_addr.wrapping_sub(base(self.pe)))
     }
 }
 

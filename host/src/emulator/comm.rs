@@ -1,0 +1,123 @@
+//! Comm blocks: one polling loop that runs, in this order of preference,
+//! the next instance of the block's pinned comm list when its predecessors
+//! are done, an instance from the comm ring, or relays of changed proxies
+//! to their dynamic successors. Comm block 0 also publishes progress,
+//! detects an early stop and is its PE's stall watchdog.
+
+use std::time::{Duration, Instant};
+
+use autarky_shared::{ErrorCode, Role, Status, WaitKind, TASK_NONE};
+
+use super::body::run_instance;
+use super::compute::push;
+use super::shared::Run;
+use super::sync::Ordering;
+use super::wait::{back_off, CHECK_EVERY};
+
+/// How often comm block 0 publishes progress and looks for an early stop
+/// and a stall.
+const COMM_PERIOD: Duration = Duration::from_micros(200);
+
+/// Comm block `block` of PE `pe`.
+pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
+    let p = &run.pes[pe as usize];
+    let states = &run.states[pe as usize];
+    let l = p.lowered;
+    let list = l.pinned_comm(block);
+    let publisher = block == 0;
+    // Pinned cursor: list index, instance.
+    let (mut k, mut n) = (0usize, 0u32);
+    // Last relayed value of every proxy of this block's share.
+    let mut seen = vec![0u32; l.num_proxies as usize];
+    let mut claims = Vec::new();
+    let mut idle = 0u32;
+    let mut last_look = Instant::now();
+    let mut watch = (p.completed_total(), Instant::now());
+    loop {
+        if run.aborted() {
+            break;
+        }
+        claims.clear();
+        let mut worked = false;
+        if !list.is_empty() && n < states.limit() {
+            let t = list[k];
+            // The limit is read again after the acquire (as in the pinned
+            // compute loop).
+            if states.preds_done_now(l, t, n) && n < states.limit() {
+                if !run_instance(run, pe, block, t, n) {
+                    break;
+                }
+                states.complete_pinned(l, t, n, &run.states, &mut claims);
+                p.blocks[block as usize].count();
+                k += 1;
+                if k == list.len() {
+                    k = 0;
+                    n += 1;
+                }
+                worked = true;
+            }
+        }
+        if !worked {
+            if let Some((t, i)) = p.comm_queue.try_pop() {
+                if !run_instance(run, pe, block, t, i) {
+                    break;
+                }
+                states.complete_serial(l, t, i, &run.states, &mut claims);
+                p.blocks[block as usize].count();
+                worked = true;
+            }
+        }
+        if !worked {
+            worked = states.relay(l, block, p.comm_blocks, &mut seen, &mut claims);
+        }
+        // Nothing is kept: every claimed instance goes to its ring.
+        if !claims.iter().all(|&(t, i)| push(run, pe, block, t, i)) {
+            break;
+        }
+        if worked {
+            idle = 0;
+            continue;
+        }
+        idle = idle.saturating_add(1);
+        if idle % 64 == 0 && states.is_finished() {
+            break;
+        }
+        if publisher && (idle % CHECK_EVERY == 0 || idle > 4096) {
+            let now = Instant::now();
+            if now.duration_since(last_look) >= COMM_PERIOD {
+                last_look = now;
+                let total = p.completed_total();
+                // Relaxed: the host reads it as a progress indicator only.
+                p.progress.store(total, Ordering::Relaxed);
+                states.detect_stop();
+                // Stall watchdog (re-armed by progress anywhere on the PE):
+                // catches bodies that never return; waiters, which know what
+                // they wait for, normally report first.
+                if total != watch.0 {
+                    watch = (total, now);
+                } else if now.duration_since(watch.1) >= 2 * run.timeout && !states.is_finished() {
+                    run.fail(
+                        pe,
+                        Status {
+                            error_code: ErrorCode::Timeout as u32,
+                            block,
+                            role: Role::Comm as u32,
+                            task: TASK_NONE,
+                            iteration: 0,
+                            wait_kind: WaitKind::Progress as u32,
+                            wait_index: pe,
+                            seen: total,
+                            wanted: total + 1,
+                            ..Status::default()
+                        },
+                    );
+                    break;
+                }
+            }
+        }
+        back_off(idle);
+    }
+    if publisher {
+        p.progress.store(p.completed_total(), Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,136 @@
+//! Compute blocks: dynamic workers (pop or keep an instance, run it,
+//! complete it, keep the first compute instance it claimed, push the rest)
+//! and pinned workers (run their slot's list in order, instance after
+//! instance, polling each instance's predecessors).
+
+use autarky_shared::{WaitKind, TASK_NONE};
+
+use super::body::run_instance;
+use super::shared::Run;
+use super::wait::Waiter;
+
+/// Pushes a claimed instance to its ring: comm tasks to the comm ring
+/// (only comm workers run them), compute tasks to the compute ring.
+/// Returns false when the push was abandoned (abort).
+pub(crate) fn push(run: &Run<'_>, pe: u32, block: u32, task: u32, iteration: u32) -> bool {
+    let p = &run.pes[pe as usize];
+    let q = if p.lowered.is_comm(task) {
+        &p.comm_queue
+    } else {
+        &p.queue
+    };
+    let mut w = Waiter::new(run, pe, block, false);
+    match q.push(task, iteration, |s| w.queue_poll(s, task, iteration)) {
+        Ok(()) => {
+            w.done();
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// A dynamic compute block of PE `pe`: pop (or keep) an instance, run it,
+/// complete it, keep the first compute instance the completion claimed and
+/// push the rest.
+pub(crate) fn dynamic(run: &Run<'_>, pe: u32, block: u32) {
+    let p = &run.pes[pe as usize];
+    let states = &run.states[pe as usize];
+    let mut next: Option<(u32, u32)> = None;
+    let mut claims = Vec::new();
+    loop {
+        let (task, iteration) = match next.take() {
+            Some(x) => x,
+            None => {
+                let mut w = Waiter::new(run, pe, block, true);
+                match p.queue.pop(|q| w.queue_poll(q, TASK_NONE, 0)) {
+                    Some(x) => {
+                        w.done();
+                        x
+                    }
+                    None => return,
+                }
+            }
+        };
+        if run.aborted() || !run_instance(run, pe, block, task, iteration) {
+            return;
+        }
+        claims.clear();
+        states.complete(p.lowered, task, iteration, &run.states, &mut claims);
+        p.blocks[block as usize].count();
+        // Keep one: run the first claimed compute instance ourselves (no
+        // hand-off through the ring on the dependency chain), push the rest;
+        // comm instances always go to the comm ring.
+        for &(t, i) in &claims {
+            if next.is_none() && !p.lowered.is_comm(t) {
+                next = Some((t, i));
+            } else if !push(run, pe, block, t, i) {
+                return;
+            }
+        }
+    }
+}
+
+/// A pinned compute block of PE `pe`, running compute slot `slot`'s list in
+/// order, instance after instance, until the limit, an abort or a failure.
+/// Dynamic successors its completions claim are pushed, never kept.
+pub(crate) fn pinned(run: &Run<'_>, pe: u32, block: u32, slot: u32) {
+    let p = &run.pes[pe as usize];
+    let list = p.lowered.pinned_compute(slot);
+    run_pinned_list(run, pe, block, list);
+}
+
+/// The pinned loop over `list` (compute blocks; comm blocks interleave
+/// their list with other duties in `comm::worker`).
+fn run_pinned_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
+    let p = &run.pes[pe as usize];
+    let states = &run.states[pe as usize];
+    let l = p.lowered;
+    let mut claims = Vec::new();
+    if list.is_empty() {
+        return;
+    }
+    for n in 0.. {
+        for &t in list {
+            if n >= states.limit() {
+                return;
+            }
+            if !states.preds_done_now(l, t, n) {
+                let mut w = Waiter::new(run, pe, block, false);
+                loop {
+                    if states.preds_done_now(l, t, n) {
+                        w.done();
+                        break;
+                    }
+                    // A stopping task that gates this one lowers the limit
+                    // before it publishes; one that does not gate it may
+                    // lower it while we wait: leave then.
+                    if n >= states.limit() {
+                        w.done();
+                        return;
+                    }
+                    if w.poll(WaitKind::Predecessors, t, 0, n as u64, t, n)
+                        .is_break()
+                    {
+                        return;
+                    }
+                }
+            }
+            // The limit is read again after the acquire: a stopping task
+            // that gates this one lowered it before publishing.
+            if n >= states.limit() || run.aborted() {
+                return;
+            }
+            if !run_instance(run, pe, block, t, n) {
+                return;
+            }
+            claims.clear();
+            states.complete_pinned(l, t, n, &run.states, &mut claims);
+            p.blocks[block as usize].count();
+            for &(s, i) in &claims {
+                if !push(run, pe, block, s, i) {
+                    return;
+                }
+            }
+        }
+    }
+}
