@@ -207,13 +207,13 @@ impl Graph {
         let mut members: Vec<Vec<u32>> = vec![Vec::new(); num_pes as usize];
         let mut first_comm = vec![0u32; num_pes as usize];
         for comm in [false, true] {
-            for g in 0..n {
+            for (g, slot) in local.iter_mut().enumerate() {
                 if is_comm(g) == comm {
                     let pe = self.tasks[g].pe;
                     if !comm {
                         first_comm[pe as usize] += 1;
                     }
-                    local[g] = (pe, members[pe as usize].len() as u32);
+                    *slot = (pe, members[pe as usize].len() as u32);
                     members[pe as usize].push(g as u32);
                 }
             }

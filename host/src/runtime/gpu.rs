@@ -87,7 +87,8 @@ impl Gpu {
         if let Some(l) = self.loaded.lock().get(&key) {
             return Ok(l.clone());
         }
-        let cubin = source::compile_for(kinds, self.cfg.threads, self.ctx.props.arch(), self.cfg.pes)?;
+        let cubin =
+            source::compile_for(kinds, self.cfg.threads, self.ctx.props.arch(), self.cfg.pes)?;
         let module = Module::load(&self.ctx, &cubin)?;
         let kernel = module.function(source::MEGAKERNEL_NAME)?;
         let occupancy = kernel.occupancy(self.cfg.threads, 0)?;

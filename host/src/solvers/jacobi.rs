@@ -234,13 +234,13 @@ impl TileGrid {
     /// Tiles whose box intersects `b` (padded coordinates).
     fn intersecting(&self, b: &Box3) -> Vec<usize> {
         let mut range = [(0usize, 0usize); 3];
-        for a in 0..3 {
+        for (a, r) in range.iter_mut().enumerate() {
             let lo = b.lo[a].max(self.interior.lo[a]);
             let hi = b.hi[a].min(self.interior.hi[a]);
             if lo >= hi {
                 return Vec::new();
             }
-            range[a] = (
+            *r = (
                 (lo - self.interior.lo[a]) / self.shape[a],
                 (hi - 1 - self.interior.lo[a]) / self.shape[a] + 1,
             );
@@ -689,7 +689,7 @@ fn plan_order(plan: &halo::Plan) -> Vec<usize> {
 fn default_tile(ext: [usize; 3], blocks: usize) -> [usize; 3] {
     let cells: usize = ext.iter().product();
     let target = (cells / (4 * blocks.max(1))).clamp(1024, 64 * 1024);
-    let tx = ext[2].min(1024).max(1);
+    let tx = ext[2].clamp(1, 1024);
     let rows = (target / tx).max(1);
     if ext[0] == 1 {
         [1, rows.min(ext[1]), tx]
