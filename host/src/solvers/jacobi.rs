@@ -303,15 +303,22 @@ fn invalid(msg: impl Into<String>) -> Error {
 /// The kinds of the Jacobi graph, in registration order.
 fn kinds() -> Vec<TaskKind> {
     vec![
-        TaskKind::new("jacobi_tile", KERNELS).args::<TileArgs>(),
-        TaskKind::new("jacobi_pulse", "").args::<PulseArgs>().comm(),
+        TaskKind::new("jacobi_tile", KERNELS)
+            .args::<TileArgs>()
+            .with_cpu(cpu::tile),
+        TaskKind::new("jacobi_pulse", "")
+            .args::<PulseArgs>()
+            .comm()
+            .with_cpu(cpu::pulse),
         TaskKind::new("jacobi_check_local", "")
             .args::<CheckArgs>()
-            .comm(),
+            .comm()
+            .with_cpu(cpu::check_local),
         TaskKind::new("jacobi_check_global", "")
             .args::<CheckArgs>()
             .comm()
-            .may_finish_early(),
+            .may_finish_early()
+            .with_cpu(cpu::check_global),
     ]
 }
 
@@ -750,3 +757,216 @@ fn initial_array(
 pub fn solve(rt: &Runtime, cfg: JacobiConfig) -> Result<JacobiRun> {
     JacobiSolver::new(rt, cfg)?.run()
 }
+
+/// Emulator bodies of the Jacobi kinds: the same arithmetic as
+/// `jacobi_kernels.cu`, on the emulator's host-memory symmetric heaps.
+///
+/// Every access goes through raw pointers into the symmetric heap. SAFETY
+/// (for every `unsafe` below): 1. the addresses come from the solver's own
+/// arguments, built from `SymBuffer::addr` of buffers sized for every index
+/// used (the padded layouts, `4 × tiles` partials, `4 × pes` slots, the
+/// norms), and the heaps outlive the run; 2. the graph's edges order every
+/// write before every read or overwrite of the same cells (module docs:
+/// tiles after their neighbours' previous instance, pulses after the tiles
+/// they read and before the tiles that read their ghosts, the WAR edges,
+/// the check's slot indexing), so no two bodies touch the same cell
+/// concurrently unless both only read it.
+mod cpu {
+    use super::{CheckArgs, PulseArgs, TileArgs};
+    use crate::graph::CpuCtx;
+
+    fn is_check(n: u32, every: u32, iterations: u32) -> bool {
+        every != 0 && ((n + 1) % every == 0 || n + 1 == iterations)
+    }
+
+    trait Real:
+        Copy
+        + std::ops::Add<Output = Self>
+        + std::ops::Mul<Output = Self>
+        + std::ops::Div<Output = Self>
+    {
+        fn c(v: f64) -> Self;
+        fn f(self) -> f64;
+    }
+    impl Real for f32 {
+        fn c(v: f64) -> f32 {
+            v as f32
+        }
+        fn f(self) -> f64 {
+            self as f64
+        }
+    }
+    impl Real for f64 {
+        fn c(v: f64) -> f64 {
+            v
+        }
+        fn f(self) -> f64 {
+            self
+        }
+    }
+
+    /// The stencil at flat index `i` (same association order as the CUDA code).
+    ///
+    /// # Safety
+    /// Every neighbour of `i` within the stencil is inside the buffer `p`.
+    unsafe fn stencil<T: Real>(p: *const T, i: isize, sy: isize, sz: isize, kind: u32) -> T {
+        // SAFETY: the caller guarantees every offset used is in bounds.
+        let r = |o: isize| unsafe { *p.offset(i + o) };
+        match kind {
+            5 => T::c(0.25) * ((r(-sy) + r(sy)) + (r(-1) + r(1))),
+            9 => {
+                let faces = (r(-sy) + r(sy)) + (r(-1) + r(1));
+                let diag = (r(-sy - 1) + r(-sy + 1)) + (r(sy - 1) + r(sy + 1));
+                (T::c(4.0) * faces + diag) / T::c(20.0)
+            }
+            7 => ((r(-sz) + r(sz)) + (r(-sy) + r(sy)) + (r(-1) + r(1))) / T::c(6.0),
+            _ => {
+                let faces = (r(-sz) + r(sz)) + (r(-sy) + r(sy)) + (r(-1) + r(1));
+                let mut edges = T::c(0.0);
+                let mut corners = T::c(0.0);
+                for dz in [-sz, sz] {
+                    edges = edges + ((r(dz - sy) + r(dz + sy)) + (r(dz - 1) + r(dz + 1)));
+                }
+                edges = edges + ((r(-sy - 1) + r(-sy + 1)) + (r(sy - 1) + r(sy + 1)));
+                for dz in [-sz, sz] {
+                    corners = corners
+                        + ((r(dz - sy - 1) + r(dz - sy + 1)) + (r(dz + sy - 1) + r(dz + sy + 1)));
+                }
+                (T::c(4.0) * faces + T::c(2.0) * edges + corners) / T::c(56.0)
+            }
+        }
+    }
+
+    fn tile_t<T: Real>(ctx: &CpuCtx<'_>, a: &TileArgs) {
+        let n = ctx.iteration;
+        let base = a.a as *mut T;
+        // SAFETY: see the module docs (buffers of `2 × len` elements).
+        let (inp, out) = unsafe {
+            (
+                base.add((n % 2) as usize * a.len as usize),
+                base.add(((n + 1) % 2) as usize * a.len as usize),
+            )
+        };
+        let check = is_check(n, a.check_every, a.iterations);
+        let (sy, sz) = (a.sy as isize, a.sz as isize);
+        let mut acc = 0.0f64;
+        for z in a.lo[0]..a.hi[0] {
+            for y in a.lo[1]..a.hi[1] {
+                for x in a.lo[2]..a.hi[2] {
+                    let i = z as isize * sz + y as isize * sy + x as isize;
+                    // SAFETY: the tile lies in the interior, so every stencil
+                    // neighbour is in the padded array (module docs).
+                    unsafe {
+                        let v = stencil::<T>(inp, i, sy, sz, a.stencil);
+                        if check {
+                            let d = v.f() - (*inp.offset(i)).f();
+                            acc += d * d;
+                        }
+                        *out.offset(i) = v;
+                    }
+                }
+            }
+        }
+        if check {
+            // SAFETY: partials holds 4 × tiles doubles (module docs).
+            unsafe {
+                *(a.partials as *mut f64)
+                    .add((n % 4) as usize * a.tiles as usize + a.tile as usize) = acc
+            };
+        }
+    }
+
+    pub(super) fn tile(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: TileArgs = ctx.args();
+        if a.f64 != 0 {
+            tile_t::<f64>(ctx, &a)
+        } else {
+            tile_t::<f32>(ctx, &a)
+        }
+        Ok(())
+    }
+
+    fn pulse_t<T: Copy>(ctx: &CpuCtx<'_>, a: &PulseArgs) {
+        let par = ((ctx.iteration + 1) % 2) as usize * a.len as usize;
+        let src = a.a as *const T;
+        let dst = ctx.peer_addr(a.a, a.to_pe) as *mut T;
+        for z in 0..a.shape[0] {
+            for y in 0..a.shape[1] {
+                for x in 0..a.shape[2] {
+                    let si = (a.lo[0] + z) as usize * a.sz as usize
+                        + (a.lo[1] + y) as usize * a.sy as usize
+                        + (a.lo[2] + x) as usize;
+                    let di = (a.rlo[0] + z) as usize * a.rsz as usize
+                        + (a.rlo[1] + y) as usize * a.rsy as usize
+                        + (a.rlo[2] + x) as usize;
+                    // SAFETY: both boxes lie in their PE's padded array of
+                    // buffer `par` (module docs).
+                    unsafe { *dst.add(par + di) = *src.add(par + si) };
+                }
+            }
+        }
+    }
+
+    pub(super) fn pulse(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: PulseArgs = ctx.args();
+        if a.f64 != 0 {
+            pulse_t::<f64>(ctx, &a)
+        } else {
+            pulse_t::<f32>(ctx, &a)
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_local(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: CheckArgs = ctx.args();
+        let n = ctx.iteration;
+        if !is_check(n, a.check_every, a.iterations) {
+            return Ok(());
+        }
+        let part = a.partials as *const f64;
+        let mut s = 0.0;
+        for t in 0..a.tiles as usize {
+            // SAFETY: module docs (partials of this PE).
+            s += unsafe { *part.add((n % 4) as usize * a.tiles as usize + t) };
+        }
+        for pe in 0..a.pes {
+            let slots = ctx.peer_addr(a.slots, pe) as *mut f64;
+            // SAFETY: module docs (every PE's slot array, 4 × pes doubles).
+            unsafe { *slots.add((n % 4) as usize * a.pes as usize + ctx.pe as usize) = s };
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_global(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: CheckArgs = ctx.args();
+        let n = ctx.iteration;
+        if !is_check(n, a.check_every, a.iterations) {
+            return Ok(());
+        }
+        let slots = a.slots as *const f64;
+        let mut s = 0.0;
+        for pe in 0..a.pes as usize {
+            // SAFETY: module docs.
+            s += unsafe { *slots.add((n % 4) as usize * a.pes as usize + pe) };
+        }
+        let norm = s.sqrt();
+        // SAFETY: module docs (norms of this PE, one per check).
+        unsafe { *(a.norms as *mut f64).add((n / a.check_every) as usize) = norm };
+        if a.flags & 2 != 0 && !norm.is_finite() {
+            // The emulator's NonFinite: a failing body (the device records
+            // Error::NonFinite with the iteration as the index).
+            return Err(NON_FINITE);
+        }
+        if a.flags & 1 != 0 && norm <= a.tol {
+            ctx.finish_at(n + a.stop_slack)?;
+        }
+        Ok(())
+    }
+
+    /// Failure code of a non-finite norm on the emulator.
+    pub(super) const NON_FINITE: u32 = 0x4E614E;
+}
+
+/// The code a Jacobi run fails with on the emulator when a checked norm is
+/// not finite (the GPU reports [`Error::NonFinite`] instead).
+pub const NON_FINITE_CODE: u32 = cpu::NON_FINITE;

@@ -1,0 +1,156 @@
+//! Jacobi on the CPU emulator (CI): the same task graph as on the GPU —
+//! pinned tiles, halo pulses on comm workers, the in-kernel check — against
+//! the f64 reference, bitwise identical over PE counts and decompositions.
+
+use std::time::Duration;
+
+use autarky::solvers::jacobi::{
+    JacobiConfig, JacobiSolver, Precision, NON_FINITE_CODE, STOP_SLACK,
+};
+use autarky::solvers::jacobi_ref::{reference, Boundary, JacobiProblem, Stencil};
+use autarky::{Error, Runtime};
+
+fn rt(pes: u32) -> Runtime {
+    Runtime::builder()
+        .emulator(2)
+        .pes(pes)
+        .comm_blocks(2)
+        .symmetric_heap_bytes(8 << 20)
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+fn problem(dims: [usize; 3], stencil: Stencil, boundary: [Boundary; 3]) -> JacobiProblem {
+    JacobiProblem::new(dims, stencil)
+        .with_boundary(boundary)
+        .with_init(|z, y, x| ((x * 7 + y * 13 + z * 5) % 17) as f64 / 17.0)
+        .with_dirichlet(|z, y, x| 1.0 + 0.01 * x as f64 - 0.02 * y as f64 + 0.005 * z as f64)
+}
+
+const D: Boundary = Boundary::Dirichlet;
+const P: Boundary = Boundary::Periodic;
+
+fn max_abs(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn emulated_jacobi_matches_the_reference_for_every_stencil() {
+    let cases = [
+        ([1, 19, 23], Stencil::FivePoint, [D, D, D]),
+        ([1, 16, 14], Stencil::NinePoint, [P, D, P]),
+        ([6, 7, 9], Stencil::SevenPoint, [D, P, D]),
+        ([6, 6, 5], Stencil::TwentySevenPoint, [P, P, P]),
+    ];
+    for pes in [1, 4] {
+        let rt = rt(pes);
+        for (dims, stencil, bc) in cases {
+            let prob = problem(dims, stencil, bc);
+            let want = reference(&prob, 12).unwrap().field;
+            for (precision, tol) in [(Precision::F32, 1e-5), (Precision::F64, 1e-13)] {
+                let mut cfg = JacobiConfig::new(prob.clone(), 12);
+                cfg.precision = precision;
+                cfg.tile = Some([2, 3, 5]);
+                let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
+                let err = max_abs(&run.field, &want);
+                assert!(
+                    err <= tol,
+                    "{stencil:?} {precision:?} on {pes} PEs: max error {err:e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn emulated_jacobi_is_bitwise_identical_over_pe_counts_and_decompositions() {
+    let cases = [
+        ([1, 18, 20], Stencil::NinePoint, [D, P, D]),
+        ([6, 8, 6], Stencil::TwentySevenPoint, [P, D, P]),
+    ];
+    for (dims, stencil, bc) in cases {
+        let mut fields = Vec::new();
+        for (pes, grid) in [
+            (1, [1, 1, 1]),
+            (2, [1, 2, 1]),
+            (2, [1, 1, 2]),
+            (4, [1, 2, 2]),
+        ]
+        .into_iter()
+        .chain(if stencil.is_2d() {
+            None
+        } else {
+            Some((4, [2, 2, 1]))
+        }) {
+            let mut cfg = JacobiConfig::new(problem(dims, stencil, bc), 9);
+            cfg.pe_grid = Some(grid);
+            cfg.tile = Some([2, 4, 4]);
+            fields.push(
+                JacobiSolver::new(&rt(pes), cfg)
+                    .unwrap()
+                    .run()
+                    .unwrap()
+                    .field,
+            );
+        }
+        for (k, f) in fields.iter().enumerate().skip(1) {
+            let diff = f
+                .iter()
+                .zip(&fields[0])
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            assert_eq!(
+                diff, 0,
+                "{stencil:?}: decomposition #{k} differs in {diff} cells"
+            );
+        }
+    }
+}
+
+#[test]
+fn emulated_convergence_stops_every_pe_at_the_same_iteration() {
+    let prob = problem([1, 12, 12], Stencil::FivePoint, [D, D, D]);
+    let mut stops = Vec::new();
+    for pes in [1, 2, 4] {
+        let mut cfg = JacobiConfig::new(prob.clone(), 10_000);
+        cfg.precision = Precision::F64;
+        cfg.check_every = 5;
+        cfg.tol = Some(1e-3);
+        let run = JacobiSolver::new(&rt(pes), cfg).unwrap().run().unwrap();
+        let c = run.converged_at.expect("converges");
+        assert_eq!(run.iterations, c + STOP_SLACK);
+        let want = reference(&prob, run.iterations as usize).unwrap().field;
+        assert!(max_abs(&run.field, &want) < 1e-12);
+        stops.push(run.iterations);
+    }
+    assert!(stops.windows(2).all(|w| w[0] == w[1]), "{stops:?}");
+}
+
+#[test]
+fn emulated_nan_fails_the_run_at_the_first_check() {
+    let prob = JacobiProblem::new([1, 10, 10], Stencil::FivePoint).with_init(|_, y, x| {
+        if (y, x) == (7, 2) {
+            f64::NAN
+        } else {
+            0.0
+        }
+    });
+    let mut cfg = JacobiConfig::new(prob, 30);
+    cfg.check_every = 3;
+    match JacobiSolver::new(&rt(2), cfg).unwrap().run() {
+        Err(Error::TaskFailed {
+            code,
+            iteration,
+            task,
+            ..
+        }) => {
+            assert_eq!((code, iteration), (NON_FINITE_CODE as u64, 2));
+            assert!(task.contains("check (global norm)"), "{task}");
+        }
+        other => panic!("expected TaskFailed with the non-finite code, got {other:?}"),
+    }
+}
