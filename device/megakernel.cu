@@ -50,6 +50,7 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS)
     // The scheduler's shared state: one object, live for the whole kernel
     // (see BlockShared).
     __shared__ BlockShared sh;
+    __shared__ PinnedCache pinned_cache;
     const bool comm = block < p.comm_blocks;
     const Who w{&p, block, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
     if (comm) {
@@ -58,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS)
         const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
         const uint32_t s = block - p.comm_blocks;
         const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;
-        pinned_loop(w, sh, pin + slots + 1 + pin[s], pin[s + 1] - pin[s]);
+        pinned_loop(w, sh, pinned_cache, pin + slots + 1 + pin[s], pin[s + 1] - pin[s]);
     } else {
         compute_loop(w, sh);
     }

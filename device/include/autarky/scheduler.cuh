@@ -97,7 +97,7 @@ __device__ __forceinline__ uint32_t load_done(const RunParams& p, uint32_t t) {
 // Pushes instance (task, iteration). Returns false if the run was aborted
 // while waiting for the slot (the slot's previous popper is mid-read).
 // Comm tasks go to the comm ring, compute tasks to the compute ring.
-__device__ inline bool queue_push(const Who& w, uint32_t task, uint32_t iteration) {
+__device__ __forceinline__ bool queue_push(const Who& w, uint32_t task, uint32_t iteration) {
     const RunParams& p = *w.p;
     const bool comm = is_comm_task(p, task);
     QueueCtl* q = reinterpret_cast<QueueCtl*>(comm ? p.comm_queue : p.queue);
@@ -137,7 +137,7 @@ __device__ inline bool comm_try_pop(const RunParams& p, uint32_t* task, uint32_t
 }
 
 // Pops one instance. Ready: *task/*iteration are set. Stop: the run finished.
-__device__ inline WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* iteration) {
+__device__ __forceinline__ WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* iteration) {
     const RunParams& p = *w.p;
     QueueCtl* q = reinterpret_cast<QueueCtl*>(p.queue);
     const uint32_t k = atom_add_relaxed_gpu_u32(&q->head, 1);
@@ -227,7 +227,7 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
 // claim it and push it. Used for comm-task completions, pinned tasks'
 // dynamic successors and proxy relays (nobody there keeps instances).
 // Returns false if a push was aborted.
-__device__ inline bool try_claim_next(const Who& w, uint32_t s, uint32_t limit) {
+__device__ __noinline__ bool try_claim_next(const Who& w, uint32_t s, uint32_t limit) {
     const RunParams& p = *w.p;
     const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[s]);
     const uint32_t n = state_done(word);
@@ -268,7 +268,7 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
 // threadIdx.x < succ_count). `completed` is thread 0's instance count. On
 // return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
 // one). Returns false if the block must leave (abort during a push).
-__device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
+__device__ __forceinline__ bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
                                 uint32_t* failed, const Edge& edge, LoopClock& clock) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
@@ -383,7 +383,7 @@ __device__ inline bool complete(const Who& w, const TaskDesc& d, uint32_t t, uin
 // the memory fence only a quarter of the time). `edge` is successor entry 0
 // (prefetched). Sets *next_task/*next_iter to the instance to run next
 // (NONE: pop one). Returns false if a push was aborted.
-__device__ inline bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
+__device__ __forceinline__ bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
                                      LoopClock& clock, uint32_t* next_task, uint32_t* next_iter) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
@@ -480,7 +480,7 @@ struct alignas(16) BlockShared {
 
 // Compute blocks: pop (or keep) an instance, run it with every thread,
 // complete it; leave when the run finished or was aborted.
-__device__ inline void compute_loop(const Who& w, BlockShared& sh) {
+__device__ __forceinline__ void compute_loop(const Who& w, BlockShared& sh) {
     const RunParams& p = *w.p;
     uint32_t& sh_task = sh.task;
     uint32_t& sh_iter = sh.iter;
@@ -584,31 +584,70 @@ __device__ inline void compute_loop(const Who& w, BlockShared& sh) {
 
 // ---- pinned tasks and comm blocks ------------------------------------------
 
-// Are instance n's predecessors done now? One relaxed poll of each (they
-// can be issued back to back); when all are done, an acquire fence (system
-// scope if a proxy is among them) makes their data visible. Thread 0.
-__device__ inline bool preds_done_now(const RunParams& p, const TaskDesc& d, uint32_t n) {
-    const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+// Are instance n's predecessors done now? One relaxed poll of each, issued
+// eight at a time before any is tested (so they overlap instead of forming
+// a chain of L2 round trips); when all are done, an acquire fence (system
+// scope if a proxy is among them) makes their data visible. `get(k, task,
+// distance)` gives predecessor k. Thread 0.
+template <class GetPred>
+__device__ __forceinline__ bool preds_done_batch(const RunParams& p, uint32_t count, uint32_t n, GetPred get) {
     bool remote = false;
-    for (uint32_t k = 0; k < d.pred_count; ++k) {
-        const Edge e = preds[k];
-        if (n + 1 <= e.distance) continue;
-        const bool proxy = is_proxy(p, e.task);
-        remote |= proxy;
-        const uint64_t word =
-            proxy ? ld_relaxed_sys_u64(&state_of(p)[e.task]) : ld_relaxed_gpu_u64(&state_of(p)[e.task]);
-        if (!geq_u32(state_done(word), n + 1 - e.distance)) return false;
+    for (uint32_t k0 = 0; k0 < count; k0 += 8) {
+        uint64_t words[8];
+        uint32_t need[8];
+#pragma unroll
+        for (uint32_t j = 0; j < 8; ++j) {
+            words[j] = 0;
+            need[j] = 0;
+            const uint32_t k = k0 + j;
+            if (k < count) {
+                uint32_t task, distance;
+                get(k, task, distance);
+                if (n + 1 > distance) {
+                    need[j] = n + 1 - distance;
+                    const bool proxy = is_proxy(p, task);
+                    remote |= proxy;
+                    words[j] = proxy ? ld_relaxed_sys_u64(&state_of(p)[task]) : ld_relaxed_gpu_u64(&state_of(p)[task]);
+                }
+            }
+        }
+#pragma unroll
+        for (uint32_t j = 0; j < 8; ++j)
+            if (!geq_u32(state_done(words[j]), need[j])) return false;
     }
     if (remote) fence_acq_rel_sys();
     else fence_acq_rel_gpu();
     return true;
 }
 
+__device__ __forceinline__ bool preds_done_now(const RunParams& p, const TaskDesc& d, uint32_t n) {
+    const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+    return preds_done_batch(p, d.pred_count, n, [&](uint32_t k, uint32_t& task, uint32_t& distance) {
+        const Edge e = preds[k];
+        task = e.task;
+        distance = e.distance;
+    });
+}
+
+// A pinned block's list, cached in shared memory when it is short (read-only
+// tables: loaded once, so an instance's descriptor and predecessor list cost
+// no L2 round trips after every acquire fence has invalidated L1).
+constexpr uint32_t PIN_CACHE_TASKS = 8;
+constexpr uint32_t PIN_CACHE_PREDS = 64;
+struct PinnedCache {
+    TaskDesc desc[PIN_CACHE_TASKS];
+    uint32_t pred_off[PIN_CACHE_TASKS + 1];
+    uint32_t pred_task[PIN_CACHE_PREDS];
+    uint32_t pred_distance[PIN_CACHE_PREDS];
+    uint32_t cached;  // the whole list fits
+    uint32_t _pad[2];
+};
+
 // Completes instance n of pinned task t (thread 0): remote signals, the
 // release publish, and — only when t has dynamic successors — the fence and
 // their re-checks (pushed, never kept: this block runs its list only).
 // Returns false when the block must leave (abort).
-__device__ inline bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
+__device__ __forceinline__ bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
     const RunParams& p = *w.p;
     publish_remote(p, d, n);
     // Release: the body's writes (bar.sync before this) are visible to
@@ -629,7 +668,7 @@ __device__ inline bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t
 
 // Completes instance i of a dynamic comm task (thread 0): like
 // complete_pinned, plus the task's own next instance; nothing is kept.
-__device__ inline bool complete_serial(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
+__device__ __noinline__ bool complete_serial(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
     const RunParams& p = *w.p;
     publish_remote(p, d, i);
     st_release_gpu_u64(&state_of(p)[t], state_word(i + 1, i + 1));
@@ -661,24 +700,56 @@ __device__ __forceinline__ bool run_body(const Who& w, BlockShared& sh) {
 
 // A pinned compute block: runs its list in order, instance after instance,
 // until the limit, an abort or a failure.
-__device__ inline void pinned_loop(const Who& w, BlockShared& sh, const uint32_t* list, uint32_t len) {
+__device__ __forceinline__ void pinned_loop(const Who& w, BlockShared& sh, PinnedCache& pc, const uint32_t* list,
+                                            uint32_t len) {
     const RunParams& p = *w.p;
     LoopClock clock;
-    if (threadIdx.x == 0) sh.failed = 0;
-    bool go = len > 0;
-    for (uint32_t n = 0; go; ++n) {
+    if (threadIdx.x == 0) {
+        sh.failed = 0;
+        // Fill the cache when the list fits (thread 0; read-only tables).
+        uint32_t preds = 0;
+        bool fits = len <= PIN_CACHE_TASKS;
+        for (uint32_t k = 0; fits && k < len; ++k) {
+            const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[list[k]];
+            pc.desc[k] = d;
+            pc.pred_off[k] = preds;
+            if (preds + d.pred_count > PIN_CACHE_PREDS) {
+                fits = false;
+                break;
+            }
+            const Edge* e = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+            for (uint32_t j = 0; j < d.pred_count; ++j) {
+                pc.pred_task[preds + j] = e[j].task;
+                pc.pred_distance[preds + j] = e[j].distance;
+            }
+            preds += d.pred_count;
+        }
+        pc.pred_off[fits ? len : 0] = preds;
+        pc.cached = fits;
+    }
+    bool stop = len == 0;  // thread 0: leave at the next loop top
+    for (uint32_t n = 0;; ++n) {
         for (uint32_t k = 0; k < len; ++k) {
             if (threadIdx.x == 0) {
                 const uint32_t t = list[k];
-                const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
+                const bool cached = pc.cached;
+                const TaskDesc d = cached ? pc.desc[k] : reinterpret_cast<const TaskDesc*>(p.tasks)[t];
+                const uint32_t off = cached ? pc.pred_off[k] : 0;
+                auto ready = [&]() -> bool {
+                    if (!cached) return preds_done_now(p, d, n);
+                    return preds_done_batch(p, d.pred_count, n, [&](uint32_t j, uint32_t& task, uint32_t& dist) {
+                        task = pc.pred_task[off + j];
+                        dist = pc.pred_distance[off + j];
+                    });
+                };
                 uint32_t run = 0;
-                if (n < run_limit(p)) {
+                if (!stop && n < run_limit(p)) {
                     WaitResult r = WaitResult::Ready;
-                    if (!preds_done_now(p, d, n)) {
+                    if (!ready()) {
                         WaitSite site{WaitKind::Predecessors, t, n, t, n};
                         r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
                             seen = 0;
-                            if (preds_done_now(p, d, n)) return 1u;
+                            if (ready()) return 1u;
                             return (polls % 64 == 0 && n >= run_limit(p)) ? 2u : 0u;
                         });
                     }
@@ -694,29 +765,20 @@ __device__ inline void pinned_loop(const Who& w, BlockShared& sh, const uint32_t
             // Publish: sh.run/task/iter/desc and the predecessors' data
             // (thread 0's acquire) to the block.
             __syncthreads();
-            if (!sh.run) {
-                go = false;
-                break;
-            }
-            if (!run_body(w, sh)) {
-                go = false;
-                break;
-            }
-            if (threadIdx.x == 0 && !complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) sh.run = 0;
-            // Publish: sh.run (abort seen by thread 0) to the block.
-            __syncthreads();
-            if (!sh.run) {
-                go = false;
-                break;
-            }
+            if (!sh.run || !run_body(w, sh)) goto out;
+            // run_body's barrier published the body's writes; thread 0
+            // publishes done and, on abort, stops at the next loop top (no
+            // third barrier per instance).
+            if (threadIdx.x == 0 && !complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) stop = true;
         }
     }
+out:
     if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
 }
 
 // Relays proxies (this comm block's share: j ≡ block mod comm_blocks) whose
 // value changed since the last look to their dynamic successors.
-__device__ inline bool relay_proxies(const Who& w) {
+__device__ __noinline__ bool relay_proxies(const Who& w) {
     const RunParams& p = *w.p;
     bool ok = true;
     for (uint32_t j = w.block; j < p.num_proxies; j += p.comm_blocks) {
@@ -739,7 +801,7 @@ __device__ inline bool relay_proxies(const Who& w) {
 
 // Comm block 0 only: once the limit was lowered, is every local task done
 // up to it? Then set Status::stopped (every block leaves).
-__device__ inline void detect_stop(const RunParams& p) {
+__device__ __noinline__ void detect_stop(const RunParams& p) {
     const uint32_t limit = run_limit(p);
     if (limit >= p.iterations) return;
     for (uint32_t t = 0; t < p.num_tasks; ++t)
@@ -755,7 +817,7 @@ __device__ inline void detect_stop(const RunParams& p) {
 // stall watchdog: no instance completed anywhere on the PE for 2 × timeout
 // (a task body stuck in an unbounded loop) ends the run with a Timeout
 // naming the Progress wait. Every comm block checks abort every 64 polls.
-__device__ inline void comm_loop(const Who& w, BlockShared& sh) {
+__device__ __noinline__ void comm_loop(const Who& w, BlockShared& sh) {
     const RunParams& p = *w.p;
     const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
     const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;

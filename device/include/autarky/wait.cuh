@@ -53,7 +53,7 @@ __device__ inline void raise_abort(const RunParams& p) {
 }
 
 // Records an error (first one wins) and raises abort. Callable by any thread.
-__device__ inline void record_error(const Who& w, ErrorCode code, uint32_t task, uint32_t iteration, WaitKind wait_kind,
+__device__ __noinline__ void record_error(const Who& w, ErrorCode code, uint32_t task, uint32_t iteration, WaitKind wait_kind,
                                     uint32_t wait_index, uint64_t seen, uint64_t wanted, uint64_t detail) {
     const RunParams& p = *w.p;
     Status* s = status_of(p);
@@ -106,7 +106,7 @@ struct LoopClock {
 
 // Instances completed on this PE: the sum of every block's counter. O(blocks);
 // called once per timeout interval, never on the hot path.
-__device__ inline uint64_t pe_progress(const RunParams& p) {
+__device__ __noinline__ uint64_t pe_progress(const RunParams& p) {
     uint64_t sum = 0;
     const uint32_t blocks = p.comm_blocks + p.compute_blocks;
     for (uint32_t b = 0; b < blocks; ++b) sum += ld_relaxed_gpu_u64(&stats_of(p, b)->completed);
@@ -117,7 +117,7 @@ __device__ inline uint64_t pe_progress(const RunParams& p) {
 // (`completed` already counted). Publishes the block's counter by count
 // and by time; returns true when the block must leave because abort was
 // raised (the device word: see TICK_NS).
-__device__ inline bool loop_tick(const Who& w, LoopClock& c) {
+__device__ __forceinline__ bool loop_tick(const Who& w, LoopClock& c) {
     const RunParams& p = *w.p;
     const bool count = c.completed % PUBLISH_EVERY == 0;
     const uint64_t now = globaltimer_ns();
