@@ -214,11 +214,7 @@ fn footprint(
             .try_fold(1u64, |acc, &ta| acc.checked_mul(n.div_ceil(ta as u64)))?,
         None => (local / 1024 + 1).checked_mul(1 << d)?,
     };
-    let norms = if check_every > 0 {
-        (iters / check_every) as u64 + 1
-    } else {
-        0
-    };
+    let norms = iters.checked_div(check_every).map_or(0, |q| q as u64 + 1);
     let heap = data
         .checked_add(tiles.checked_mul(4 * 8)?)?
         .checked_add(norms * 8)?
