@@ -258,3 +258,185 @@ fn trace_to_an_unwritable_path_fails_with_status_1() {
         stderr(&o)
     );
 }
+
+#[test]
+fn jacobi_help_documents_every_option_and_its_range() {
+    for (cmd, stencil, tile) in [
+        ("jacobi2d", "--stencil <5|9>", "--tile <TYxTX>"),
+        ("jacobi3d", "--stencil <7|27>", "--tile <TZxTYxTX>"),
+    ] {
+        let o = autarky(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}");
+        let s = stdout(&o);
+        for want in [
+            "Usage: autarky",
+            "--size <N>",
+            "--iters <ITERS>",
+            "1..=2147483647",
+            "--check-every <C>",
+            "--tol <T>",
+            "--pes <P>",
+            "1..=16",
+            "--gpus <G>",
+            "--precision <PRECISION>",
+            "f64",
+            "--periodic",
+            "--json",
+            stencil,
+            tile,
+        ] {
+            assert!(s.contains(want), "{cmd} --help lacks {want:?}");
+        }
+    }
+}
+
+#[test]
+fn jacobi_bad_values_are_one_line_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["jacobi2d"], "--size <N>"),
+        (&["jacobi2d", "--size", "0"], "at least 1 cell"),
+        (&["jacobi3d", "--size", "-3"], "'-3'"),
+        (
+            &["jacobi2d", "--size", "8", "--iters", "0"],
+            "0 is not in 1..=2147483647",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--iters", "2147483648"],
+            "not in 1..=2147483647",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--pes", "0"],
+            "0 is not in 1..=16",
+        ),
+        (
+            &["jacobi3d", "--size", "8", "--pes", "17"],
+            "17 is not in 1..=16",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--tol", "-1"],
+            "finite and ≥ 0",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--tol", "inf"],
+            "finite and ≥ 0",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--tol", "NaN"],
+            "finite and ≥ 0",
+        ),
+        (
+            &[
+                "jacobi2d",
+                "--size",
+                "8",
+                "--check-every",
+                "0",
+                "--tol",
+                "1e-3",
+            ],
+            "needs --check-every > 0",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--stencil", "7"],
+            "2D stencils are 5 and 9",
+        ),
+        (
+            &["jacobi3d", "--size", "8", "--stencil", "9"],
+            "3D stencils are 7 and 27",
+        ),
+        (&["jacobi2d", "--size", "8", "--precision", "f16"], "'f16'"),
+        (
+            &["jacobi2d", "--size", "8", "--tile", "8"],
+            "TYxTX (2 sizes)",
+        ),
+        (
+            &["jacobi3d", "--size", "8", "--tile", "8x8"],
+            "TZxTYxTX (3 sizes)",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--tile", "0x8"],
+            "in 1..=1048576",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--gpus", "2"],
+            "several GPUs in one process are not supported yet",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--gpus", "0"],
+            "0 is not in 1..",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--trace", "t.json"],
+            "--trace is not supported for Jacobi runs yet",
+        ),
+        (
+            &["jacobi3d", "--size", "18446744073709551615"],
+            "too large to address",
+        ),
+        // 10⁵ cubed is 10¹⁵ cells: no machine has that memory.
+        (&["jacobi3d", "--size", "100000"], "of host memory"),
+    ];
+    for (args, needle) in cases {
+        let mut with_emulator = vec!["--emulator"];
+        with_emulator.extend_from_slice(args);
+        assert_usage_error(&with_emulator, needle);
+    }
+}
+
+/// A small solve on the emulator: it either runs (and reports consistent
+/// JSON) or, while the emulator cannot run pinned tiles and comm tasks,
+/// fails with that one clear line — never a panic or a wrong result.
+#[test]
+fn jacobi_on_the_emulator_runs_or_says_clearly_why_not() {
+    for args in [
+        &[
+            "--json",
+            "--emulator=2",
+            "jacobi2d",
+            "--size",
+            "32",
+            "--iters",
+            "20",
+            "--check-every",
+            "5",
+        ][..],
+        &[
+            "--json",
+            "--emulator=2",
+            "jacobi3d",
+            "--size",
+            "8",
+            "--iters",
+            "20",
+            "--check-every",
+            "5",
+        ],
+    ] {
+        let o = autarky(args);
+        let err = stderr(&o);
+        match o.status.code() {
+            Some(0) => {
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                    .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)));
+                assert_eq!(v["backend"], "emulator", "{args:?}");
+                assert_eq!(v["iterations"], 20, "{args:?}");
+                let norms = v["norms"].as_array().unwrap();
+                assert_eq!(norms.len(), 4, "checks at 4, 9, 14, 19: {args:?}");
+                let first = norms[0]["norm"].as_f64().unwrap();
+                let last = norms[3]["norm"].as_f64().unwrap();
+                assert!(first > 0.0 && last < first, "{args:?}: {first} → {last}");
+            }
+            Some(1) => {
+                assert_eq!(stdout(&o), "", "{args:?}: --json prints nothing on failure");
+                assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+                assert!(
+                    err.contains(
+                        "the emulator does not run several PEs, comm tasks or pinned tasks yet"
+                    ),
+                    "{args:?}: {err}"
+                );
+            }
+            other => panic!("{args:?}: exit {other:?}: {err}"),
+        }
+    }
+}

@@ -10,6 +10,7 @@ mod cmd_bench;
 mod cmd_chain;
 mod cmd_dag;
 mod cmd_info;
+mod cmd_jacobi;
 mod dag_check;
 mod progress;
 
@@ -54,6 +55,8 @@ enum Command {
     Dag(cmd_dag::Args),
     Chain(cmd_chain::Args),
     Bench(cmd_bench::Args),
+    Jacobi2d(cmd_jacobi::Args2d),
+    Jacobi3d(cmd_jacobi::Args3d),
 }
 
 /// What went wrong, and so the exit status.
@@ -169,6 +172,8 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Dag(a) => cmd_dag::run(&ctx, a),
         Command::Chain(a) => cmd_chain::run(&ctx, a),
         Command::Bench(a) => cmd_bench::run(&ctx, a),
+        Command::Jacobi2d(a) => cmd_jacobi::run_2d(&ctx, a),
+        Command::Jacobi3d(a) => cmd_jacobi::run_3d(&ctx, a),
     }
 }
 
@@ -183,7 +188,22 @@ fn parse_error(e: clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             eprintln!(
-                "error: a subcommand is required: info, dag, chain or bench (see 'autarky --help')"
+                "error: a subcommand is required: info, dag, chain, bench, jacobi2d or jacobi3d (see 'autarky --help')"
+            );
+            ExitCode::from(2)
+        }
+        ErrorKind::MissingRequiredArgument => {
+            // clap lists the missing arguments on the lines after the first.
+            let text = e.render().to_string();
+            let missing: Vec<&str> = text
+                .lines()
+                .skip(1)
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            eprintln!(
+                "error: missing required argument(s): {} (see --help)",
+                missing.join(", ")
             );
             ExitCode::from(2)
         }

@@ -1,0 +1,130 @@
+//! What the Jacobi bench runs, from the environment and the command line
+//! (cargo passes `--bench` to harness-less benches; it is ignored, and so
+//! is anything else not listed, with a warning).
+
+use crate::BoxResult;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub quick: bool,
+    /// 2D sizes N (N² interior cells, 5-point f32).
+    pub sizes_2d: Vec<u32>,
+    /// 3D sizes N (N³ interior cells, 7-point f32).
+    pub sizes_3d: Vec<u32>,
+    /// 2D sizes of the virtual-PE overhead cases (P = 4 against P = 1).
+    pub sizes_pes: Vec<u32>,
+    /// 2D sizes of the two-GPU part.
+    pub sizes_two_gpu: Vec<u32>,
+    /// Timed repetitions per case (after `warmup` untimed ones).
+    pub reps: usize,
+    pub warmup: usize,
+    /// Iterations of every case instead of the per-size default.
+    pub iterations: Option<u32>,
+}
+
+/// `"256,1_024"` → `[256, 1024]`; `"none"` or `""` → `[]`.
+fn parse_list(what: &str, s: &str, max: u64) -> BoxResult<Vec<u32>> {
+    let s = s.trim();
+    if s.is_empty() || s == "none" {
+        return Ok(Vec::new());
+    }
+    s.split(',')
+        .map(|v| match v.trim().replace('_', "").parse::<u64>() {
+            Ok(x) if (1..=max).contains(&x) => Ok(x as u32),
+            _ => Err(format!(
+                "{what} must be integers in 1..={max} separated by commas (or 'none'), got {s:?}"
+            )
+            .into()),
+        })
+        .collect()
+}
+
+pub const HELP: &str = "\
+jacobi bench knobs (env or `cargo bench --bench jacobi -- --flag=value`):
+  --quick            AUTARKY_BENCH_QUICK=1   2D 256,1024,4096; 3D 64,256; PEs 1024,4096; two-GPU 4096; 7 reps
+  --2d=LIST          AUTARKY_BENCH_2D        2D sizes N (default 128,...,16384), 'none' to skip
+  --3d=LIST          AUTARKY_BENCH_3D        3D sizes N (default 32,...,512), 'none' to skip
+  --pes=LIST         AUTARKY_BENCH_PES       virtual-PE overhead sizes (default 1024,4096)
+  --two-gpu=LIST     AUTARKY_BENCH_2GPU      two-GPU part sizes (default 1024,4096,16384)
+  --reps=R           AUTARKY_BENCH_REPS      timed reps per case (default 11; quick 7)
+  --iters=K          AUTARKY_BENCH_ITERS     iterations of every case (default: per size, 5-50 ms a run)
+  AUTARKY_BENCH_OUT  directory of results.json and the SVGs (default target/bench-report/jacobi)";
+
+impl Config {
+    pub fn from_env_and_args() -> BoxResult<Config> {
+        let env = |k: &str| std::env::var(k).ok();
+        let mut quick = env("AUTARKY_BENCH_QUICK").is_some_and(|v| !v.is_empty() && v != "0");
+        let mut d2 = env("AUTARKY_BENCH_2D");
+        let mut d3 = env("AUTARKY_BENCH_3D");
+        let mut pes = env("AUTARKY_BENCH_PES");
+        let mut two = env("AUTARKY_BENCH_2GPU");
+        let mut reps = env("AUTARKY_BENCH_REPS").filter(|v| !v.is_empty());
+        let mut iters = env("AUTARKY_BENCH_ITERS").filter(|v| !v.is_empty());
+        for a in std::env::args().skip(1) {
+            if a == "--quick" || a == "quick" {
+                quick = true;
+            } else if let Some(v) = a.strip_prefix("--2d=") {
+                d2 = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--3d=") {
+                d3 = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--pes=") {
+                pes = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--two-gpu=") {
+                two = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--reps=") {
+                reps = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--iters=") {
+                iters = Some(v.into());
+            } else if a == "--help" || a == "-h" {
+                println!("{HELP}");
+                std::process::exit(0);
+            } else if a != "--bench" {
+                eprintln!("jacobi bench: ignoring unknown argument {a:?} (--help lists the knobs)");
+            }
+        }
+        let (q2, q3, qp, qt, qr) = if quick {
+            ("256,1024,4096", "64,256", "1024,4096", "4096", "7")
+        } else {
+            (
+                "128,256,512,1024,2048,4096,8192,16384",
+                "32,64,128,256,512",
+                "1024,4096",
+                "1024,4096,16384",
+                "11",
+            )
+        };
+        let reps = parse_list("reps", reps.as_deref().unwrap_or(qr), 1000)?;
+        if reps.len() != 1 {
+            return Err("reps must be one integer in 1..=1000".into());
+        }
+        let iterations = match iters {
+            Some(v) => {
+                let v = parse_list("iters", &v, autarky::abi::MAX_ITERATIONS as u64)?;
+                if v.len() != 1 {
+                    return Err("iters must be one integer".into());
+                }
+                Some(v[0])
+            }
+            None => None,
+        };
+        Ok(Config {
+            quick,
+            sizes_2d: parse_list("2D sizes", d2.as_deref().unwrap_or(q2), 1 << 16)?,
+            sizes_3d: parse_list("3D sizes", d3.as_deref().unwrap_or(q3), 2048)?,
+            sizes_pes: parse_list("PE sizes", pes.as_deref().unwrap_or(qp), 1 << 16)?,
+            sizes_two_gpu: parse_list("two-GPU sizes", two.as_deref().unwrap_or(qt), 1 << 16)?,
+            reps: reps[0] as usize,
+            warmup: 2,
+            iterations,
+        })
+    }
+}
+
+/// Iterations of a case whose sweep moves `bytes` (read + write): enough
+/// that a run lasts about 15 ms at 3 TB/s (at least 2.5 µs an iteration),
+/// a multiple of 50 (so even) in 50..=5000.
+pub fn default_iterations(bytes: u64) -> u32 {
+    let est_us = (bytes as f64 / 3.0e6).max(2.5);
+    let k = (15_000.0 / est_us / 50.0).round() as u32 * 50;
+    k.clamp(50, 5000)
+}

@@ -1,0 +1,577 @@
+//! Jacobi bench: autarky's CPU-free Jacobi solver (`JacobiSolver`, pinned
+//! tiles in one persistent megakernel launch) against what CUDA users
+//! write without a device-side scheduler, in one process, every variant
+//! timed with device events, interleaved rep by rep so clock and thermal
+//! drift hit all alike; median and min–max over the timed reps after two
+//! warm-ups.
+//!
+//! Cases (`<gpu>/<family>/<N>`):
+//!
+//! - `jacobi2d/N`: 5-point f32 on N² interior cells (Dirichlet boundary
+//!   from a smooth function, interior 0); `jacobi3d/N`: 7-point f32 on N³.
+//!   Variants: `autarky` (no norm), `autarky norm/100` and `autarky
+//!   norm/1` (update norm every 100 / every iteration, in the kernel;
+//!   shown for reference), and the baselines of `baselines.rs`: `launch`
+//!   (a kernel launch per iteration), `cuda-graph` (the same launches
+//!   captured once, replayed), `grid-barrier` (one persistent cooperative
+//!   kernel with a hand-written grid barrier per iteration). The baselines
+//!   compute no norm. Each timed run is K iterations from the initial state
+//!   (autarky's `reset()` happens outside the timed region), K chosen per
+//!   size so a run lasts ~5–50 ms; the unit is µs per iteration, and TB/s
+//!   is 2·cells·4 bytes over that time.
+//! - `jacobi2d-pes/N`: the virtual-PE overhead, autarky with P = 4 virtual
+//!   PEs on the one GPU (halo pulses between them) against P = 1.
+//! - The two-GPU part (`two_gpu.rs`): a CPU-driven baseline over 2 GPUs
+//!   (launch per iteration per GPU, halos by `cuMemcpyPeerAsync`, stream
+//!   synchronisation before each norm) against the same on 1 GPU. It
+//!   needs 2 GPUs and says so when fewer are present; autarky on 2 GPUs is
+//!   a TODO (the runtime does not run several GPUs yet) and is reported as
+//!   such, without a number.
+//!
+//! Correctness, once per case and outside the timing: every variant's
+//! final grid (autarky's three, the three baselines) is compared with
+//! autarky's (no-norm) grid; all use the same f32 formula in the same
+//! order, so they agree bit for bit in practice; the check allows
+//! [`TOLERANCE`] (absolute, on values of order 1) and fails the bench
+//! beyond it, so no case times wrong work.
+//!
+//! Run: `cargo bench --bench jacobi -- --quick` first (well under two
+//! minutes on an H200), then `cargo bench --bench jacobi`. `--help` lists
+//! the knobs (sizes per family, reps, iterations). Output: one table per
+//! part, and `results.json` plus one SVG per family in
+//! `target/bench-report/jacobi/` (`AUTARKY_BENCH_OUT` overrides). Without
+//! a GPU or NVRTC it prints `SKIP jacobi bench: <reason>` and exits 0.
+
+// The baselines pass `autarky::Error` through unchanged; its size is the
+// library's business, not this bench's.
+#![allow(clippy::result_large_err)]
+
+mod baselines;
+mod cases;
+mod config;
+#[path = "../common/report.rs"]
+mod report;
+mod two_gpu;
+
+use std::error::Error as StdError;
+use std::f64::consts::PI;
+use std::path::PathBuf;
+
+use autarky::runtime::driver;
+use autarky::runtime::nvrtc;
+use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
+use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
+use autarky::{Error, RunOptions, Runtime};
+use serde_json::json;
+
+use baselines::{Grid, Kernels};
+use cases::{gpu_slug, Case, Role};
+use config::{default_iterations, Config};
+use report::Spread;
+
+pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
+
+/// Largest |difference| allowed between any two variants' final grids.
+/// Every variant computes the same f32 expression in the same order, so
+/// the expected difference is 0; the tolerance (about 80 ulp at 1.0) only
+/// covers a compiler contracting differently.
+pub const TOLERANCE: f64 = 1e-5;
+
+fn out_dir() -> PathBuf {
+    match std::env::var_os("AUTARKY_BENCH_OUT") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => report::out_dir().join("jacobi"),
+    }
+}
+
+fn skip(reason: &str) -> BoxResult<()> {
+    println!("SKIP jacobi bench: {reason}");
+    // Leave a record so a pipeline that reads the JSON sees why it is empty.
+    if let Err(e) = report::write_skip("jacobi", reason, &out_dir()) {
+        eprintln!("jacobi bench: could not write the skip record: {e}");
+    }
+    Ok(())
+}
+
+/// The bench problem: interior 0, Dirichlet `1 + ½·sin(kx)·cos(ky)[·cos(kz)]`
+/// with k = 2π/n (the `autarky jacobi2d/3d` default).
+fn problem(dim: u32, n: u32) -> JacobiProblem {
+    let nn = n as usize;
+    let k = 2.0 * PI / n as f64;
+    let three = dim == 3;
+    let (dims, stencil) = if three {
+        ([nn, nn, nn], Stencil::SevenPoint)
+    } else {
+        ([1, nn, nn], Stencil::FivePoint)
+    };
+    JacobiProblem::new(dims, stencil).with_dirichlet(move |z, y, x| {
+        let zf = if three { (k * z as f64).cos() } else { 1.0 };
+        1.0 + 0.5 * (k * x as f64).sin() * (k * y as f64).cos() * zf
+    })
+}
+
+fn padded_cells(dim: u32, n: u32) -> u64 {
+    (n as u64 + 2).pow(dim)
+}
+
+/// Heap bytes per PE for `solvers` solvers of `k` iterations whose padded
+/// sub-grid has at most `local` cells: both f32 buffers, the check's
+/// partials (32 bytes a tile, tiles of ≥ ~1024 cells), norms, slack.
+fn heap_bytes(local: u64, k: u32, solvers: u64) -> usize {
+    let one = 2 * 4 * local + local / 4 + 8 * (k as u64 + 1) + (1 << 20);
+    (solvers * one + (16 << 20)) as usize
+}
+
+fn max_abs_diff(a: &[f64], b: impl ExactSizeIterator<Item = f64>) -> BoxResult<f64> {
+    if a.len() != b.len() {
+        return Err(format!("grids of {} and {} cells", a.len(), b.len()).into());
+    }
+    let mut worst = 0.0f64;
+    for (x, y) in a.iter().zip(b) {
+        let d = (x - y).abs();
+        if d.is_nan() {
+            return Ok(f64::NAN); // a NaN on either side is a failure, not a 0
+        }
+        worst = worst.max(d);
+    }
+    Ok(worst)
+}
+
+fn check(case: &str, what: &str, diff: f64) -> BoxResult<()> {
+    if diff.is_nan() || diff > TOLERANCE {
+        return Err(format!(
+            "{case}: {what} differs from autarky's grid by {diff:e} (> {TOLERANCE:e}): refusing to time wrong work"
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// One timed autarky run of `solver` (reset first, outside the timing).
+fn time_autarky(rt: &Runtime, solver: &JacobiSolver, k: u32, what: &str) -> BoxResult<f64> {
+    solver.reset()?;
+    let opts = RunOptions {
+        iterations: k,
+        timed: true,
+        ..Default::default()
+    };
+    let r = rt
+        .run_with(solver.graph(), opts)
+        .map_err(|e| format!("autarky {what}: {e}"))?;
+    if r.iterations != k {
+        return Err(format!("autarky {what}: ran {} of {k} iterations", r.iterations).into());
+    }
+    let ms = r
+        .event_ms
+        .ok_or_else(|| format!("autarky {what}: a timed run returned no event time"))?;
+    Ok(ms as f64 * 1e-3)
+}
+
+/// The downloaded interior of a baseline's result.
+fn baseline_field(g: &Grid, k: u32) -> BoxResult<Vec<f32>> {
+    let mut padded = vec![0f32; padded_cells(g.dim, g.n) as usize];
+    g.result(k).download(&mut padded)?;
+    Ok(baselines::interior(g.dim, g.n as usize, &padded))
+}
+
+/// A single-GPU case: autarky (three norm settings) and three baselines.
+fn single_case(cfg: &Config, slug: &str, dim: u32, n: u32) -> BoxResult<Case> {
+    let family = if dim == 2 { "jacobi2d" } else { "jacobi3d" };
+    let cells = (n as u64).pow(dim);
+    let k = cfg
+        .iterations
+        .unwrap_or_else(|| default_iterations(2 * 4 * cells));
+    let mut case = Case::new(
+        slug,
+        family,
+        n,
+        dim,
+        k,
+        &[
+            ("autarky", Role::Autarky),
+            ("autarky norm/100", Role::Reference),
+            ("autarky norm/1", Role::Reference),
+            ("launch", Role::Baseline),
+            ("cuda-graph", Role::Baseline),
+            ("grid-barrier", Role::Baseline),
+        ],
+    );
+    let name = case.name.clone();
+    eprintln!("{name}: {k} iterations per run; building …");
+    let rt = Runtime::builder()
+        .gpu()
+        .symmetric_heap_bytes(heap_bytes(padded_cells(dim, n), k, 3))
+        .build()?;
+    let ctx = rt.context().ok_or("the GPU runtime has no context")?;
+    let p = problem(dim, n);
+    let solver = |check_every: u32| {
+        JacobiSolver::new(
+            &rt,
+            JacobiConfig {
+                check_every,
+                ..JacobiConfig::new(p.clone(), k)
+            },
+        )
+    };
+    let solvers = [
+        ("autarky", solver(0)?),
+        ("autarky norm/100", solver(100)?),
+        ("autarky norm/1", solver(1)?),
+    ];
+    let kern = Kernels::new(ctx)?;
+    let init = baselines::initial(dim, n as usize, &*p.dirichlet);
+    let grid = Grid::new(ctx, dim, n, &init)?;
+
+    // ---- correctness, once, outside the timing ----
+    let reference = solvers[0].1.run()?;
+    if reference.iterations != k {
+        return Err(format!(
+            "{name}: autarky ran {} of {k} iterations",
+            reference.iterations
+        )
+        .into());
+    }
+    if reference.field.iter().any(|v| !v.is_finite()) {
+        return Err(format!("{name}: autarky's grid holds a non-finite value").into());
+    }
+    let scale = reference.field.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if scale <= 0.1 {
+        return Err(
+            format!("{name}: autarky's grid did not move from 0 (max |a| = {scale})").into(),
+        );
+    }
+    let mut worst = 0.0f64;
+    for (what, s) in &solvers[1..] {
+        let f = s.run()?.field;
+        let d = max_abs_diff(&reference.field, f.into_iter())?;
+        check(&name, what, d)?;
+        worst = worst.max(d);
+    }
+    let exec = kern.capture(&grid, k)?;
+    for what in ["launch", "cuda-graph", "grid-barrier"] {
+        grid.reset(&init)?;
+        match what {
+            "launch" => {
+                kern.launches(&grid, k)?;
+            }
+            "cuda-graph" => {
+                kern.replay(&exec)?;
+            }
+            _ => {
+                kern.persistent(&grid, k)?;
+            }
+        }
+        kern.synchronize()?;
+        let f = baseline_field(&grid, k)?;
+        let d = max_abs_diff(&reference.field, f.iter().map(|&v| v as f64))?;
+        check(&name, what, d)?;
+        worst = worst.max(d);
+    }
+    drop(reference);
+    case.checked = format!("max |Δ| {worst:e} over 5 grids vs autarky's");
+    eprintln!("{name}: correctness ok ({}); timing …", case.checked);
+
+    // ---- timing ----
+    for rep in 0..cfg.warmup + cfg.reps {
+        let keep = rep >= cfg.warmup;
+        let mut row = Vec::with_capacity(6);
+        for (what, s) in &solvers {
+            row.push((*what, time_autarky(&rt, s, k, what)?));
+        }
+        row.push(("launch", kern.launches(&grid, k)?));
+        row.push(("cuda-graph", kern.replay(&exec)?));
+        row.push(("grid-barrier", kern.persistent(&grid, k)?));
+        if keep {
+            for (what, s) in row {
+                case.push(what, s);
+            }
+        }
+    }
+    Ok(case)
+}
+
+/// The virtual-PE overhead at 2D size `n`: autarky with P = 4 against P = 1.
+fn pes_case(cfg: &Config, slug: &str, n: u32) -> BoxResult<Case> {
+    let k = cfg
+        .iterations
+        .unwrap_or_else(|| default_iterations(2 * 4 * (n as u64).pow(2)));
+    let mut case = Case::new(
+        slug,
+        "jacobi2d-pes",
+        n,
+        2,
+        k,
+        &[
+            ("autarky P=4", Role::Autarky),
+            ("autarky P=1", Role::Baseline),
+        ],
+    );
+    let name = case.name.clone();
+    eprintln!("{name}: {k} iterations per run; building …");
+    let padded = padded_cells(2, n);
+    let rt1 = Runtime::builder()
+        .gpu()
+        .symmetric_heap_bytes(heap_bytes(padded, k, 1))
+        .build()?;
+    // A PE's sub-grid of a 4-way split: a quarter plus its ghost layers.
+    let local = padded / 4 + 4 * (n as u64 + 3) + 64;
+    let rt4 = Runtime::builder()
+        .gpu()
+        .pes(4)
+        .symmetric_heap_bytes(heap_bytes(local, k, 1))
+        .build()?;
+    let p = problem(2, n);
+    let s1 = JacobiSolver::new(&rt1, JacobiConfig::new(p.clone(), k))?;
+    let s4 = JacobiSolver::new(&rt4, JacobiConfig::new(p, k))?;
+    let f1 = s1.run()?.field;
+    let f4 = s4.run()?.field;
+    let d = max_abs_diff(&f1, f4.into_iter())?;
+    check(&name, "autarky P=4", d)?;
+    case.checked = format!("max |Δ| {d:e} (P=4 on PE grid {:?} vs P=1)", s4.pe_grid());
+    eprintln!("{name}: correctness ok ({}); timing …", case.checked);
+    for rep in 0..cfg.warmup + cfg.reps {
+        let t4 = time_autarky(&rt4, &s4, k, "P=4")?;
+        let t1 = time_autarky(&rt1, &s1, k, "P=1")?;
+        if rep >= cfg.warmup {
+            case.push("autarky P=4", t4);
+            case.push("autarky P=1", t1);
+        }
+    }
+    Ok(case)
+}
+
+/// The two-GPU part; its results (or why it did not run) as JSON.
+fn two_gpu_part(cfg: &Config, arch: u32) -> BoxResult<serde_json::Value> {
+    const TODO: &str = "TODO: autarky on 2 GPUs is not measured — the runtime does not run several GPUs in one process yet";
+    if cfg.sizes_two_gpu.is_empty() {
+        return Ok(json!({ "skipped": "no sizes selected", "autarky_2gpu": TODO }));
+    }
+    let count = driver::device_count()?;
+    if count < 2 {
+        let why = format!("needs 2 GPUs, {count} present");
+        println!("SKIP jacobi two-GPU part: {why}");
+        println!("{TODO}");
+        return Ok(json!({ "skipped": why, "autarky_2gpu": TODO }));
+    }
+    let cubin = nvrtc::compile_cubin(&nvrtc::Program {
+        name: "jacobi_baselines.cu",
+        source: baselines::SOURCE,
+        headers: &[],
+        options: vec!["--std=c++17".into()],
+        arch,
+    })?;
+    let variants: [(&str, usize, u32); 4] = [
+        ("cpu-driven 1 GPU", 1, 0),
+        ("cpu-driven 2 GPUs", 2, 0),
+        ("cpu-driven 2 GPUs norm/100", 2, 100),
+        ("cpu-driven 2 GPUs norm/1", 2, 1),
+    ];
+    let mut lines = vec![format!(
+        "{:<26} {:>6}  {}",
+        "two-GPU case",
+        "iters",
+        variants
+            .iter()
+            .map(|v| format!("{:>26}", v.0))
+            .collect::<Vec<_>>()
+            .join(" ")
+    )];
+    let mut results = Vec::new();
+    for &n in &cfg.sizes_two_gpu {
+        let k = cfg
+            .iterations
+            .unwrap_or_else(|| default_iterations(2 * 4 * (n as u64).pow(2)));
+        let p = problem(2, n);
+        let init = baselines::initial(2, n as usize, &*p.dirichlet);
+        let mut one = two_gpu::CpuDriven::new(1, n as usize, &cubin, &init)?;
+        let mut two = two_gpu::CpuDriven::new(2, n as usize, &cubin, &init)?;
+        // Correctness: 2 GPUs against 1, grid and last norm.
+        let o1 = one.run(k, 100)?;
+        let o2 = two.run(k, 100)?;
+        let d = max_abs_diff(
+            &one.field(k)?.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            two.field(k)?.iter().map(|&v| v as f64),
+        )?;
+        check(&format!("two-GPU {n}²"), "cpu-driven 2 GPUs", d)?;
+        let (l1, l2) = (o1.norms.last().map(|v| v.1), o2.norms.last().map(|v| v.1));
+        match (l1, l2) {
+            (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(1e-30) => {}
+            _ => {
+                return Err(
+                    format!("two-GPU {n}²: last norms differ: 1 GPU {l1:?}, 2 GPUs {l2:?}").into(),
+                )
+            }
+        }
+        let mut secs: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+        for rep in 0..cfg.warmup + cfg.reps {
+            for (i, &(_, gpus, every)) in variants.iter().enumerate() {
+                let s = if gpus == 1 { &mut one } else { &mut two };
+                s.reset(&init)?;
+                let o = s.run(k, every)?;
+                if rep >= cfg.warmup {
+                    secs[i].push(o.seconds * 1e6 / k as f64);
+                }
+            }
+        }
+        let spreads: Vec<Option<Spread>> = secs.iter().map(|v| Spread::of(v)).collect();
+        lines.push(format!(
+            "{:<26} {:>6}  {}",
+            format!("jacobi2d-2gpu/{n}"),
+            k,
+            spreads
+                .iter()
+                .map(|s| format!(
+                    "{:>26}",
+                    s.map_or("—".into(), |s| format!(
+                        "{:.3} [{:.3}–{:.3}]",
+                        s.median, s.min, s.max
+                    ))
+                ))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        results.push(json!({
+            "n": n,
+            "iterations": k,
+            "unit": "µs/iteration",
+            "max_abs_diff_2gpu_vs_1gpu": d,
+            "variants": variants.iter().zip(&spreads).zip(&secs).map(|((v, s), vals)| json!({
+                "variant": v.0, "gpus": v.1, "check_every": v.2, "spread": s, "values": vals,
+            })).collect::<Vec<_>>(),
+            "autarky_2gpu": TODO,
+        }));
+    }
+    println!();
+    for l in lines {
+        println!("{l}");
+    }
+    println!("{TODO}");
+    Ok(json!({ "gpus_present": count, "cases": results, "autarky_2gpu": TODO }))
+}
+
+fn main() -> BoxResult<()> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+    let cfg = Config::from_env_and_args()?;
+
+    let probe = match Runtime::builder().gpu().build() {
+        Ok(rt) => rt,
+        Err(e @ Error::NoGpu { .. }) => return skip(&e.to_string()),
+        Err(e) => return Err(format!("booting the GPU runtime: {e}").into()),
+    };
+    match nvrtc::nvrtc_version() {
+        Ok(_) => {}
+        Err(e @ Error::NvrtcNotFound { .. }) => return skip(&e.to_string()),
+        Err(e) => return Err(format!("loading NVRTC: {e}").into()),
+    }
+    let props = probe
+        .device_props()
+        .ok_or("the GPU runtime has no device properties")?
+        .clone();
+    drop(probe);
+    let slug = gpu_slug(&props.name);
+    println!(
+        "jacobi bench on {} (sm_{}, {} SMs): 2D {:?}, 3D {:?}, PEs {:?}, two-GPU {:?}; {} warm-up + {} timed reps per case{}",
+        props.name,
+        props.arch(),
+        props.sm_count,
+        cfg.sizes_2d,
+        cfg.sizes_3d,
+        cfg.sizes_pes,
+        cfg.sizes_two_gpu,
+        cfg.warmup,
+        cfg.reps,
+        if cfg.quick { " (QUICK)" } else { "" }
+    );
+
+    let mut cases = Vec::new();
+    for &n in &cfg.sizes_2d {
+        cases.push(single_case(&cfg, &slug, 2, n)?);
+    }
+    for &n in &cfg.sizes_3d {
+        cases.push(single_case(&cfg, &slug, 3, n)?);
+    }
+    let mut pes = Vec::new();
+    for &n in &cfg.sizes_pes {
+        pes.push(pes_case(&cfg, &slug, n)?);
+    }
+
+    println!();
+    if !cases.is_empty() {
+        print!("{}", cases::table(&cases.iter().collect::<Vec<_>>()));
+        println!(
+            "µs per iteration, median [min–max] over {} timed reps; best/autarky = fastest baseline / autarky (> 1: autarky faster); \
+             TB/s = 2·cells·4 B per iteration; baselines compute no norm.",
+            cfg.reps
+        );
+    }
+    if !pes.is_empty() {
+        println!();
+        print!("{}", cases::pes_table(&pes.iter().collect::<Vec<_>>()));
+        println!("virtual-PE overhead: autarky with 4 PEs on one GPU (halo pulses between them) against 1 PE.");
+    }
+    for c in cases.iter().chain(&pes) {
+        println!("checked {}: {}", c.name, c.checked);
+    }
+    let two = two_gpu_part(&cfg, props.arch())?;
+
+    let mut ratio_goals = serde_json::Map::new();
+    for c in &cases {
+        if let Some((v, want, got)) = c.ratio_goal() {
+            ratio_goals.insert(
+                c.name.clone(),
+                json!({ "baseline": v, "want_ratio_at_least": want, "measured": got,
+                        "met": got.is_some_and(|g| g >= want) }),
+            );
+        }
+    }
+    let mut facts = serde_json::Map::new();
+    for (k, v) in [
+        ("device", json!(props.name)),
+        ("arch", props.arch().into()),
+        ("sm_count", props.sm_count.into()),
+        ("quick", cfg.quick.into()),
+        ("warmup", cfg.warmup.into()),
+        ("reps", cfg.reps.into()),
+        ("precision", "f32".into()),
+        ("tolerance", TOLERANCE.into()),
+        (
+            "ratio",
+            "baseline time / autarky time per iteration; > 1 means autarky is faster".into(),
+        ),
+        (
+            "jacobi2d-pes",
+            "autarky is P = 4 virtual PEs, the 'baseline' is P = 1: a ratio below 1 is the overhead".into(),
+        ),
+        ("ratio_goals", serde_json::Value::Object(ratio_goals)),
+        (
+            "checked",
+            cases
+                .iter()
+                .chain(&pes)
+                .map(|c| (c.name.clone(), json!(c.checked)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+        ),
+        ("two_gpu", two),
+    ] {
+        facts.insert(k.to_string(), v);
+    }
+    let rep = report::Report {
+        bench: "jacobi".into(),
+        facts,
+        cases: cases
+            .iter()
+            .chain(&pes)
+            .filter_map(Case::to_result)
+            .collect(),
+    };
+    let w = report::write(&rep, &out_dir())?;
+    println!("wrote {}", w.json.display());
+    for c in &w.charts {
+        println!("wrote {}", c.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,505 @@
+//! `autarky jacobi2d` / `autarky jacobi3d`: a CPU-free Jacobi solve
+//! ([`autarky::solvers::jacobi`]) of a default problem, with its norms,
+//! iterations and time per iteration.
+//!
+//! The default problem: the interior starts at 0 and the Dirichlet layer
+//! holds `g = 1 + ½·sin(2πx/n)·cos(2πy/n)` (3D: times `cos(2πz/n)`), so the
+//! solve relaxes towards a smooth harmonic field. With `--periodic` every
+//! axis wraps, there is no Dirichlet layer, and the interior starts at the
+//! same `g` instead (else a periodic solve from 0 would stay 0).
+
+use std::f64::consts::PI;
+
+use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver, Precision};
+use autarky::solvers::jacobi_ref::{Boundary, JacobiProblem, Stencil};
+use autarky::{RunOptions, Runtime};
+use serde_json::json;
+
+use crate::cmd_dag::iterations_parser;
+use crate::{plural, CliError, Ctx};
+
+/// Element type on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrecisionArg {
+    /// 32-bit floats.
+    F32,
+    /// 64-bit floats.
+    F64,
+}
+
+impl PrecisionArg {
+    fn precision(self) -> Precision {
+        match self {
+            PrecisionArg::F32 => Precision::F32,
+            PrecisionArg::F64 => Precision::F64,
+        }
+    }
+    fn bytes(self) -> u64 {
+        match self {
+            PrecisionArg::F32 => 4,
+            PrecisionArg::F64 => 8,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            PrecisionArg::F32 => "f32",
+            PrecisionArg::F64 => "f64",
+        }
+    }
+}
+
+/// What both Jacobi commands take.
+#[derive(Debug, clap::Args)]
+pub struct Common {
+    /// Interior cells along every axis (N² in 2D, N³ in 3D; at least 1, and
+    /// the solve must fit in memory).
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    size: u64,
+    /// Most iterations (1..=2147483647).
+    #[arg(long, default_value_t = 1000, value_parser = iterations_parser())]
+    iters: u32,
+    /// Compute the update norm ‖a_new − a‖₂ every C iterations (and at the
+    /// last one); 0: never (no global synchronisation).
+    #[arg(long, value_name = "C", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(0..=autarky::abi::MAX_ITERATIONS as i64))]
+    check_every: u32,
+    /// Stop once a checked norm is at most T (finite, ≥ 0; needs
+    /// --check-every > 0).
+    #[arg(long, value_name = "T", value_parser = parse_tol, allow_negative_numbers = true)]
+    tol: Option<f64>,
+    /// Processing elements (virtual PEs on one GPU), 1..=16.
+    #[arg(long, value_name = "P", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=autarky::abi::MAX_LOCAL_PES as i64))]
+    pes: u32,
+    /// GPUs to spread the PEs over; only 1 for now.
+    #[arg(long, value_name = "G", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    gpus: u32,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = PrecisionArg::F32)]
+    precision: PrecisionArg,
+    /// Every axis wraps around (no Dirichlet boundary).
+    #[arg(long)]
+    periodic: bool,
+    /// Trace file (not supported for Jacobi runs yet; refused).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<std::path::PathBuf>,
+}
+
+/// Solve a 2D Jacobi problem (5- or 9-point) on a task graph of pinned
+/// tiles, with the convergence check inside the kernel.
+#[derive(Debug, clap::Args)]
+pub struct Args2d {
+    #[command(flatten)]
+    common: Common,
+    /// The stencil: 5 (faces) or 9 (faces and diagonals).
+    #[arg(long, value_name = "5|9", default_value = "5", value_parser = parse_stencil_2d)]
+    stencil: Stencil,
+    /// Tile shape in cells, TYxTX (default: chosen from the grid).
+    #[arg(long, value_name = "TYxTX", value_parser = parse_tile::<2>)]
+    tile: Option<[usize; 2]>,
+}
+
+/// Solve a 3D Jacobi problem (7- or 27-point) on a task graph of pinned
+/// tiles, with the convergence check inside the kernel.
+#[derive(Debug, clap::Args)]
+pub struct Args3d {
+    #[command(flatten)]
+    common: Common,
+    /// The stencil: 7 (faces) or 27 (faces, edges and corners).
+    #[arg(long, value_name = "7|27", default_value = "7", value_parser = parse_stencil_3d)]
+    stencil: Stencil,
+    /// Tile shape in cells, TZxTYxTX (default: chosen from the grid).
+    #[arg(long, value_name = "TZxTYxTX", value_parser = parse_tile::<3>)]
+    tile: Option<[usize; 3]>,
+}
+
+/// A grid size of at least one cell per axis.
+fn parse_size(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("the size must be at least 1 cell per axis".into()),
+        Err(_) => Err(format!("the size must be a positive integer, got {s:?}")),
+    }
+}
+
+fn parse_stencil_2d(s: &str) -> Result<Stencil, String> {
+    match s.trim() {
+        "5" => Ok(Stencil::FivePoint),
+        "9" => Ok(Stencil::NinePoint),
+        _ => Err(format!("the 2D stencils are 5 and 9 (points), got {s:?}")),
+    }
+}
+
+fn parse_stencil_3d(s: &str) -> Result<Stencil, String> {
+    match s.trim() {
+        "7" => Ok(Stencil::SevenPoint),
+        "27" => Ok(Stencil::TwentySevenPoint),
+        _ => Err(format!("the 3D stencils are 7 and 27 (points), got {s:?}")),
+    }
+}
+
+/// A finite, non-negative tolerance.
+fn parse_tol(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) => Err(format!("the tolerance must be finite and ≥ 0, got {t}")),
+        Err(_) => Err(format!("the tolerance must be a number, got {s:?}")),
+    }
+}
+
+/// `"8x256"` → `[8, 256]`: D positive integers separated by `x`.
+fn parse_tile<const D: usize>(s: &str) -> Result<[usize; D], String> {
+    let want = if D == 2 { "TYxTX" } else { "TZxTYxTX" };
+    let parts: Vec<&str> = s.split(['x', 'X']).collect();
+    if parts.len() != D {
+        return Err(format!("the tile must be {want} ({D} sizes), got {s:?}"));
+    }
+    let mut out = [0usize; D];
+    for (o, p) in out.iter_mut().zip(&parts) {
+        match p.trim().parse::<usize>() {
+            Ok(v) if (1..=1 << 20).contains(&v) => *o = v,
+            _ => {
+                return Err(format!(
+                    "every tile size must be an integer in 1..=1048576, got {s:?}"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The default Dirichlet function (and periodic initial field) for a grid
+/// of `n` cells per axis.
+fn smooth(n: usize, three_d: bool) -> impl Fn(i64, i64, i64) -> f64 + Send + Sync + Clone {
+    let k = 2.0 * PI / n as f64;
+    move |z, y, x| {
+        let zf = if three_d { (k * z as f64).cos() } else { 1.0 };
+        1.0 + 0.5 * (k * x as f64).sin() * (k * y as f64).cos() * zf
+    }
+}
+
+/// Memory a solve needs, in bytes (upper bounds; `None` on overflow).
+#[derive(Clone, Copy, Debug)]
+struct Footprint {
+    /// Each PE's symmetric heap: both buffers of its padded sub-grid, the
+    /// check's partials, slots and norms, and alignment slack.
+    heap_per_pe: u64,
+    /// Host memory besides the heaps: the solver's initial arrays and the
+    /// field read back at the end.
+    host: u64,
+}
+
+fn footprint(
+    n: u64,
+    d: u32,
+    esize: u64,
+    pes: u64,
+    iters: u32,
+    check_every: u32,
+    tile: Option<&[usize]>,
+) -> Option<Footprint> {
+    let cells = n.checked_pow(d)?;
+    // A PE's padded sub-grid has at most Π(ceil(n/p_a) + 2) ≤ Π(n/p_a + 3)
+    // cells; expanded, that is ≤ n^d/P + 3d·(n+3)^(d-1) + 27.
+    let local = (cells / pes)
+        .checked_add((3 * d as u64).checked_mul((n + 3).checked_pow(d - 1)?)?)?
+        .checked_add(27)?;
+    let data = local.checked_mul(2 * esize)?;
+    // Tiles per PE: with a given tile at most Π ceil(n / t_a); by default
+    // tiles hold ≥ min(1024, cells) cells, ceil effects at most double each axis.
+    let tiles = match tile {
+        Some(t) => t
+            .iter()
+            .try_fold(1u64, |acc, &ta| acc.checked_mul(n.div_ceil(ta as u64)))?,
+        None => (local / 1024 + 1).checked_mul(1 << d)?,
+    };
+    let norms = iters.checked_div(check_every).map_or(0, |q| q as u64 + 1);
+    let heap = data
+        .checked_add(tiles.checked_mul(4 * 8)?)?
+        .checked_add(norms * 8)?
+        .checked_add(4 * pes * 8)?
+        .checked_add(1 << 20)?;
+    // initial arrays (both buffers, every PE) + one PE's download + the field.
+    let host = data
+        .checked_mul(pes)?
+        .checked_add(data)?
+        .checked_add(cells.checked_mul(8)?)?;
+    Some(Footprint {
+        heap_per_pe: heap,
+        host,
+    })
+}
+
+/// `MemAvailable` from /proc/meminfo, when readable.
+fn host_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// `autarky jacobi2d`.
+pub fn run_2d(ctx: &Ctx, a: Args2d) -> Result<(), CliError> {
+    let tile = a.tile.map(|[ty, tx]| [1, ty, tx]);
+    solve(ctx, "jacobi2d", a.common, a.stencil, tile)
+}
+
+/// `autarky jacobi3d`.
+pub fn run_3d(ctx: &Ctx, a: Args3d) -> Result<(), CliError> {
+    solve(ctx, "jacobi3d", a.common, a.stencil, a.tile)
+}
+
+fn stencil_points(s: Stencil) -> u32 {
+    match s {
+        Stencil::FivePoint => 5,
+        Stencil::NinePoint => 9,
+        Stencil::SevenPoint => 7,
+        Stencil::TwentySevenPoint => 27,
+    }
+}
+
+fn solve(
+    ctx: &Ctx,
+    command: &str,
+    c: Common,
+    stencil: Stencil,
+    tile: Option<[usize; 3]>,
+) -> Result<(), CliError> {
+    if c.gpus > 1 {
+        return Err(CliError::Usage(format!(
+            "--gpus {}: several GPUs in one process are not supported yet (use --pes for virtual PEs on one GPU)",
+            c.gpus
+        )));
+    }
+    if c.trace.is_some() {
+        return Err(CliError::Usage(
+            "--trace is not supported for Jacobi runs yet (no trace of pinned tiles and comm tasks)".into(),
+        ));
+    }
+    if let Some(t) = c.tol {
+        if c.check_every == 0 {
+            return Err(CliError::Usage(format!(
+                "--tol {t} needs --check-every > 0: the tolerance is tested at the checks"
+            )));
+        }
+    }
+    let three_d = !stencil.is_2d();
+    let d: u32 = if three_d { 3 } else { 2 };
+    let tile_axes: Option<Vec<usize>> =
+        tile.map(|t| if three_d { t.to_vec() } else { t[1..].to_vec() });
+    let fp = footprint(
+        c.size,
+        d,
+        c.precision.bytes(),
+        c.pes as u64,
+        c.iters,
+        c.check_every,
+        tile_axes.as_deref(),
+    )
+    .filter(|f| f.heap_per_pe <= usize::MAX as u64 / c.pes as u64)
+    .ok_or_else(|| {
+        CliError::Usage(format!(
+            "--size {}: a {}-cell grid is too large to address",
+            c.size,
+            if three_d { "N³" } else { "N²" }
+        ))
+    })?;
+    if let Some(avail) = host_available() {
+        if fp.host > avail {
+            return Err(CliError::Usage(format!(
+                "--size {}: the solve needs about {} of host memory, {} is available",
+                c.size,
+                gib(fp.host),
+                gib(avail)
+            )));
+        }
+    }
+    let n = c.size as usize;
+
+    let (rt, threads) = runtime(ctx, c.pes, fp.heap_per_pe as usize)?;
+    let heap_total = fp.heap_per_pe * c.pes as u64;
+    match rt.device_memory() {
+        Ok((free, _)) if heap_total > free as u64 => {
+            return Err(CliError::Usage(format!(
+                "--size {}: the solve needs about {} of device memory, {} is free",
+                c.size,
+                gib(heap_total),
+                gib(free as u64)
+            )))
+        }
+        // The emulator's heaps are host memory, mapped as they are touched.
+        Ok(_) | Err(_) => {}
+    }
+
+    let dims = if three_d { [n, n, n] } else { [1, n, n] };
+    let g = smooth(n, three_d);
+    let mut problem = JacobiProblem::new(dims, stencil).with_dirichlet(g.clone());
+    if c.periodic {
+        problem = problem.with_boundary([Boundary::Periodic; 3]).with_init(g);
+    }
+    let cfg = JacobiConfig {
+        check_every: c.check_every,
+        tol: c.tol,
+        precision: c.precision.precision(),
+        tile,
+        ..JacobiConfig::new(problem, c.iters)
+    };
+    let solver = JacobiSolver::new(&rt, cfg)?;
+    let pe_grid = solver.pe_grid();
+    let size_text = if three_d {
+        format!("{n}³")
+    } else {
+        format!("{n}²")
+    };
+    ctx.say(format_args!(
+        "{command} {size_text} {}-point {}, {}, {} (PE grid {}), up to {} on the {} backend",
+        stencil_points(stencil),
+        c.precision.name(),
+        if c.periodic { "periodic" } else { "Dirichlet" },
+        plural(c.pes as u64, "PE", "PEs"),
+        pe_grid
+            .iter()
+            .skip(if three_d { 0 } else { 1 })
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join("×"),
+        plural(c.iters as u64, "iteration", "iterations"),
+        rt.backend_name()
+    ));
+
+    let gpu = rt.backend_name() == "gpu";
+    let opts = RunOptions {
+        timed: gpu,
+        ..RunOptions::iterations(c.iters)
+    };
+    let run = solver.run_with(opts)?;
+    for (it, norm) in &run.norms {
+        ctx.say(format_args!("check at iteration {it}: ‖Δ‖₂ = {norm:.6e}"));
+    }
+    if let Some(tol) = c.tol {
+        match run.converged_at {
+            Some(at) => ctx.say(format_args!(
+                "converged at iteration {at} (‖Δ‖₂ ≤ {tol:e}); stopped after {}",
+                plural(run.iterations as u64, "iteration", "iterations")
+            )),
+            None => ctx.say(format_args!(
+                "not converged to {tol:e} within {}",
+                plural(run.iterations as u64, "iteration", "iterations")
+            )),
+        }
+    }
+    let (seconds, clock) = match (run.report.event_ms, run.report.device_ns) {
+        (Some(ms), _) => (ms as f64 * 1e-3, "device events"),
+        (None, Some(ns)) => (ns as f64 * 1e-9, "device clock"),
+        _ => (run.report.wall.as_secs_f64(), "host wall"),
+    };
+    let us = seconds * 1e6 / run.iterations.max(1) as f64;
+    ctx.say(format_args!(
+        "ran {} in {:.3} ms: {us:.3} µs per iteration ({clock}, {} backend)",
+        plural(run.iterations as u64, "iteration", "iterations"),
+        seconds * 1e3,
+        rt.backend_name()
+    ));
+    if run.field.iter().any(|v| !v.is_finite()) {
+        return Err(CliError::Check(
+            "the final field holds a non-finite value".into(),
+        ));
+    }
+    ctx.emit(&json!({
+        "command": command,
+        "backend": rt.backend_name(),
+        "emulator_threads": threads,
+        "size": n,
+        "dims": dims,
+        "stencil": stencil_points(stencil),
+        "precision": c.precision.name(),
+        "boundary": if c.periodic { "periodic" } else { "dirichlet" },
+        "pes": c.pes,
+        "pe_grid": pe_grid,
+        "tiles_per_pe": solver.tiles_per_pe(),
+        "iterations_requested": c.iters,
+        "iterations": run.iterations,
+        "check_every": c.check_every,
+        "tol": c.tol,
+        "norms": run.norms.iter().map(|(i, v)| json!({"iteration": i, "norm": v})).collect::<Vec<_>>(),
+        "converged_at": run.converged_at,
+        "seconds": seconds,
+        "us_per_iteration": us,
+        "clock": clock,
+    }));
+    Ok(())
+}
+
+/// The runtime of [`Ctx::runtime`] with `pes` PEs and heaps of `heap` bytes.
+fn runtime(ctx: &Ctx, pes: u32, heap: usize) -> Result<(Runtime, Option<u32>), CliError> {
+    let builder = || Runtime::builder().pes(pes).symmetric_heap_bytes(heap);
+    let emulator = |threads: u32| -> Result<(Runtime, Option<u32>), CliError> {
+        Ok((builder().emulator(threads as usize).build()?, Some(threads)))
+    };
+    match ctx.emulator {
+        Some(t) => emulator(t.unwrap_or_else(Ctx::default_threads)),
+        None => match builder().gpu().build() {
+            Ok(rt) => Ok((rt, None)),
+            Err(autarky::Error::NoGpu { reason }) => {
+                let threads = Ctx::default_threads();
+                ctx.note(format_args!(
+                    "autarky: no GPU ({reason}); running on the CPU emulator with {threads} threads"
+                ));
+                emulator(threads)
+            }
+            Err(e) => Err(e.into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_parse_with_the_right_number_of_positive_sizes() {
+        assert_eq!(parse_tile::<2>("8x256"), Ok([8, 256]));
+        assert_eq!(parse_tile::<3>("2X4x64"), Ok([2, 4, 64]));
+        assert!(parse_tile::<2>("8").is_err());
+        assert!(parse_tile::<2>("2x4x8").is_err());
+        assert!(parse_tile::<3>("0x4x8").is_err());
+        assert!(parse_tile::<2>("ax4").is_err());
+    }
+
+    #[test]
+    fn tolerances_must_be_finite_and_non_negative() {
+        assert_eq!(parse_tol("1e-6"), Ok(1e-6));
+        assert_eq!(parse_tol("0"), Ok(0.0));
+        for bad in ["-1", "inf", "NaN", "x"] {
+            assert!(parse_tol(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_footprint_covers_both_buffers_and_overflows_to_none() {
+        let f = footprint(1024, 2, 4, 1, 1000, 100, None).unwrap();
+        assert!(f.heap_per_pe >= 2 * 1026 * 1026 * 4, "{f:?}");
+        assert!(f.heap_per_pe < 2 * 1026 * 1026 * 4 + (4 << 20), "{f:?}");
+        // Four PEs: each heap holds about a quarter.
+        let f4 = footprint(1024, 2, 4, 4, 1000, 100, None).unwrap();
+        assert!(f4.heap_per_pe * 2 < f.heap_per_pe, "{f4:?}");
+        assert!(f4.heap_per_pe >= 2 * 514 * 514 * 4, "{f4:?}");
+        // Norms every iteration of many iterations take room too.
+        let g = footprint(16, 2, 4, 1, 1 << 30, 1, None).unwrap();
+        assert!(g.heap_per_pe >= 8 << 30, "{g:?}");
+        assert!(footprint(u64::MAX / 2, 3, 8, 1, 10, 0, None).is_none());
+    }
+
+    #[test]
+    fn the_default_boundary_is_smooth_and_not_constant() {
+        let g = smooth(64, false);
+        assert_eq!(g(0, 0, 0), 1.0);
+        assert!((g(0, 0, 16) - 1.5).abs() < 1e-12);
+        assert!((g(0, 0, 15) - g(0, 0, 16)).abs() < 0.01);
+    }
+}
