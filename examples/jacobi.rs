@@ -3,7 +3,7 @@
 //! convergence check (autarky::solvers::jacobi).
 //!
 //! ```sh
-//! cargo run --release --example jacobi -- [N=1024] [ITERATIONS=1000] [PES=1]
+//! cargo run --release --example jacobi -- [N=1024] [ITERATIONS=1000] [PES=1] [TILE=TYxTX] [THREADS=128]
 //! ```
 //!
 //! Prints the time per iteration; for N ≤ 256 it also checks the grid
@@ -18,10 +18,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(std::env::args().nth(i).map_or(Ok(d), |s| s.parse())?)
     };
     let (n, iters, pes) = (arg(1, 1024)?, arg(2, 1000)?, arg(3, 1)?);
-    let rt = Runtime::builder().pes(pes as u32).build()?;
+    let tile = match std::env::args().nth(4) {
+        Some(t) if t != "auto" => {
+            let (y, x) = t.split_once('x').ok_or("TILE is TYxTX")?;
+            Some([1, y.parse()?, x.parse()?])
+        }
+        _ => None,
+    };
+    let threads = arg(5, 128)? as u32;
+    let heap = 2 * (n + 2) * (n + 2) * 4 + (64 << 20);
+    let mut b = Runtime::builder()
+        .pes(pes as u32)
+        .symmetric_heap_bytes(heap.next_multiple_of(1 << 20));
+    if threads != 128 {
+        b = b.threads_per_block(threads);
+    }
+    let rt = b.build()?;
     let problem = JacobiProblem::new([1, n, n], Stencil::FivePoint)
         .with_dirichlet(|_, y, x| (x as f64 * 0.01).sin() + (y as f64 * 0.02).cos());
-    let solver = JacobiSolver::new(&rt, JacobiConfig::new(problem.clone(), iters as u32))?;
+    let mut cfg = JacobiConfig::new(problem.clone(), iters as u32);
+    cfg.tile = tile;
+    let solver = JacobiSolver::new(&rt, cfg)?;
     println!(
         "{n}x{n}, {iters} iterations on {} PE(s) ({} backend), PE grid {:?}, {} tiles per PE",
         pes,
