@@ -3,7 +3,7 @@
 //! convergence check (autarky::solvers::jacobi).
 //!
 //! ```sh
-//! cargo run --release --example jacobi -- [N=1024] [ITERATIONS=1000] [PES=1] [TILE=TYxTX] [THREADS=128]
+//! cargo run --release --example jacobi2d -- [N=1024] [ITERATIONS=1000] [PES=1] [TILE=TYxTX] [THREADS=128]
 //! ```
 //!
 //! Prints the time per iteration; for N ≤ 256 it also checks the grid
