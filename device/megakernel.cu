@@ -12,6 +12,11 @@
 #ifndef AUTARKY_LOCAL_PES
 #define AUTARKY_LOCAL_PES 1
 #endif
+// Blocks per SM the register allocation must allow (occupancy is what
+// throughput of independent tasks scales with: see docs/performance.md).
+#ifndef AUTARKY_MIN_BLOCKS
+#define AUTARKY_MIN_BLOCKS (AUTARKY_THREADS <= 128 ? 8 : 1)
+#endif
 
 namespace autarky {
 struct LaunchParams {
@@ -19,7 +24,7 @@ struct LaunchParams {
 };
 }  // namespace autarky
 
-extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS)
+extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS)
     autarky_megakernel(const __grid_constant__ autarky::LaunchParams lp) {
     using namespace autarky;
 #if AUTARKY_LOCAL_PES == 1

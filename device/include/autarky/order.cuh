@@ -7,6 +7,15 @@
 #pragma once
 #include "autarky/abi.h"
 
+// The scheduler's hot path is force-inlined (each call boundary costs
+// register saves around the call); -DAUTARKY_NO_FORCE_INLINE leaves the
+// choice to the compiler, for measurements.
+#ifdef AUTARKY_NO_FORCE_INLINE
+#define AUTARKY_HOT __device__ inline
+#else
+#define AUTARKY_HOT __device__ __forceinline__
+#endif
+
 namespace autarky {
 
 // ---- loads --------------------------------------------------------------

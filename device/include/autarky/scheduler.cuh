@@ -97,7 +97,7 @@ __device__ __forceinline__ uint32_t load_done(const RunParams& p, uint32_t t) {
 // Pushes instance (task, iteration). Returns false if the run was aborted
 // while waiting for the slot (the slot's previous popper is mid-read).
 // Comm tasks go to the comm ring, compute tasks to the compute ring.
-__device__ __forceinline__ bool queue_push(const Who& w, uint32_t task, uint32_t iteration) {
+AUTARKY_HOT bool queue_push(const Who& w, uint32_t task, uint32_t iteration) {
     const RunParams& p = *w.p;
     const bool comm = is_comm_task(p, task);
     QueueCtl* q = reinterpret_cast<QueueCtl*>(comm ? p.comm_queue : p.queue);
@@ -137,7 +137,7 @@ __device__ inline bool comm_try_pop(const RunParams& p, uint32_t* task, uint32_t
 }
 
 // Pops one instance. Ready: *task/*iteration are set. Stop: the run finished.
-__device__ __forceinline__ WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* iteration) {
+AUTARKY_HOT WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* iteration) {
     const RunParams& p = *w.p;
     QueueCtl* q = reinterpret_cast<QueueCtl*>(p.queue);
     const uint32_t k = atom_add_relaxed_gpu_u32(&q->head, 1);
@@ -268,7 +268,7 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
 // threadIdx.x < succ_count). `completed` is thread 0's instance count. On
 // return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
 // one). Returns false if the block must leave (abort during a push).
-__device__ __forceinline__ bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
+AUTARKY_HOT bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
                                 uint32_t* failed, const Edge& edge, LoopClock& clock) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
@@ -383,7 +383,7 @@ __device__ __forceinline__ bool complete(const Who& w, const TaskDesc& d, uint32
 // the memory fence only a quarter of the time). `edge` is successor entry 0
 // (prefetched). Sets *next_task/*next_iter to the instance to run next
 // (NONE: pop one). Returns false if a push was aborted.
-__device__ __forceinline__ bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
+AUTARKY_HOT bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
                                      LoopClock& clock, uint32_t* next_task, uint32_t* next_iter) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
@@ -480,7 +480,7 @@ struct alignas(16) BlockShared {
 
 // Compute blocks: pop (or keep) an instance, run it with every thread,
 // complete it; leave when the run finished or was aborted.
-__device__ __forceinline__ void compute_loop(const Who& w, BlockShared& sh) {
+AUTARKY_HOT void compute_loop(const Who& w, BlockShared& sh) {
     const RunParams& p = *w.p;
     uint32_t& sh_task = sh.task;
     uint32_t& sh_iter = sh.iter;
@@ -620,7 +620,7 @@ __device__ __forceinline__ bool preds_done_batch(const RunParams& p, uint32_t co
     return true;
 }
 
-__device__ __forceinline__ bool preds_done_now(const RunParams& p, const TaskDesc& d, uint32_t n) {
+AUTARKY_HOT bool preds_done_now(const RunParams& p, const TaskDesc& d, uint32_t n) {
     const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
     return preds_done_batch(p, d.pred_count, n, [&](uint32_t k, uint32_t& task, uint32_t& distance) {
         const Edge e = preds[k];
@@ -647,7 +647,7 @@ struct PinnedCache {
 // release publish, and — only when t has dynamic successors — the fence and
 // their re-checks (pushed, never kept: this block runs its list only).
 // Returns false when the block must leave (abort).
-__device__ __forceinline__ bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
+AUTARKY_HOT bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
     const RunParams& p = *w.p;
     publish_remote(p, d, n);
     // Release: the body's writes (bar.sync before this) are visible to
@@ -700,7 +700,7 @@ __device__ __forceinline__ bool run_body(const Who& w, BlockShared& sh) {
 
 // A pinned compute block: runs its list in order, instance after instance,
 // until the limit, an abort or a failure.
-__device__ __forceinline__ void pinned_loop(const Who& w, BlockShared& sh, PinnedCache& pc, const uint32_t* list,
+AUTARKY_HOT void pinned_loop(const Who& w, BlockShared& sh, PinnedCache& pc, const uint32_t* list,
                                             uint32_t len) {
     const RunParams& p = *w.p;
     LoopClock clock;

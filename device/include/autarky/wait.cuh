@@ -89,19 +89,19 @@ __device__ __forceinline__ uint32_t run_limit(const RunParams& p) {
 
 // Abort checks for loops that can run for long without waiting (a block
 // keeping its own instances, a pinned list): the device word at least every
-// TICK_NS. Running loops never read the host-mapped word: a thousand blocks
+// TICK_CYCLES. Running loops never read the host-mapped word: a thousand blocks
 // reading host memory saturate PCIe (measured: ~1 ms per read, every block
 // stalled). Comm block 0 mirrors the host's abort into the device word.
-constexpr uint64_t TICK_NS = 20000;
+constexpr uint64_t TICK_CYCLES = 40000;  // ~20 µs at the H200's ~2 GHz
 // A block's completed counter is published every PUBLISH_EVERY instances
-// and at least every TICK_NS, so progress is visible by time too: a healthy
+// and at least every TICK_CYCLES, so progress is visible by time too: a healthy
 // chain of slow instances never looks like a stall.
 constexpr uint32_t PUBLISH_EVERY = 16;
 
 // Thread 0's clock for a running loop.
 struct LoopClock {
     uint64_t completed = 0;  // instances this block completed
-    uint64_t last_tick = 0;  // %globaltimer of the last publish + abort check
+    uint64_t last_tick = 0;  // clock64() of the last publish + abort check
 };
 
 // Instances completed on this PE: the sum of every block's counter. O(blocks);
@@ -116,14 +116,20 @@ __device__ __noinline__ uint64_t pe_progress(const RunParams& p) {
 // Called by thread 0 of a running block after each instance it completed
 // (`completed` already counted). Publishes the block's counter by count
 // and by time; returns true when the block must leave because abort was
-// raised (the device word: see TICK_NS).
-__device__ __forceinline__ bool loop_tick(const Who& w, LoopClock& c) {
+// raised (the device word: see TICK_CYCLES).
+AUTARKY_HOT bool loop_tick(const Who& w, LoopClock& c) {
     const RunParams& p = *w.p;
-    const bool count = c.completed % PUBLISH_EVERY == 0;
-    const uint64_t now = globaltimer_ns();
-    if (!count && now - c.last_tick < TICK_NS) return false;
+    // clock64 (the SM's cycle counter: a few cycles to read) rather than
+    // %globaltimer (docs/performance.md: the cost of each per instance).
+#ifdef AUTARKY_TICK_GLOBALTIMER
+    const uint64_t now = globaltimer_ns() * 2;
+#else
+    const uint64_t now = clock64();
+#endif
+    const bool due = now - c.last_tick >= TICK_CYCLES;
+    if (c.completed % PUBLISH_EVERY != 0 && !due) return false;
     st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, c.completed);
-    if (now - c.last_tick < TICK_NS) return false;
+    if (!due) return false;
     c.last_tick = now;
     return abort_raised(p, false);
 }

@@ -103,20 +103,28 @@ __device__ void tile(autarky::TaskCtx& ctx, const JacobiTile& a) {
     T* out = base + ((n + 1) % 2) * a.len;
     const bool check = is_check(n, a.check_every, a.iterations);
     const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
-    const unsigned long long cells = (unsigned long long)nx * ny * nz;
     double acc = 0;
-    for (unsigned long long c = threadIdx.x; c < cells; c += blockDim.x) {
-        const unsigned x = (unsigned)(c % nx);
-        const unsigned long long r = c / nx;
-        const unsigned y = (unsigned)(r % ny);
-        const unsigned z = (unsigned)(r / ny);
-        const unsigned long long i =
-            (unsigned long long)(a.lo[0] + z) * a.sz + (unsigned long long)(a.lo[1] + y) * a.sy + a.lo[2] + x;
-        const T v = stencil_at<T>(in, i, a.sy, a.sz, a.stencil);
-        out[i] = v;
-        if (check) {
-            const double d = (double)v - (double)in[i];
-            acc += d * d;
+    // Rows of x: 32-bit coordinates (a tile has < 2^32 cells), one
+    // division per row (or per cell only when rows are shorter than the
+    // block), 64-bit arithmetic only for the flat offset.
+    const unsigned rows = ny * nz;
+    const unsigned per_row = nx >= blockDim.x ? 1 : blockDim.x / nx;  // rows per pass
+    const unsigned lane_row = threadIdx.x / (nx >= blockDim.x ? blockDim.x : nx);
+    const unsigned lane_x = nx >= blockDim.x ? threadIdx.x : threadIdx.x % nx;
+    if (lane_row < per_row) {
+        for (unsigned row = lane_row; row < rows; row += per_row) {
+            const unsigned y = row % ny, z = row / ny;
+            const unsigned long long r0 =
+                (unsigned long long)(a.lo[0] + z) * a.sz + (unsigned long long)(a.lo[1] + y) * a.sy + a.lo[2];
+            for (unsigned x = lane_x; x < nx; x += (nx >= blockDim.x ? blockDim.x : nx)) {
+                const unsigned long long i = r0 + x;
+                const T v = stencil_at<T>(in, i, a.sy, a.sz, a.stencil);
+                out[i] = v;
+                if (check) {
+                    const double d = (double)v - (double)in[i];
+                    acc += d * d;
+                }
+            }
         }
     }
     if (check) {
