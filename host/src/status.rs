@@ -82,6 +82,7 @@ pub(crate) fn describe_wait(
         Some(WaitKind::Progress) => format!(
             "any task instance of PE {index} to complete (no progress anywhere; a task body may be stuck)"
         ),
+        Some(WaitKind::CommIdle) => format!("work for comm block {index} (idle)"),
         Some(WaitKind::None) => "nothing".into(),
         None => format!("unknown wait kind {kind} (index {index})"),
     }
