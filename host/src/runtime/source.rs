@@ -19,12 +19,20 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
         include_str!("../../../device/include/autarky/order.cuh"),
     ),
     (
+        "autarky/trace.cuh",
+        include_str!("../../../device/include/autarky/trace.cuh"),
+    ),
+    (
         "autarky/wait.cuh",
         include_str!("../../../device/include/autarky/wait.cuh"),
     ),
     (
         "autarky/task.cuh",
         include_str!("../../../device/include/autarky/task.cuh"),
+    ),
+    (
+        "autarky/progress.cuh",
+        include_str!("../../../device/include/autarky/progress.cuh"),
     ),
     (
         "autarky/scheduler.cuh",
@@ -89,8 +97,24 @@ pub fn headers(user_tasks: &str) -> Vec<(&str, &str)> {
     h
 }
 
-/// NVRTC options for a megakernel with `threads` threads per block.
+/// What a megakernel is compiled with besides its kinds and block size:
+/// each variant is a different cubin (and a different cache entry, since
+/// the NVRTC options differ).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// Compile the trace rings in (`-DAUTARKY_TRACE`, device/include/autarky/trace.cuh).
+    /// Off: the kernel has no trace code at all.
+    pub trace: bool,
+}
+
+/// NVRTC options for the default (untraced) megakernel with `threads`
+/// threads per block.
 pub fn options(threads: u32) -> Vec<String> {
+    options_for(threads, Variant::default())
+}
+
+/// NVRTC options for a megakernel variant with `threads` threads per block.
+pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
     let mut o = vec![
         "--std=c++17".into(),
         format!("-DAUTARKY_THREADS={threads}"),
@@ -101,18 +125,32 @@ pub fn options(threads: u32) -> Vec<String> {
     if cfg!(feature = "fault-injection") {
         o.push("-DAUTARKY_FAULTS".into());
     }
+    if variant.trace {
+        o.push("-DAUTARKY_TRACE".into());
+    }
     o
 }
 
 /// Compiles the megakernel for a graph's kinds to a CUBIN for `sm_{arch}`.
 pub fn compile(kinds: &[TaskKind], threads: u32, arch: u32) -> crate::Result<Vec<u8>> {
+    compile_variant(kinds, threads, arch, Variant::default())
+}
+
+/// Compiles a megakernel variant (for example with trace rings) for a
+/// graph's kinds to a CUBIN for `sm_{arch}`.
+pub fn compile_variant(
+    kinds: &[TaskKind],
+    threads: u32,
+    arch: u32,
+    variant: Variant,
+) -> crate::Result<Vec<u8>> {
     let user = user_tasks_header(kinds);
     let headers = headers(&user);
     super::nvrtc::compile_cubin(&super::nvrtc::Program {
         name: "megakernel.cu",
         source: MEGAKERNEL_CU,
         headers: &headers,
-        options: options(threads),
+        options: options_for(threads, variant),
         arch,
     })
 }
