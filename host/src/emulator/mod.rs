@@ -300,5 +300,6 @@ fn run_lowered(
         device_ns: None,
         event_ms: None,
         driver_calls: Vec::new(),
+        trace: None,
     })
 }

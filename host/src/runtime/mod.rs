@@ -33,6 +33,7 @@ pub mod launch;
 pub mod libs;
 pub mod nvrtc;
 mod options;
+mod progress;
 pub mod source;
 mod symmetric;
 
@@ -50,7 +51,8 @@ pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSli
 pub use launch::{Finished, GpuRun};
 #[allow(unused_imports)] // for the device-code generator
 pub(crate) use options::fault_injection_enabled;
-pub use options::RunOptions;
+pub use options::{RunOptions, TraceOptions};
+pub use progress::{PeProgress, Residual};
 pub use symmetric::SymBuffer;
 use symmetric::SymHeap;
 
