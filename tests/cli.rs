@@ -263,7 +263,14 @@ fn trace_to_an_unwritable_path_fails_with_status_1() {
 fn trace_ring_sizes_are_checked_before_anything_runs() {
     assert_usage_error(
         &[
-            "--emulator", "dag", "5", "2", "--trace", "t.json", "--trace-records", "1000",
+            "--emulator",
+            "dag",
+            "5",
+            "2",
+            "--trace",
+            "t.json",
+            "--trace-records",
+            "1000",
         ],
         "1000 is not a power of two",
     );

@@ -414,7 +414,10 @@ mod tests {
         assert!(text.contains("word 14: 1 wait, 15 ns"), "{text}");
         assert!(!text.contains("word 4:"), "{text}");
         // Words 0..=4 waited 1 + 2 + 3 + 4 + 5 ns.
-        assert!(text.contains("… and 5 more words: 5 waits, 15 ns in total"), "{text}");
+        assert!(
+            text.contains("… and 5 more words: 5 waits, 15 ns in total"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -61,9 +61,7 @@ fn trace_records_parser(s: &str) -> Result<u32, String> {
     let n: u32 = s
         .parse()
         .map_err(|_| format!("{s:?} is not a record count"))?;
-    if n.is_power_of_two()
-        && (TraceOptions::MIN_RECORDS..=TraceOptions::MAX_RECORDS).contains(&n)
-    {
+    if n.is_power_of_two() && (TraceOptions::MIN_RECORDS..=TraceOptions::MAX_RECORDS).contains(&n) {
         Ok(n)
     } else {
         Err(format!(
