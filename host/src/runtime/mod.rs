@@ -18,7 +18,8 @@
 //! it; `options` the options of one run; this file the front end, which
 //! validates and lowers a graph once and hands the tables and the options
 //! to a backend. `gpu` is the GPU backend (boot, kernel loading, grid);
-//! `launch` is one GPU run; `libs` finds libcuda/libnvrtc without panics;
+//! `launch` is one GPU run; `progress` reads its host-mapped progress
+//! words while it runs; `libs` finds libcuda/libnvrtc without panics;
 //! `nvrtc` and `cache` compile the megakernel to a CUBIN and cache it on
 //! disk; `source` assembles its source; `driver` is the only file with raw
 //! driver calls. The emulator backend lives in [`crate::emulator`].
