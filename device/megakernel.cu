@@ -52,6 +52,7 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS
         red_min_relaxed_gpu_u64(&status_of(p)->start_ns, globaltimer_ns());
         if (block == 0) status_of(p)->abi_compiled = AUTARKY_ABI_VERSION;
     }
+    AUTARKY_TRACE_INIT();  // trace.cuh: before any append of this block
     // The scheduler's shared state: one object, live for the whole kernel
     // (see BlockShared).
     __shared__ BlockShared sh;
@@ -69,6 +70,7 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS
         compute_loop(w, sh);
     }
     block_exit(w);
+    AUTARKY_TRACE_FLUSH(p);  // trace.cuh: after block_exit's barrier, the block's last append
 }
 
 // Writes sizeof/offsetof of every ABI struct (generated table) so the host

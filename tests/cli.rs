@@ -430,3 +430,24 @@ fn jacobi_on_the_emulator_runs_or_says_clearly_why_not() {
         }
     }
 }
+
+#[test]
+fn trace_ring_sizes_are_checked_before_anything_runs() {
+    assert_usage_error(
+        &[
+            "--emulator",
+            "dag",
+            "5",
+            "2",
+            "--trace",
+            "t.json",
+            "--trace-records",
+            "1000",
+        ],
+        "1000 is not a power of two",
+    );
+    assert_usage_error(
+        &["--emulator", "dag", "5", "2", "--trace-records", "1024"],
+        "--trace",
+    );
+}

@@ -68,3 +68,37 @@ fn broken_task_body_reports_the_nvrtc_log() {
         other => panic!("expected Error::Nvrtc, got {:?}", other.map(|c| c.len())),
     }
 }
+
+#[test]
+fn megakernel_compiles_with_trace_rings_and_only_then_carries_them() {
+    let traced = source::Variant {
+        trace: true,
+        ..Default::default()
+    };
+    assert!(source::options_for(128, traced).contains(&"-DAUTARKY_TRACE".to_string()));
+    assert!(!source::options(128).contains(&"-DAUTARKY_TRACE".to_string()));
+    let (with, without) = match (
+        source::compile_variant(&kinds(), 128, 90, traced),
+        source::compile(&kinds(), 128, 90),
+    ) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(Error::NvrtcNotFound { looked }), _) if !require() => {
+            eprintln!("SKIP: NVRTC not found (looked in {looked:?})");
+            return;
+        }
+        (a, b) => panic!(
+            "traced: {:?}, untraced: {:?}",
+            a.map(|c| c.len()),
+            b.map(|c| c.len())
+        ),
+    };
+    assert!(with.starts_with(b"\x7fELF"), "not an ELF cubin");
+    // The per-block ring counter is a named shared variable: present in the
+    // traced kernel, absent from the untraced one (no trace code at all).
+    let has = |cubin: &[u8]| cubin.windows(10).any(|w| w == b"trace_head");
+    assert!(has(&with), "the traced cubin has no trace_head symbol");
+    assert!(
+        !has(&without),
+        "the untraced cubin carries trace code (trace_head)"
+    );
+}

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use autarky::runtime::{RunOptions, Runtime};
-use autarky::{Graph, TaskKind};
+use autarky::{Graph, TaskKind, TraceOptions};
 
 use crate::report::{CaseResult, Spread, Target};
 use crate::BoxResult;
@@ -62,6 +62,9 @@ pub enum Role {
     /// autarky's in-kernel `%globaltimer` span of the same runs (shown for
     /// reference: it leaves out the launch and block start-up).
     AutarkyInKernel,
+    /// autarky with `RunOptions::trace`, timed like `Autarky` (shown for
+    /// the tracing overhead: traced / untraced).
+    AutarkyTraced,
     Baseline,
 }
 
@@ -138,6 +141,8 @@ impl Case {
                 .collect()
         };
         let autarky = of(Role::Autarky).into_iter().next()?;
+        let mut references = of(Role::AutarkyInKernel);
+        references.extend(of(Role::AutarkyTraced));
         CaseResult::new(
             self.name.clone(),
             self.family,
@@ -152,8 +157,21 @@ impl Case {
                 .collect::<BTreeMap<_, _>>(),
             autarky,
             of(Role::Baseline),
-            of(Role::AutarkyInKernel),
+            references,
         )
+    }
+
+    /// Median traced time / median untraced time (both device events), when
+    /// both ran.
+    pub fn trace_overhead(&self) -> Option<f64> {
+        let median = |role: Role| {
+            self.rows
+                .iter()
+                .find(|r| r.role == role)
+                .and_then(|r| Spread::of(&r.seconds))
+                .map(|s| s.median)
+        };
+        Some(median(Role::AutarkyTraced)? / median(Role::Autarky)?)
     }
 }
 
@@ -182,17 +200,29 @@ pub fn independent_graph(n: u64) -> Graph {
     g
 }
 
-/// One timed autarky run: (event seconds, in-kernel seconds). Checks that
-/// every instance ran.
+/// One timed autarky run.
+pub struct AutarkyRun {
+    /// Device-event seconds around the launch.
+    pub event_s: f64,
+    /// In-kernel `%globaltimer` seconds.
+    pub device_s: Option<f64>,
+    /// Trace records the rings could not keep (traced runs).
+    pub dropped: Option<u64>,
+}
+
+/// One timed autarky run, traced with `trace` records per block when
+/// given. Checks that every instance ran.
 pub fn run_autarky(
     rt: &Runtime,
     g: &Graph,
     iterations: u32,
     what: &str,
-) -> BoxResult<(f64, Option<f64>)> {
+    trace: Option<u32>,
+) -> BoxResult<AutarkyRun> {
     let opts = RunOptions {
         iterations,
         timed: true,
+        trace: trace.map(TraceOptions::records_per_block),
         ..Default::default()
     };
     let r = rt
@@ -209,7 +239,11 @@ pub fn run_autarky(
     let ev = r
         .event_ms
         .ok_or_else(|| format!("autarky {what}: a timed run returned no event time"))?;
-    Ok((ev as f64 * 1e-3, r.device_ns.map(|ns| ns as f64 * 1e-9)))
+    Ok(AutarkyRun {
+        event_s: ev as f64 * 1e-3,
+        device_s: r.device_ns.map(|ns| ns as f64 * 1e-9),
+        dropped: r.trace.map(|t| t.dropped),
+    })
 }
 
 /// `NVIDIA H200` → `h200`: the first word with a digit, lowercased.

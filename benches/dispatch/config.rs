@@ -14,6 +14,9 @@ pub struct Config {
     pub warmup: usize,
     /// Target instance counts T·M of the throughput family.
     pub instances: Vec<u64>,
+    /// Also run every autarky case traced (`RunOptions::trace`) with this
+    /// many records per block, and print traced / untraced time.
+    pub trace: Option<u32>,
 }
 
 /// `"100,1_000"` → `[100, 1000]`: positive integers.
@@ -35,6 +38,8 @@ impl Config {
         let mut n = env("AUTARKY_BENCH_N");
         let mut reps = env("AUTARKY_BENCH_REPS");
         let mut instances = env("AUTARKY_BENCH_INSTANCES");
+        let mut trace = env("AUTARKY_BENCH_TRACE").is_some_and(|v| v != "0");
+        let mut trace_records = env("AUTARKY_BENCH_TRACE_RECORDS");
         for a in std::env::args().skip(1) {
             if a == "--quick" || a == "quick" {
                 quick = true;
@@ -44,6 +49,10 @@ impl Config {
                 reps = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--instances=") {
                 instances = Some(v.into());
+            } else if a == "--trace" {
+                trace = true;
+            } else if let Some(v) = a.strip_prefix("--trace-records=") {
+                trace_records = Some(v.into());
             }
         }
         let (dn, dr, di) = if quick {
@@ -59,7 +68,31 @@ impl Config {
         if reps.len() != 1 {
             return Err("reps must be one positive integer".into());
         }
+        let records = match trace_records {
+            Some(v) => {
+                let n = parse_list("trace records", &v)?;
+                match n.as_slice() {
+                    [n] if n.is_power_of_two()
+                        && (autarky::TraceOptions::MIN_RECORDS as u64
+                            ..=autarky::TraceOptions::MAX_RECORDS as u64)
+                            .contains(n) =>
+                    {
+                        *n as u32
+                    }
+                    _ => {
+                        return Err(format!(
+                            "trace records must be one power of two in {}..={}, got {v:?}",
+                            autarky::TraceOptions::MIN_RECORDS,
+                            autarky::TraceOptions::MAX_RECORDS
+                        )
+                        .into())
+                    }
+                }
+            }
+            None => autarky::TraceOptions::DEFAULT_RECORDS,
+        };
         Ok(Config {
+            trace: trace.then_some(records),
             quick,
             sizes: sizes.into_iter().map(|v| v as u32).collect(),
             reps: reps[0] as usize,

@@ -38,8 +38,14 @@
 //! instances), `AUTARKY_BENCH_N` / `--n=` (comma list), `AUTARKY_BENCH_REPS`
 //! / `--reps=`, `AUTARKY_BENCH_INSTANCES` / `--instances=` (comma list of
 //! T·M targets), `AUTARKY_BENCH_OUT` (directory for `results.json` and the
-//! SVG charts, default `target/bench-report/`). Without a GPU or NVRTC it
-//! prints `SKIP dispatch bench: <reason>` and exits 0.
+//! SVG charts, default `target/bench-report/`), `AUTARKY_BENCH_TRACE=1` /
+//! `--trace` (also run every autarky variant traced, `RunOptions::trace`,
+//! in the same reps, and print traced / untraced time per case: the
+//! tracing overhead), `AUTARKY_BENCH_TRACE_RECORDS` / `--trace-records=`
+//! (records per block of those traces, default 4096; a full ring
+//! overwrites, which costs the same as keeping, so small rings measure the
+//! same overhead). Without a GPU or NVRTC it prints `SKIP dispatch bench:
+//! <reason>` and exits 0.
 //!
 //! Modules: `config` (knobs), `cases` (what is measured, the table),
 //! `baselines` (the CUDA kernels compared against); the report writer is
@@ -149,12 +155,20 @@ fn main() -> BoxResult<()> {
     );
 
     use Role::*;
-    let chain_variants = [
+    let traced: &[(&str, Role)] = if cfg.trace.is_some() {
+        &[("autarky traced", AutarkyTraced)]
+    } else {
+        &[]
+    };
+    let chain_variants: Vec<(&str, Role)> = [
         ("autarky", Autarky),
         ("autarky in-kernel", AutarkyInKernel),
         ("launch/task", Baseline),
         ("cuda-graph", Baseline),
-    ];
+    ]
+    .into_iter()
+    .chain(traced.iter().copied())
+    .collect();
     let mut cases = Vec::new();
     for &n in &cfg.sizes {
         for family in ["chain", "self-chain"] {
@@ -191,7 +205,10 @@ fn main() -> BoxResult<()> {
                 ("autarky in-kernel", AutarkyInKernel),
                 ("atomic-claim", Baseline),
                 ("atomic-claim+bcast", Baseline),
-            ],
+            ]
+            .into_iter()
+            .chain(traced.iter().copied())
+            .collect::<Vec<_>>(),
         ));
     }
     let find = |cases: &mut Vec<Case>, family: &str, size: u64| -> usize {
@@ -201,20 +218,48 @@ fn main() -> BoxResult<()> {
             .expect("every (family, size) has a case")
     };
 
+    // Traced runs, when asked for: (case name, records dropped in the last rep).
+    let mut dropped: Vec<(String, u64)> = Vec::new();
+    let mut traced_run = |cases: &mut Vec<Case>,
+                          i: usize,
+                          g: &Graph,
+                          iters: u32,
+                          what: &str,
+                          keep: bool|
+     -> BoxResult<()> {
+        let Some(records) = cfg.trace else {
+            return Ok(());
+        };
+        let t = run_autarky(&rt, g, iters, what, Some(records))?;
+        if keep {
+            cases[i].push("autarky traced", t.event_s);
+            let name = cases[i].name.clone();
+            dropped.retain(|(n, _)| *n != name);
+            dropped.push((name, t.dropped.unwrap_or(0)));
+        }
+        Ok(())
+    };
+
     // Every rep runs every variant once, so drift is shared; the first
     // `warmup` reps are thrown away.
     for rep in 0..cfg.warmup + cfg.reps {
         let keep = rep >= cfg.warmup;
         for ((n, chain), exec) in chains.iter().zip(&execs) {
             let n = *n;
-            let (ev, dev) = run_autarky(&rt, chain, 1, "chain")?;
+            let c = run_autarky(&rt, chain, 1, "chain", None)?;
+            let (ev, dev) = (c.event_s, c.device_s);
+            let i = find(&mut cases, "chain", n as u64);
+            traced_run(&mut cases, i, chain, 1, "chain traced", keep)?;
             let launches = base
                 .launches(n)
                 .map_err(|e| format!("launch/task baseline: {e}"))?;
             let replay = base
                 .replay(exec)
                 .map_err(|e| format!("cuda-graph baseline: {e}"))?;
-            let (sev, sdev) = run_autarky(&rt, &single, n, "self-chain")?;
+            let s = run_autarky(&rt, &single, n, "self-chain", None)?;
+            let (sev, sdev) = (s.event_s, s.device_s);
+            let i = find(&mut cases, "self-chain", n as u64);
+            traced_run(&mut cases, i, &single, n, "self-chain traced", keep)?;
             if !keep {
                 continue;
             }
@@ -230,7 +275,10 @@ fn main() -> BoxResult<()> {
             }
         }
         for &(m, total) in &throughput {
-            let (iev, idev) = run_autarky(&rt, &indep, m, "independent")?;
+            let a = run_autarky(&rt, &indep, m, "independent", None)?;
+            let (iev, idev) = (a.event_s, a.device_s);
+            let i = find(&mut cases, "independent", total);
+            traced_run(&mut cases, i, &indep, m, "independent traced", keep)?;
             let claim = base.claim(base.claim, &bufs, grid, threads, total)?;
             let claim_b = base.claim(base.claim_bcast, &bufs, grid, threads, total)?;
             if !keep {
@@ -254,6 +302,25 @@ fn main() -> BoxResult<()> {
          'autarky' is device events around the one launch, 'in-kernel' is %globaltimer first entry → last exit.",
         cfg.reps
     );
+    if let Some(records) = cfg.trace {
+        println!();
+        println!(
+            "tracing overhead (AUTARKY_BENCH_TRACE=1, {records} records per block): traced / untraced device-event time, medians"
+        );
+        for c in &cases {
+            let lost = dropped
+                .iter()
+                .find(|(n, _)| *n == c.name)
+                .map_or(0, |(_, d)| *d);
+            match c.trace_overhead() {
+                Some(x) => println!(
+                    "  {:<40} {x:.3}×  ({lost} records overwritten in the last rep)",
+                    c.name
+                ),
+                None => println!("  {:<40} —", c.name),
+            }
+        }
+    }
     let mut facts = serde_json::Map::new();
     for (k, v) in [
         ("device", serde_json::json!(props.name)),
@@ -264,6 +331,7 @@ fn main() -> BoxResult<()> {
         ("threads_per_block", threads.into()),
         ("grid", grid.into()),
         ("quick", cfg.quick.into()),
+        ("trace_records_per_block", cfg.trace.into()),
         ("warmup", cfg.warmup.into()),
         ("reps", cfg.reps.into()),
         (

@@ -110,6 +110,19 @@ __device__ __forceinline__ uint64_t queue_slot_word(uint32_t seq, uint32_t task)
 
 ";
 
+/// The trace encodings in C (Rust: `autarky_shared::{trace_kind_block,
+/// trace_wait_word, trace_area_records}`), after the enums they use.
+pub const TRACE_ENCODINGS_C: &str = "\
+// Trace encodings (Rust: autarky_shared::{trace_kind_block, trace_wait_word}).
+__device__ __forceinline__ uint32_t trace_kind_block(TraceKind kind, uint32_t block) {
+    return (uint32_t)kind | (block << 8);
+}
+__device__ __forceinline__ uint64_t trace_wait_word(WaitKind kind, uint32_t index) {
+    return ((uint64_t)(uint32_t)kind << 32) | index;
+}
+
+";
+
 /// The full text of `abi.h`.
 pub fn generate() -> String {
     let mut out = String::new();
@@ -137,11 +150,17 @@ pub fn generate() -> String {
     );
     let _ = writeln!(out, "constexpr uint32_t RUN_MAY_STOP = {RUN_MAY_STOP}u;");
     let _ = writeln!(out, "constexpr uint32_t MAX_LOCAL_PES = {MAX_LOCAL_PES}u;");
-    let _ = writeln!(out, "constexpr uint32_t MAX_DISTANCE = {MAX_DISTANCE}u;\n");
+    let _ = writeln!(out, "constexpr uint32_t MAX_DISTANCE = {MAX_DISTANCE}u;");
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t PROGRESS_SWEEP_TASKS = {PROGRESS_SWEEP_TASKS}u;\n"
+    );
     out.push_str(ENCODINGS_C);
     gen_enum::<ErrorCode>(&mut out);
     gen_enum::<WaitKind>(&mut out);
     gen_enum::<Role>(&mut out);
+    gen_enum::<TraceKind>(&mut out);
+    out.push_str(TRACE_ENCODINGS_C);
     macro_rules! s {
         ($t:ident) => {
             gen_struct::<$t>(&mut out)

@@ -35,6 +35,10 @@ pub struct RunReport {
     /// the kernel (GPU only): one `cuLaunchCooperativeKernel` (plus the two
     /// `cuEventRecord`s of a timed run), then only `cuStreamQuery`.
     pub driver_calls: Vec<&'static str>,
+    /// What every block did and when, for a run with `RunOptions::trace`
+    /// (global task ids, the graph's labels, events lost to full rings in
+    /// [`crate::trace::Trace::dropped`]).
+    pub trace: Option<crate::trace::Trace>,
 }
 
 /// Everything needed to explain a failed run.
@@ -82,6 +86,7 @@ pub(crate) fn describe_wait(
         Some(WaitKind::Progress) => format!(
             "any task instance of PE {index} to complete (no progress anywhere; a task body may be stuck)"
         ),
+        Some(WaitKind::CommIdle) => format!("work for comm block {index} (idle)"),
         Some(WaitKind::None) => "nothing".into(),
         None => format!("unknown wait kind {kind} (index {index})"),
     }

@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -222,6 +222,40 @@ abi_enum! {
         /// A pinned block waits for the predecessors of its next task instance
         /// (`index` = the task, `wanted` = the instance).
         Predecessors = 7,
+        /// A comm block found nothing to do: no pinned comm instance ready,
+        /// the comm ring empty, no proxy changed (`index` = the block).
+        /// Recorded in traces only; never a timeout's cause.
+        CommIdle = 8,
+    }
+}
+
+abi_enum! {
+    /// What a [`TraceRecord`] records (its `kind_block & 0xff`). The host
+    /// decodes each into an `autarky::trace::EventKind`.
+    pub enum TraceKind {
+        /// A task instance's body starts (`task`, `iteration`; `arg` 0).
+        TaskStart = 1,
+        /// A task instance's body ended (the block's barrier after it).
+        TaskEnd = 2,
+        /// The block starts waiting: `arg` = [`trace_wait_word`]`(kind, index)`
+        /// of the awaited word; `task`/`iteration` the wait site's (or
+        /// [`TASK_NONE`]). Recorded only once the first poll failed.
+        WaitBegin = 3,
+        /// The wait for word `arg` ended (satisfied, stopped or gave up).
+        WaitEnd = 4,
+        /// A remote completion signal: `arg` = the proxy slot (local task id
+        /// on the destination PE), `pe` = the destination PE, `iteration`
+        /// = the completed instance. `task` is [`TASK_NONE`]: the host
+        /// names the producer from the destination's proxy table.
+        SignalSent = 5,
+        /// A proxy was seen advanced (comm relay, or a pinned poll that
+        /// found its predecessors done): `arg` = `task` = the proxy's local
+        /// id, `iteration` = the producer instance seen complete.
+        SignalSeen = 6,
+        /// A task body marked a halo pulse packed (`arg`: pulse id).
+        PulsePack = 7,
+        /// A task body marked a halo pulse put (`arg`: pulse id).
+        PulsePut = 8,
     }
 }
 
@@ -407,6 +441,16 @@ abi_struct! {
     /// `finished`: written 0 → 1 by the last block to leave; read by the host.
     /// `progress`: instances completed on this PE, published by comm block 0
     /// (relaxed, system scope); only increases; read by the host watchdog.
+    /// `iterations_done`: a lower bound of the minimum `done` over this
+    /// PE's tasks, published by comm block 0 (relaxed, system scope) at the
+    /// end of each sweep over the tasks ([`PROGRESS_SWEEP_TASKS`] tasks per
+    /// progress publish), and exactly by the last block out when every task
+    /// finished; only increases.
+    /// `last_residual` / `residual_iteration`: the latest value a task body
+    /// reported with `ctx.report_residual(r)` (relaxed, then release, system
+    /// scope); `residual_iteration` is the reporting instance's iteration
+    /// + 1, 0 until the first report. Two words: a host read racing a new
+    /// report may pair one report's value with the next one's iteration.
     pub struct HostControl {
         /// Nonzero: every block of this PE must leave its loop now.
         pub abort: u32,
@@ -416,8 +460,56 @@ abi_struct! {
         pub progress: u64,
         /// `%globaltimer` of the last progress publish (ns).
         pub heartbeat_ns: u64,
-        /// Padding to 32 bytes.
-        pub _pad: u64,
+        /// Iterations every task of this PE has completed (a lower bound).
+        pub iterations_done: u32,
+        /// Iteration + 1 of the last residual report; 0: none yet.
+        pub residual_iteration: u32,
+        /// The last residual a task body reported.
+        pub last_residual: f64,
+    }
+    size = 40;
+}
+
+abi_struct! {
+    /// One device trace record (32 bytes, so a ring is an array of them).
+    /// Written by the block that owns the ring (see [`TraceRingHeader`]);
+    /// read by the host after the kernel ended.
+    pub struct TraceRecord {
+        /// `%globaltimer` when the event happened (ns; coarse: it advances
+        /// about every µs on Hopper).
+        pub t_ns: u64,
+        /// Local task id on the recording PE ([`TASK_NONE`] if none).
+        pub task: u32,
+        /// Iteration involved.
+        pub iteration: u32,
+        /// Kind-specific argument ([`TraceKind`]).
+        pub arg: u64,
+        /// [`TraceKind`] in bits 0..8, the recording block in bits 8..32
+        /// ([`trace_kind_block`]).
+        pub kind_block: u32,
+        /// The destination PE for [`TraceKind::SignalSent`], else the
+        /// recording PE.
+        pub pe: u32,
+    }
+    size = 32;
+}
+
+abi_struct! {
+    /// The header of one block's trace ring. A PE's trace area
+    /// ([`RunParams::trace`]) holds one ring per block of its partition,
+    /// block `b` at byte `b × (trace_cap + 1) × 32`: this header, then
+    /// `trace_cap` [`TraceRecord`]s. Append number `k` (from 0) goes to
+    /// record `k % trace_cap`, overwriting the oldest once the ring is full.
+    ///
+    /// `head`: appends so far (all of them, kept or overwritten), written by
+    /// the block's thread 0 when the block leaves (the running count lives
+    /// in shared memory); the host starts it at 0 and reads it after the
+    /// kernel ended: `head − min(head, trace_cap)` records were dropped.
+    pub struct TraceRingHeader {
+        /// Appends so far.
+        pub head: u64,
+        /// Padding to one record's size.
+        pub _pad: [u64; 3],
     }
     size = 32;
 }
@@ -530,8 +622,16 @@ abi_struct! {
         pub peer_heaps: u64,
         /// `BlockStats[comm_blocks + compute_blocks]`.
         pub block_stats: u64,
+        /// This PE's trace rings (see [`TraceRingHeader`]); 0 when the run
+        /// is not traced. Read only by kernels compiled with
+        /// `-DAUTARKY_TRACE`.
+        pub trace: u64,
+        /// Records per trace ring (a power of two; 0 when not traced).
+        pub trace_cap: u32,
+        /// Padding.
+        pub _pad_trace: u32,
     }
-    size = 224;
+    size = 240;
 }
 
 /// [`RunParams::flags`] bit: some task may lower [`Status::limit`], so claims
@@ -541,6 +641,37 @@ pub const RUN_MAY_STOP: u32 = 2;
 /// Test hook bit in [`RunParams::flags`]: never run `hold_task`
 /// (a dependency that never completes).
 pub const TEST_HOLD_TASK: u32 = 1;
+
+/// Tasks comm block 0 looks at per progress publish when it sweeps the
+/// PE's tasks for [`HostControl::iterations_done`].
+pub const PROGRESS_SWEEP_TASKS: u32 = 32;
+
+/// [`TraceRecord::kind_block`] of an event of `kind` recorded by `block`.
+#[inline]
+pub const fn trace_kind_block(kind: TraceKind, block: u32) -> u32 {
+    (kind as u32) | (block << 8)
+}
+
+/// `(kind, block)` of a [`TraceRecord::kind_block`] (the kind as stored: it
+/// may not be a valid [`TraceKind`] in a corrupt record).
+#[inline]
+pub const fn trace_kind_block_parts(word: u32) -> (u32, u32) {
+    (word & 0xff, word >> 8)
+}
+
+/// The awaited-word id of a wait in traces ([`TraceKind::WaitBegin`]'s
+/// `arg`): the [`WaitKind`] in the high 32 bits, its index in the low.
+#[inline]
+pub const fn trace_wait_word(kind: WaitKind, index: u32) -> u64 {
+    ((kind as u64) << 32) | index as u64
+}
+
+/// Records (of 32 bytes) one PE's trace area holds for `blocks` blocks with
+/// `cap` records per ring: one header and `cap` records per block.
+#[inline]
+pub const fn trace_area_records(blocks: u32, cap: u32) -> usize {
+    blocks as usize * (cap as usize + 1)
+}
 
 /// The per-task state word `(claimed << 32) | done`.
 ///
@@ -623,6 +754,8 @@ macro_rules! for_each_abi_struct {
         $m!(Status);
         $m!(HostControl);
         $m!(BlockStats);
+        $m!(TraceRecord);
+        $m!(TraceRingHeader);
         $m!(RunParams);
     };
 }
@@ -671,5 +804,21 @@ mod tests {
             assert_eq!(ErrorCode::from_u32(v).map(u32::from), Some(v));
         }
         assert_eq!(ErrorCode::from_u32(999), None);
+        for &(_, v, _) in TraceKind::VARIANTS {
+            assert_eq!(TraceKind::from_u32(v).map(u32::from), Some(v));
+            assert!(v < 256, "trace kinds fit kind_block's low byte");
+        }
+    }
+
+    #[test]
+    fn trace_kind_block_round_trips_and_wait_words_keep_their_kind() {
+        let w = trace_kind_block(TraceKind::SignalSeen, 0x00ab_cdef);
+        assert_eq!(trace_kind_block_parts(w), (6, 0x00ab_cdef));
+        assert_eq!(
+            trace_wait_word(WaitKind::QueueItem, 7),
+            (1 << 32) | 7,
+            "kind in the high word, index in the low"
+        );
+        assert_eq!(trace_area_records(3, 4), 15);
     }
 }

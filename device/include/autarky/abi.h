@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 2u
+#define AUTARKY_ABI_VERSION 3u
 
 namespace autarky {
 
@@ -19,6 +19,7 @@ constexpr uint32_t TEST_HOLD_TASK = 1u;
 constexpr uint32_t RUN_MAY_STOP = 2u;
 constexpr uint32_t MAX_LOCAL_PES = 16u;
 constexpr uint32_t MAX_DISTANCE = 65536u;
+constexpr uint32_t PROGRESS_SWEEP_TASKS = 32u;
 
 // Word encodings (Rust: autarky_shared::{state_word, state_parts, queue_slot_word}).
 // state[t] = (claimed << 32) | done.
@@ -72,6 +73,8 @@ enum class WaitKind : uint32_t {
     Progress = 6,
     // A pinned block waits for the predecessors of its next task instance (`index` = the task, `wanted` = the instance).
     Predecessors = 7,
+    // A comm block found nothing to do: no pinned comm instance ready, the comm ring empty, no proxy changed (`index` = the block). Recorded in traces only; never a timeout's cause.
+    CommIdle = 8,
 };
 
 // A block's role, fixed at launch: blocks `[0, comm_blocks)` communicate,
@@ -82,6 +85,35 @@ enum class Role : uint32_t {
     // Pops ready task instances and runs them.
     Compute = 2,
 };
+
+// What a [`TraceRecord`] records (its `kind_block & 0xff`). The host
+// decodes each into an `autarky::trace::EventKind`.
+enum class TraceKind : uint32_t {
+    // A task instance's body starts (`task`, `iteration`; `arg` 0).
+    TaskStart = 1,
+    // A task instance's body ended (the block's barrier after it).
+    TaskEnd = 2,
+    // The block starts waiting: `arg` = [`trace_wait_word`]`(kind, index)` of the awaited word; `task`/`iteration` the wait site's (or [`TASK_NONE`]). Recorded only once the first poll failed.
+    WaitBegin = 3,
+    // The wait for word `arg` ended (satisfied, stopped or gave up).
+    WaitEnd = 4,
+    // A remote completion signal: `arg` = the proxy slot (local task id on the destination PE), `pe` = the destination PE, `iteration` = the completed instance. `task` is [`TASK_NONE`]: the host names the producer from the destination's proxy table.
+    SignalSent = 5,
+    // A proxy was seen advanced (comm relay, or a pinned poll that found its predecessors done): `arg` = `task` = the proxy's local id, `iteration` = the producer instance seen complete.
+    SignalSeen = 6,
+    // A task body marked a halo pulse packed (`arg`: pulse id).
+    PulsePack = 7,
+    // A task body marked a halo pulse put (`arg`: pulse id).
+    PulsePut = 8,
+};
+
+// Trace encodings (Rust: autarky_shared::{trace_kind_block, trace_wait_word}).
+__device__ __forceinline__ uint32_t trace_kind_block(TraceKind kind, uint32_t block) {
+    return (uint32_t)kind | (block << 8);
+}
+__device__ __forceinline__ uint64_t trace_wait_word(WaitKind kind, uint32_t index) {
+    return ((uint64_t)(uint32_t)kind << 32) | index;
+}
 
 // One task of the lowered graph. Indexed by task id.
 struct alignas(4) TaskDesc {
@@ -239,6 +271,16 @@ static_assert(alignof(Status) == 8, "alignof(Status) differs from Rust");
 // `finished`: written 0 → 1 by the last block to leave; read by the host.
 // `progress`: instances completed on this PE, published by comm block 0
 // (relaxed, system scope); only increases; read by the host watchdog.
+// `iterations_done`: a lower bound of the minimum `done` over this
+// PE's tasks, published by comm block 0 (relaxed, system scope) at the
+// end of each sweep over the tasks ([`PROGRESS_SWEEP_TASKS`] tasks per
+// progress publish), and exactly by the last block out when every task
+// finished; only increases.
+// `last_residual` / `residual_iteration`: the latest value a task body
+// reported with `ctx.report_residual(r)` (relaxed, then release, system
+// scope); `residual_iteration` is the reporting instance's iteration
+// + 1, 0 until the first report. Two words: a host read racing a new
+// report may pair one report's value with the next one's iteration.
 struct alignas(8) HostControl {
     // Nonzero: every block of this PE must leave its loop now.
     uint32_t abort;
@@ -248,10 +290,14 @@ struct alignas(8) HostControl {
     uint64_t progress;
     // `%globaltimer` of the last progress publish (ns).
     uint64_t heartbeat_ns;
-    // Padding to 32 bytes.
-    uint64_t _pad;
+    // Iterations every task of this PE has completed (a lower bound).
+    uint32_t iterations_done;
+    // Iteration + 1 of the last residual report; 0: none yet.
+    uint32_t residual_iteration;
+    // The last residual a task body reported.
+    double last_residual;
 };
-static_assert(sizeof(HostControl) == 32, "sizeof(HostControl) differs from Rust");
+static_assert(sizeof(HostControl) == 40, "sizeof(HostControl) differs from Rust");
 static_assert(alignof(HostControl) == 8, "alignof(HostControl) differs from Rust");
 
 // Per-block counters and the block's current wait (device memory). Each
@@ -272,6 +318,45 @@ struct alignas(8) BlockStats {
 };
 static_assert(sizeof(BlockStats) == 32, "sizeof(BlockStats) differs from Rust");
 static_assert(alignof(BlockStats) == 8, "alignof(BlockStats) differs from Rust");
+
+// One device trace record (32 bytes, so a ring is an array of them).
+// Written by the block that owns the ring (see [`TraceRingHeader`]);
+// read by the host after the kernel ended.
+struct alignas(8) TraceRecord {
+    // `%globaltimer` when the event happened (ns; coarse: it advances about every µs on Hopper).
+    uint64_t t_ns;
+    // Local task id on the recording PE ([`TASK_NONE`] if none).
+    uint32_t task;
+    // Iteration involved.
+    uint32_t iteration;
+    // Kind-specific argument ([`TraceKind`]).
+    uint64_t arg;
+    // [`TraceKind`] in bits 0..8, the recording block in bits 8..32 ([`trace_kind_block`]).
+    uint32_t kind_block;
+    // The destination PE for [`TraceKind::SignalSent`], else the recording PE.
+    uint32_t pe;
+};
+static_assert(sizeof(TraceRecord) == 32, "sizeof(TraceRecord) differs from Rust");
+static_assert(alignof(TraceRecord) == 8, "alignof(TraceRecord) differs from Rust");
+
+// The header of one block's trace ring. A PE's trace area
+// ([`RunParams::trace`]) holds one ring per block of its partition,
+// block `b` at byte `b × (trace_cap + 1) × 32`: this header, then
+// `trace_cap` [`TraceRecord`]s. Append number `k` (from 0) goes to
+// record `k % trace_cap`, overwriting the oldest once the ring is full.
+//
+// `head`: appends so far (all of them, kept or overwritten), written by
+// the block's thread 0 when the block leaves (the running count lives
+// in shared memory); the host starts it at 0 and reads it after the
+// kernel ended: `head − min(head, trace_cap)` records were dropped.
+struct alignas(8) TraceRingHeader {
+    // Appends so far.
+    uint64_t head;
+    // Padding to one record's size.
+    uint64_t _pad[3];
+};
+static_assert(sizeof(TraceRingHeader) == 32, "sizeof(TraceRingHeader) differs from Rust");
+static_assert(alignof(TraceRingHeader) == 8, "alignof(TraceRingHeader) differs from Rust");
 
 // Everything one PE's scheduler needs. The launch passes one per local
 // PE by value ([`MAX_LOCAL_PES`] at most); block `b` serves local PE
@@ -355,8 +440,14 @@ struct alignas(8) RunParams {
     uint64_t peer_heaps;
     // `BlockStats[comm_blocks + compute_blocks]`.
     uint64_t block_stats;
+    // This PE's trace rings (see [`TraceRingHeader`]); 0 when the run is not traced. Read only by kernels compiled with `-DAUTARKY_TRACE`.
+    uint64_t trace;
+    // Records per trace ring (a power of two; 0 when not traced).
+    uint32_t trace_cap;
+    // Padding.
+    uint32_t _pad_trace;
 };
-static_assert(sizeof(RunParams) == 224, "sizeof(RunParams) differs from Rust");
+static_assert(sizeof(RunParams) == 240, "sizeof(RunParams) differs from Rust");
 static_assert(alignof(RunParams) == 8, "alignof(RunParams) differs from Rust");
 
 }  // namespace autarky
@@ -434,7 +525,9 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.finished - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.progress - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.heartbeat_ns - (const char*)&s);
-      out[i++] = (unsigned long long)((const char*)&s._pad - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.iterations_done - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.residual_iteration - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.last_residual - (const char*)&s);
     }
     out[i++] = sizeof(autarky::BlockStats);
     { autarky::BlockStats s{};
@@ -444,6 +537,20 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.wait_wanted - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.task - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.iteration - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::TraceRecord);
+    { autarky::TraceRecord s{};
+      out[i++] = (unsigned long long)((const char*)&s.t_ns - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.task - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.iteration - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.arg - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.kind_block - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pe - (const char*)&s);
+    }
+    out[i++] = sizeof(autarky::TraceRingHeader);
+    { autarky::TraceRingHeader s{};
+      out[i++] = (unsigned long long)((const char*)&s.head - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad - (const char*)&s);
     }
     out[i++] = sizeof(autarky::RunParams);
     { autarky::RunParams s{};
@@ -483,5 +590,8 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.peer_states - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.peer_heaps - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.block_stats - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.trace - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.trace_cap - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad_trace - (const char*)&s);
     }
 }

@@ -77,6 +77,9 @@ __device__ __forceinline__ void st_release_sys_u64(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ void st_relaxed_sys_u64(uint64_t* p, uint64_t v) {
     asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+__device__ __forceinline__ void st_relaxed_sys_u32(uint32_t* p, uint32_t v) {
+    asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
 
 // ---- read-modify-write --------------------------------------------------
 __device__ __forceinline__ void red_min_relaxed_gpu_u32(uint32_t* p, uint32_t v) {

@@ -65,6 +65,7 @@
 // every idle block leaves.
 #pragma once
 #include "autarky/task.cuh"
+#include "autarky/progress.cuh"
 
 // Generated per graph: calls the body of `kind`, or reports an unknown kind.
 __device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind);
@@ -219,6 +220,7 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
     for (uint32_t k = 0; k < d.remote_count; ++k) {
         uint64_t* peer_state = reinterpret_cast<uint64_t*>(peers[r[k].pe]);
         st_release_sys_u64(&peer_state[r[k].slot], state_word(i + 1, i + 1));
+        AUTARKY_TRACE_SIGNAL(p, i, r[k].slot, r[k].pe);
     }
 }
 
@@ -535,6 +537,7 @@ AUTARKY_HOT void compute_loop(const Who& w, BlockShared& sh) {
                 if (desc_of != task)
                     sh_desc = task == sh.next_task ? sh.next_desc : reinterpret_cast<const TaskDesc*>(p.tasks)[task];
                 desc_of = task;
+                AUTARKY_TRACE_EVENT(p, TraceKind::TaskStart, task, iter, 0);
             }
         }
         // Publish: sh_run, sh_task, sh_iter, sh_desc to the block.
@@ -560,6 +563,7 @@ AUTARKY_HOT void compute_loop(const Who& w, BlockShared& sh) {
         // Publish: every thread's body writes happen before thread 0's release
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
+        AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, sh_task, sh_iter, 0);
         if (sh_failed) break;
         if (threadIdx.x == 0 && d.succ_count > 0) {
             sh.next_task = edge.task;
@@ -617,6 +621,7 @@ __device__ __forceinline__ bool preds_done_batch(const RunParams& p, uint32_t co
     }
     if (remote) fence_acq_rel_sys();
     else fence_acq_rel_gpu();
+    AUTARKY_TRACE_PROXIES_SEEN(p, d, n, remote);
     return true;
 }
 
@@ -691,10 +696,12 @@ __device__ __forceinline__ bool run_body(const Who& w, BlockShared& sh) {
     const TaskDesc d = sh.desc;
     TaskCtx ctx{d.global, sh.iter, p.iterations, p.pe, w.block,
                 reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh.failed, sh.task};
+    AUTARKY_TRACE_T0(p, TraceKind::TaskStart, sh.task, sh.iter, 0);
     autarky_dispatch(ctx, d.kind);
     // Publish: every thread's body writes happen before thread 0's release
     // of done[t]; `sh.failed` to the block.
     __syncthreads();
+    AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, sh.task, sh.iter, 0);
     return sh.failed == 0;
 }
 
@@ -789,6 +796,7 @@ __device__ __noinline__ bool relay_proxies(const Who& w) {
         uint32_t* seen = reinterpret_cast<uint32_t*>(p.proxy_seen) + j;
         if (v == *seen) continue;
         *seen = v;
+        AUTARKY_TRACE_EVENT(p, TraceKind::SignalSeen, t, v - 1, t);
         // Acquire the producer's release and order it before the re-checks
         // (SC: the mirror image of a local completion's publish → fence).
         fence_sc_sys();
@@ -831,11 +839,13 @@ __device__ __noinline__ void comm_loop(const Who& w, BlockShared& sh) {
     LoopClock clock;
     uint32_t k = 0, n = 0;  // thread 0: pinned cursor (list index, instance)
     uint64_t last_publish = 0, watch_start = 0, watch_progress = 0;
+    ProgressSweep sweep;  // publisher: HostControl::iterations_done (progress.cuh)
     const bool publisher = w.block == 0;
     if (threadIdx.x == 0) sh.failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
             uint32_t run = 0;
+            AUTARKY_TRACE_IDLE_SCOPE(p, w.block);  // trace: idle time, WaitEnd when the loop is left
             for (uint32_t polls = 1, idle = 0;; ++polls, ++idle) {
                 if (len > 0 && n < run_limit(p)) {
                     const uint32_t t = list[k];
@@ -860,6 +870,7 @@ __device__ __noinline__ void comm_loop(const Who& w, BlockShared& sh) {
                     break;
                 }
                 if (!relay_proxies(w)) break;  // a push was aborted
+                AUTARKY_TRACE_WAIT_FAILED_POLL();  // trace: nothing to run: idle
                 if (polls % 64 != 0) {
                     if (idle > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);
                     continue;
@@ -877,6 +888,7 @@ __device__ __noinline__ void comm_loop(const Who& w, BlockShared& sh) {
                         last_publish = now;
                         st_relaxed_sys_u64(&control_of(p)->progress, pe_progress(p));
                         st_relaxed_sys_u64(&control_of(p)->heartbeat_ns, now);
+                        sweep.step(p);
                         if (p.flags & RUN_MAY_STOP) detect_stop(p);
                     }
                     // Stall watchdog (re-armed by progress anywhere on the PE).
@@ -933,6 +945,7 @@ __device__ inline void block_exit(const Who& w) {
         // Last block out: final progress, then tell the host we are done.
         HostControl* c = control_of(p);
         st_relaxed_sys_u64(&c->progress, pe_progress(p));
+        publish_final_iterations_done(p);
         fence_sc_sys();
         st_release_sys_u32(&c->finished, 1);
     }

@@ -68,6 +68,25 @@ struct TaskCtx {
         return reinterpret_cast<T*>(heaps[pe] + off);
     }
 
+    // Publishes `r` as this PE's latest residual (HostControl::last_residual,
+    // with this instance's iteration), for the host to read while the run
+    // is in flight (GpuRun::progress_snapshot). Call from one thread.
+    __device__ void report_residual(double r) const {
+        HostControl* c = control_of(*params);
+        st_relaxed_sys_u64(reinterpret_cast<uint64_t*>(&c->last_residual), (uint64_t)__double_as_longlong(r));
+        // Release: a host that reads this iteration reads this residual or a later one.
+        st_release_sys_u32(&c->residual_iteration, iteration + 1);
+    }
+
+    // Marks a halo pulse in the trace (kind: TraceKind::PulsePack or
+    // PulsePut; id: the pulse) in traced runs; nothing otherwise. Call
+    // from one thread.
+    __device__ void trace_pulse(TraceKind kind, uint64_t id) const {
+        (void)kind;
+        (void)id;
+        AUTARKY_TRACE_EVENT(*params, kind, local, iteration, id);
+    }
+
     // Has the run been aborted (by another block, another PE or the host)?
     __device__ bool aborted() const { return abort_raised(*params, true); }
 

@@ -14,6 +14,7 @@
 //   by the host for the deadlock report.
 #pragma once
 #include "autarky/order.cuh"
+#include "autarky/trace.cuh"
 
 namespace autarky {
 
@@ -164,12 +165,14 @@ __device__ WaitResult wait_until(const Who& w, const WaitSite& site, Poll poll) 
     const bool generic = site.kind == WaitKind::QueueItem || site.kind == WaitKind::Progress;
     const uint64_t deadline = generic ? 2 * p.timeout_ns : p.timeout_ns;
     bool published = false;
+    AUTARKY_TRACE_WAIT_SCOPE(p, site);  // trace: WaitEnd on every return below
     for (uint32_t polls = 1;; ++polls) {
         const uint32_t r = poll(seen, polls);
         if (r != 0) {
             if (published) st_relaxed_gpu_u32(&stats_of(p, w.block)->wait_kind, (uint32_t)WaitKind::None);
             return r == 1 ? WaitResult::Ready : WaitResult::Stop;
         }
+        AUTARKY_TRACE_WAIT_FAILED_POLL();  // trace: WaitBegin at the first failed poll
         if (polls % ABORT_POLLS == 0) {
             // Only comm blocks read the host-mapped word (PCIe): hundreds of
             // idle compute blocks reading it would saturate the link. They

@@ -580,5 +580,6 @@ fn finish(
         device_ns: None,
         event_ms: None,
         driver_calls: Vec::new(),
+        trace: None,
     })
 }

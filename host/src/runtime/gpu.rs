@@ -72,11 +72,31 @@ impl Gpu {
         })
     }
 
-    /// The megakernel for these kinds, compiled (or taken from the cubin
-    /// cache) and loaded once per runtime.
+    /// The (untraced) megakernel for these kinds, compiled (or taken from
+    /// the cubin cache) and loaded once per runtime.
     pub(crate) fn load(&self, kinds: &[TaskKind]) -> Result<Arc<Loaded>> {
+        self.load_variant(
+            kinds,
+            source::Variant {
+                local_pes: self.cfg.pes,
+                ..Default::default()
+            },
+        )
+    }
+
+    /// The megakernel variant for these kinds, compiled (or taken from the
+    /// cubin cache) and loaded once per runtime and variant.
+    pub(crate) fn load_variant(
+        &self,
+        kinds: &[TaskKind],
+        variant: source::Variant,
+    ) -> Result<Arc<Loaded>> {
         let mut h = Sha256::new();
         h.update(self.cfg.threads.to_le_bytes());
+        // The variant changes the NVRTC options, hence the cubin: a traced
+        // and an untraced kernel of the same kinds are two entries.
+        h.update([u8::from(variant.trace)]);
+        h.update(variant.local_pes.max(1).to_le_bytes());
         for k in kinds {
             h.update(k.name.as_bytes());
             h.update([0]);
@@ -88,7 +108,7 @@ impl Gpu {
             return Ok(l.clone());
         }
         let cubin =
-            source::compile_for(kinds, self.cfg.threads, self.ctx.props.arch(), self.cfg.pes)?;
+            source::compile_variant(kinds, self.cfg.threads, self.ctx.props.arch(), variant)?;
         let module = Module::load(&self.ctx, &cubin)?;
         let kernel = module.function(source::MEGAKERNEL_NAME)?;
         let occupancy = kernel.occupancy(self.cfg.threads, 0)?;

@@ -6,7 +6,10 @@
 //! only host-mapped memory ([`HostControl`], one per PE): progress for the
 //! watchdog, `finished` as the early hint, and `abort` to stop a stalled
 //! run. The driver call log ([`CallLog`]) proves it per run: see
-//! [`RunReport::driver_calls`].
+//! [`RunReport::driver_calls`]. A traced run ([`RunOptions::trace`]) gives
+//! every block a device trace ring, allocated and zeroed before the launch
+//! and downloaded and decoded ([`crate::trace::decode`]) after the kernel
+//! ended, so tracing adds no call in between either.
 //!
 //! Virtual PEs: the launch hosts P PEs (P ≤ `MAX_LOCAL_PES`), each with its
 //! own partition of `comm + compute` blocks, its own tables, queues, status
@@ -19,14 +22,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use autarky_shared::{
-    initial_status, seeded_queue_ctl, seeded_queue_slot, BlockStats, HostControl, QueueSlot,
-    RunParams, Status, ABI_VERSION, MAX_LOCAL_PES, RUN_MAY_STOP, TEST_HOLD_TASK,
+    initial_status, seeded_queue_ctl, seeded_queue_slot, trace_area_records, BlockStats,
+    HostControl, QueueSlot, RunParams, Status, TraceRecord, ABI_VERSION, MAX_LOCAL_PES,
+    RUN_MAY_STOP, TEST_HOLD_TASK,
 };
 
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
+use super::progress::PeProgress;
+use super::source::Variant;
 use super::{Gpu, Loaded, RunOptions};
 use crate::graph::{Graph, LoweredRun};
 use crate::status::{RunReport, Snapshot};
+use crate::trace::{self, Trace};
 use crate::{Error, Result};
 
 /// A run in flight on one GPU. Dropping it without [`GpuRun::wait`] raises
@@ -58,6 +65,8 @@ struct PeMem {
     state: DeviceMem,
     status: DeviceMem,
     blocks: DeviceMem,
+    /// The PE's trace rings (traced runs only).
+    trace: Option<DeviceMem>,
 }
 
 const CONTROL_ABORT: usize = offset_of!(HostControl, abort);
@@ -93,7 +102,11 @@ impl<'a> GpuRun<'a> {
             run.pes[pe as usize].tasks[l as usize].kind = kind;
         }
         let hold: Option<(u32, u32)> = faults.hold_task.map(|t| run.local[t.index()]);
-        let loaded = gpu.load(graph.kinds())?;
+        let variant = Variant {
+            trace: opts.trace.is_some(),
+            local_pes: pes,
+        };
+        let loaded = gpu.load_variant(graph.kinds(), variant)?;
         let (comm_blocks, mut compute_blocks) = gpu.grid(&loaded, pes)?;
         // Blocks that would only wait for dynamic work that never comes are
         // not launched: with every compute task pinned, each PE needs just
@@ -136,6 +149,17 @@ impl<'a> GpuRun<'a> {
             let status = DeviceMem::from_slice(ctx, &[initial_status(opts.iterations)])?;
             let blocks = DeviceMem::from_slice(ctx, &vec![BlockStats::default(); per_pe as usize])?;
             let control = HostMapped::alloc(ctx, size_of::<HostControl>())?;
+            // Trace rings: every header (head = 0) and record zeroed.
+            let trace_cap = opts.trace.map_or(0, |t| t.records_per_block);
+            let rings = match opts.trace {
+                Some(t) => {
+                    let records = trace_area_records(per_pe, t.records_per_block);
+                    let m = DeviceMem::alloc(ctx, records * size_of::<TraceRecord>())?;
+                    m.fill_bytes(0)?;
+                    Some(m)
+                }
+                None => None,
+            };
             let mut flags = if l.may_stop { RUN_MAY_STOP } else { 0 };
             let mut hold_task = 0;
             if let Some((hpe, ht)) = hold {
@@ -177,6 +201,8 @@ impl<'a> GpuRun<'a> {
                 status: status.ptr(),
                 control: control.dev_ptr(),
                 block_stats: blocks.ptr(),
+                trace: rings.as_ref().map_or(0, DeviceMem::ptr),
+                trace_cap,
                 ..Default::default()
             };
             controls.push(control);
@@ -188,6 +214,7 @@ impl<'a> GpuRun<'a> {
                 state,
                 status,
                 blocks,
+                trace: rings,
             });
         }
         // Peer tables: every PE reaches every PE's words with plain device
@@ -268,6 +295,19 @@ impl<'a> GpuRun<'a> {
             .iter()
             .map(|c| c.read::<u64>(CONTROL_PROGRESS))
             .sum()
+    }
+
+    /// Every PE's progress words now: instances, iterations done, the last
+    /// residual a body reported, whether it finished. Read from host-mapped
+    /// memory (no CUDA call: the run stays CPU-free however often this is
+    /// called).
+    pub fn progress_snapshot(&self) -> Vec<PeProgress> {
+        self.controls
+            .iter()
+            .zip(&self.run.pes)
+            .enumerate()
+            .map(|(pe, (c, l))| PeProgress::read(c, pe as u32, l.num_tasks))
+            .collect()
     }
 
     /// Asks every PE to stop (through host-mapped memory: no CUDA call).
@@ -418,6 +458,7 @@ impl<'a> GpuRun<'a> {
         let iterations = statuses.iter().map(|s| s.limit).min().unwrap_or(0);
         let abort_propagation_ns =
             (s.error_code != 0 && end >= s.error_ns).then(|| end - s.error_ns);
+        let mut trace = self.download_trace(mems, per_pe as u32)?;
         let result = result.map(|()| RunReport {
             backend: "gpu",
             iterations,
@@ -427,12 +468,52 @@ impl<'a> GpuRun<'a> {
             device_ns: (start != u64::MAX && end >= start).then(|| end - start),
             event_ms,
             driver_calls,
+            trace: trace.take(),
         });
         Ok(Finished {
             result,
             status: s,
             abort_propagation_ns,
+            trace,
         })
+    }
+
+    /// Downloads and decodes every PE's trace rings (traced runs; after the
+    /// kernel ended), with the graph's labels.
+    fn download_trace(&self, mems: &[PeMem], blocks: u32) -> Result<Option<Trace>> {
+        let Some(opts) = self.opts.trace else {
+            return Ok(None);
+        };
+        let cap = opts.records_per_block;
+        let mut areas = Vec::with_capacity(mems.len());
+        for m in mems {
+            let rings = m
+                .trace
+                .as_ref()
+                .expect("a traced run allocated every PE's rings");
+            let mut area = vec![TraceRecord::default(); trace_area_records(blocks, cap)];
+            rings.download(&mut area)?;
+            areas.push(area);
+        }
+        let pes: Vec<trace::decode::PeRings<'_>> = areas
+            .iter()
+            .zip(&self.run.pes)
+            .enumerate()
+            .map(|(pe, (area, l))| trace::decode::PeRings {
+                pe: pe as u32,
+                comm_blocks: self.comm_blocks,
+                records_per_block: cap,
+                area,
+                global: &l.global,
+            })
+            .collect();
+        // The areas were allocated right here for `blocks` rings of `cap`
+        // (a power of two: RunOptions::check), so their shape is right.
+        let mut t = trace::decode::decode(&pes).expect("trace areas allocated for this shape");
+        t.labels = (0..self.graph.num_tasks() as u32)
+            .map(|g| self.graph.label(g))
+            .collect();
+        Ok(Some(t))
     }
 }
 
@@ -480,6 +561,9 @@ pub struct Finished {
     pub status: Status,
     /// From the first error to the last block leaving its loop (device clock).
     pub abort_propagation_ns: Option<u64>,
+    /// The trace of a traced run that failed (what every block did up to
+    /// the error); a successful run's trace is in [`RunReport::trace`].
+    pub trace: Option<Trace>,
 }
 
 impl Drop for GpuRun<'_> {

@@ -18,7 +18,8 @@
 //! it; `options` the options of one run; this file the front end, which
 //! validates and lowers a graph once and hands the tables and the options
 //! to a backend. `gpu` is the GPU backend (boot, kernel loading, grid);
-//! `launch` is one GPU run; `libs` finds libcuda/libnvrtc without panics;
+//! `launch` is one GPU run; `progress` reads its host-mapped progress
+//! words while it runs; `libs` finds libcuda/libnvrtc without panics;
 //! `nvrtc` and `cache` compile the megakernel to a CUBIN and cache it on
 //! disk; `source` assembles its source; `driver` is the only file with raw
 //! driver calls. The emulator backend lives in [`crate::emulator`].
@@ -33,6 +34,7 @@ pub mod launch;
 pub mod libs;
 pub mod nvrtc;
 mod options;
+mod progress;
 pub mod source;
 mod symmetric;
 
@@ -50,7 +52,8 @@ pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSli
 pub use launch::{Finished, GpuRun};
 #[allow(unused_imports)] // for the device-code generator
 pub(crate) use options::fault_injection_enabled;
-pub use options::RunOptions;
+pub use options::{RunOptions, TraceOptions};
+pub use progress::{PeProgress, Residual};
 pub use symmetric::SymBuffer;
 use symmetric::SymHeap;
 

@@ -8,6 +8,7 @@
 //! | `iterations`, `timeout` | yes | yes |
 //! | `watchdog`, `abort_grace` | yes | refused: no kernel to watch; waits end at `timeout` |
 //! | `timed` | device events | refused: no device events ([`RunReport::wall`] is always measured) |
+//! | `trace` | device trace rings ([`RunReport::trace`]) | refused until the emulator records through [`crate::trace::TraceRecorder`] |
 //! | `hold_task` (feature `fault-injection`) | yes | yes |
 //! | `corrupt_kind`, `abi_version_override` (feature `fault-injection`) | yes | refused |
 
@@ -41,6 +42,13 @@ pub struct RunOptions {
     /// ([`Error::Unsupported`]) rather than report a wall time as a device
     /// time; [`RunReport::wall`] is measured on every backend.
     pub timed: bool,
+    /// Record a trace of the run ([`RunReport::trace`]): every block's task
+    /// instances, waits, idle time and signals, on the device clock. GPU:
+    /// the megakernel is compiled with its trace rings (a separate cubin;
+    /// untraced runs carry no trace code) and the rings are downloaded
+    /// after the kernel ended, so the run stays CPU-free. The emulator
+    /// refuses it for now ([`Error::Unsupported`]).
+    pub trace: Option<TraceOptions>,
     /// Fault injection: never run this task (a dependency that never
     /// completes). Both backends.
     #[cfg(feature = "fault-injection")]
@@ -56,6 +64,53 @@ pub struct RunOptions {
     #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
     pub abi_version_override: Option<u32>,
+}
+
+/// How a run records its trace ([`RunOptions::trace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceOptions {
+    /// Records each block's trace ring holds (a power of two in
+    /// [`TraceOptions::MIN_RECORDS`]`..=`[`TraceOptions::MAX_RECORDS`]).
+    /// A block that records more keeps its newest records; the others are
+    /// counted in [`crate::trace::Trace::dropped`]. Device memory: 32 bytes
+    /// per record per block (plus one header per block), on every PE.
+    pub records_per_block: u32,
+}
+
+impl TraceOptions {
+    /// Smallest ring.
+    pub const MIN_RECORDS: u32 = 2;
+    /// Largest ring (512 MiB per block).
+    pub const MAX_RECORDS: u32 = 1 << 24;
+    /// Default ring: 4096 records (128 KiB) per block, about 2000 task
+    /// instances.
+    pub const DEFAULT_RECORDS: u32 = 4096;
+
+    /// Rings of `records_per_block` records.
+    pub fn records_per_block(records_per_block: u32) -> Self {
+        TraceOptions { records_per_block }
+    }
+
+    /// Checks the ring size.
+    pub(crate) fn check(&self) -> Result<()> {
+        let n = self.records_per_block;
+        if !n.is_power_of_two() || !(Self::MIN_RECORDS..=Self::MAX_RECORDS).contains(&n) {
+            return Err(Error::InvalidConfig(format!(
+                "TraceOptions::records_per_block must be a power of two in {}..={}, got {n}",
+                Self::MIN_RECORDS,
+                Self::MAX_RECORDS
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            records_per_block: Self::DEFAULT_RECORDS,
+        }
+    }
 }
 
 /// The fault-injection options of one run; all `None` unless autarky is
@@ -114,6 +169,9 @@ impl RunOptions {
                 )));
             }
         }
+        if let Some(t) = &self.trace {
+            t.check()?;
+        }
         let f = self.faults();
         for (knob, t) in [
             ("hold_task", f.hold_task),
@@ -155,6 +213,12 @@ impl RunOptions {
                 "there are no device events to time; RunReport::wall is measured on every backend",
             );
         }
+        if self.trace.is_some() {
+            return refuse(
+                "RunOptions::trace",
+                "the emulator does not record its workers yet (autarky::trace::TraceRecorder is the recording API it will use); record from CPU task bodies with a TraceRecorder meanwhile",
+            );
+        }
         let f = self.faults();
         if f.corrupt_kind.is_some() {
             return refuse(
@@ -180,4 +244,39 @@ pub(crate) fn validate_iterations(iterations: u32) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_rings_must_be_a_power_of_two_in_range() {
+        let with = |n| RunOptions {
+            trace: Some(TraceOptions::records_per_block(n)),
+            ..RunOptions::iterations(1)
+        };
+        for ok in [2, 4096, 1 << 24] {
+            assert!(with(ok).check(1).is_ok(), "{ok}");
+        }
+        for bad in [0, 1, 3, 1000, 1 << 25] {
+            match with(bad).check(1) {
+                Err(Error::InvalidConfig(m)) => assert!(m.contains("records_per_block"), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        assert_eq!(TraceOptions::default().records_per_block, 4096);
+    }
+
+    #[test]
+    fn the_emulator_refuses_a_trace_naming_the_option() {
+        let o = RunOptions {
+            trace: Some(TraceOptions::default()),
+            ..RunOptions::iterations(1)
+        };
+        match o.check_emulator() {
+            Err(Error::Unsupported { option, .. }) => assert_eq!(option, "RunOptions::trace"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

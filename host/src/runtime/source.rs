@@ -19,12 +19,20 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
         include_str!("../../../device/include/autarky/order.cuh"),
     ),
     (
+        "autarky/trace.cuh",
+        include_str!("../../../device/include/autarky/trace.cuh"),
+    ),
+    (
         "autarky/wait.cuh",
         include_str!("../../../device/include/autarky/wait.cuh"),
     ),
     (
         "autarky/task.cuh",
         include_str!("../../../device/include/autarky/task.cuh"),
+    ),
+    (
+        "autarky/progress.cuh",
+        include_str!("../../../device/include/autarky/progress.cuh"),
     ),
     (
         "autarky/scheduler.cuh",
@@ -89,12 +97,31 @@ pub fn headers(user_tasks: &str) -> Vec<(&str, &str)> {
     h
 }
 
-/// NVRTC options for a megakernel with `threads` threads per block.
-pub fn options(threads: u32, local_pes: u32) -> Vec<String> {
+/// What a megakernel is compiled with besides its kinds and block size:
+/// each variant is a different cubin (and a different cache entry, since
+/// the NVRTC options differ).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// Compile the trace rings in (`-DAUTARKY_TRACE`, device/include/autarky/trace.cuh).
+    /// Off: the kernel has no trace code at all.
+    pub trace: bool,
+    /// PEs the launch hosts (`-DAUTARKY_LOCAL_PES`; 0 is taken as 1): with
+    /// one, the kernel reads its parameters as constants.
+    pub local_pes: u32,
+}
+
+/// NVRTC options for the default (untraced) megakernel with `threads`
+/// threads per block.
+pub fn options(threads: u32) -> Vec<String> {
+    options_for(threads, Variant::default())
+}
+
+/// NVRTC options for a megakernel variant with `threads` threads per block.
+pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
     let mut o = vec![
         "--std=c++17".into(),
         format!("-DAUTARKY_THREADS={threads}"),
-        format!("-DAUTARKY_LOCAL_PES={local_pes}"),
+        format!("-DAUTARKY_LOCAL_PES={}", variant.local_pes.max(1)),
         "-lineinfo".into(),
     ];
     // Fault-injection hooks exist in the device code only in builds that
@@ -107,22 +134,24 @@ pub fn options(threads: u32, local_pes: u32) -> Vec<String> {
     if let Ok(extra) = std::env::var("AUTARKY_NVRTC_EXTRA") {
         o.extend(extra.split_whitespace().map(String::from));
     }
+    if variant.trace {
+        o.push("-DAUTARKY_TRACE".into());
+    }
     o
 }
 
 /// Compiles the megakernel for a graph's kinds to a CUBIN for `sm_{arch}`.
 pub fn compile(kinds: &[TaskKind], threads: u32, arch: u32) -> crate::Result<Vec<u8>> {
-    compile_for(kinds, threads, arch, 1)
+    compile_variant(kinds, threads, arch, Variant::default())
 }
 
-/// [`compile`] for a launch hosting `local_pes` PEs (virtual PEs on one
-/// GPU). With one PE the kernel reads its parameters as constants; with
-/// several, each block indexes the parameter array by its PE.
-pub fn compile_for(
+/// Compiles a megakernel variant (for example with trace rings) for a
+/// graph's kinds to a CUBIN for `sm_{arch}`.
+pub fn compile_variant(
     kinds: &[TaskKind],
     threads: u32,
     arch: u32,
-    local_pes: u32,
+    variant: Variant,
 ) -> crate::Result<Vec<u8>> {
     let user = user_tasks_header(kinds);
     let headers = headers(&user);
@@ -130,7 +159,7 @@ pub fn compile_for(
         name: "megakernel.cu",
         source: MEGAKERNEL_CU,
         headers: &headers,
-        options: options(threads, local_pes),
+        options: options_for(threads, variant),
         arch,
     })
 }

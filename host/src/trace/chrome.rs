@@ -72,7 +72,7 @@ pub(super) fn to_chrome_json(trace: &Trace) -> Value {
         events.push((
             us(s.start_ns, t0),
             1,
-            json!({"name": format!("wait {}", s.arg), "cat": "wait", "ph": "X",
+            json!({"name": format!("wait {}", super::describe_word(s.arg)), "cat": "wait", "ph": "X",
                    "ts": us(s.start_ns, t0), "dur": us(s.end_ns, s.start_ns),
                    "pid": s.pe, "tid": s.block,
                    "args": {"word": s.arg, "task": s.task, "iteration": s.iteration}}),

@@ -17,21 +17,26 @@
 //! the ring dropped one half, is counted in [`Pairing::unmatched`] and left
 //! out of spans; it is never invented.
 //!
-//! Sources: [`TraceRecorder`] records events from host code (the CLI's
-//! emulator task bodies); device trace rings will decode into the same
-//! [`TraceEvent`]s.
+//! Sources: a traced GPU run (`RunOptions::trace`) decodes its device
+//! trace rings into [`TraceEvent`]s ([`decode`]; `RunReport::trace`);
+//! [`TraceRecorder`] records the same events from host code (a CPU
+//! backend's workers, or CPU task bodies) on a host clock. Wait events
+//! name the awaited word with [`wait_word`] on both.
 
 mod chrome;
+pub mod decode;
 mod event;
 mod recorder;
 mod summary;
+mod word;
 
 use std::collections::HashMap;
 use std::path::Path;
 
 pub use event::{EventKind, Role, TraceEvent};
-pub use recorder::TraceRecorder;
+pub use recorder::{BlockTrace, TraceRecorder};
 pub use summary::{BlockSummary, CriticalPath, TraceSummary, WaitSummary};
+pub use word::{describe_word, split_wait_word, wait_word};
 
 /// The events of one run, with what was lost and how to name tasks.
 #[derive(Clone, Debug, Default)]

@@ -241,6 +241,9 @@ pub(super) fn summarize(trace: &Trace, edges: &[(u32, u32, u32)]) -> TraceSummar
     }
 }
 
+/// Awaited words the summary's text lists one by one (longest total first).
+const MAX_WORDS_SHOWN: usize = 10;
+
 /// `1234567` ns → `1.235 ms`.
 fn dur(ns: u64) -> String {
     match ns {
@@ -284,14 +287,28 @@ impl fmt::Display for TraceSummary {
                 "  compute/communication overlap: no communication recorded"
             )?,
         }
-        for w in &self.waits {
+        // The words waited on longest (a device trace names every ready-queue
+        // slot, so there can be thousands).
+        let mut waits: Vec<&WaitSummary> = self.waits.iter().collect();
+        waits.sort_by_key(|w| (std::cmp::Reverse(w.total_ns), w.word));
+        for w in waits.iter().take(MAX_WORDS_SHOWN) {
             writeln!(
                 f,
                 "  word {}: {} wait{}, {} in total",
-                w.word,
+                super::describe_word(w.word),
                 w.count,
                 if w.count == 1 { "" } else { "s" },
                 dur(w.total_ns)
+            )?;
+        }
+        if waits.len() > MAX_WORDS_SHOWN {
+            let rest = &waits[MAX_WORDS_SHOWN..];
+            writeln!(
+                f,
+                "  … and {} more words: {} waits, {} in total",
+                rest.len(),
+                rest.iter().map(|w| w.count).sum::<u64>(),
+                dur(rest.iter().map(|w| w.total_ns).sum())
             )?;
         }
         if let Some(c) = &self.critical_path {
@@ -375,6 +392,32 @@ mod tests {
             .collect();
         assert_eq!(w, vec![(3, 1, 1), (7, 2, 40)]);
         assert_eq!(s.overlap_fraction, None);
+        // The text lists the longest first.
+        let text = s.to_string();
+        let (w7, w3) = (text.find("word 7:").unwrap(), text.find("word 3:").unwrap());
+        assert!(w7 < w3, "{text}");
+    }
+
+    #[test]
+    fn the_text_lists_the_ten_longest_waited_words_and_sums_the_rest() {
+        let mut t = Trace::new();
+        for word in 0..15u64 {
+            for (ts, kind) in [(0, EventKind::WaitBegin), (word + 1, EventKind::WaitEnd)] {
+                t.events.push(TraceEvent {
+                    arg: word,
+                    ..ev(ts, 1, Role::Compute, 0, 0, kind)
+                });
+            }
+        }
+        let text = t.summary(&[]).to_string();
+        assert_eq!(text.matches("  word ").count(), 10, "{text}");
+        assert!(text.contains("word 14: 1 wait, 15 ns"), "{text}");
+        assert!(!text.contains("word 4:"), "{text}");
+        // Words 0..=4 waited 1 + 2 + 3 + 4 + 5 ns.
+        assert!(
+            text.contains("… and 5 more words: 5 waits, 15 ns in total"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use autarky::runtime::driver::DeviceMem;
-use autarky::trace::{EventKind, Role, TraceEvent, TraceRecorder};
-use autarky::{Graph, RunOptions, Runtime, TaskId, TaskKind};
+use autarky::trace::{EventKind, Role, Trace, TraceEvent, TraceRecorder};
+use autarky::{Graph, RunOptions, Runtime, TaskId, TaskKind, TraceOptions};
 use serde_json::json;
 
 use crate::dag_check::{self, Checked, HostLog, MAX_CHECKED_INSTANCES};
@@ -42,11 +42,34 @@ pub struct Args {
     /// than the check's 2^27-instance log).
     #[arg(long)]
     no_check: bool,
-    /// Write a Chrome/Perfetto trace of the task instances to FILE and
-    /// print its summary. Emulator only for now: the GPU backend has no
-    /// trace rings yet.
+    /// Write a Chrome/Perfetto trace to FILE and print its summary. On the
+    /// GPU: every block's task instances, waits, idle time and signals
+    /// from the device trace rings; on the emulator: the task instances,
+    /// recorded by the CPU bodies.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Records each block's device trace ring keeps (GPU, with --trace; a
+    /// power of two). A block that records more keeps the newest; the
+    /// rest are reported as dropped.
+    #[arg(long, value_name = "N", default_value_t = TraceOptions::DEFAULT_RECORDS,
+          value_parser = trace_records_parser, requires = "trace")]
+    trace_records: u32,
+}
+
+/// `--trace-records`: a power of two in the runtime's range.
+fn trace_records_parser(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a record count"))?;
+    if n.is_power_of_two() && (TraceOptions::MIN_RECORDS..=TraceOptions::MAX_RECORDS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{n} is not a power of two in {}..={}",
+            TraceOptions::MIN_RECORDS,
+            TraceOptions::MAX_RECORDS
+        ))
+    }
 }
 
 /// The iteration range every graph command accepts.
@@ -137,6 +160,35 @@ fn work_kind(log: Option<Arc<HostLog>>, trace: Option<Arc<TraceRecorder>>) -> Ta
                 Err(1)
             }
         })
+}
+
+/// Writes `trace` as Chrome JSON to `path`, prints its summary, and
+/// returns the facts for `--json`.
+fn write_trace(
+    ctx: &Ctx,
+    path: &std::path::Path,
+    trace: &Trace,
+    edges: &[(u32, u32, u32)],
+) -> Result<serde_json::Value, CliError> {
+    trace.write_chrome_json(path)?;
+    let summary = trace.summary(edges);
+    ctx.say(format_args!(
+        "wrote a trace of {} ({} dropped) to {} (opens in Perfetto / chrome://tracing)",
+        plural(trace.events.len() as u64, "event", "events"),
+        trace.dropped,
+        path.display()
+    ));
+    ctx.say(format_args!("{}", summary.to_string().trim_end()));
+    Ok(json!({
+        "path": path,
+        "events": trace.events.len(),
+        "dropped": trace.dropped,
+        "unmatched": summary.unmatched,
+        "wall_ns": summary.wall_ns,
+        "busy_ns_per_block": summary.per_block.iter().map(|b| b.busy_ns).collect::<Vec<_>>(),
+        "critical_path": summary.critical_path.as_ref().map(|c| json!({
+            "iteration": c.iteration, "tasks": c.tasks, "span_ns": c.span_ns, "busy_ns": c.busy_ns})),
+    }))
 }
 
 /// The random graph: the old demo's generator (xorshift; each task gets up
@@ -253,11 +305,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     }
     let (rt, threads) = ctx.runtime()?;
     let gpu = rt.context().is_some();
-    if a.trace.is_some() && gpu {
-        return Err(CliError::Usage(
-            "--trace is not yet supported on the GPU backend (no device trace rings yet); add --emulator to trace the CPU emulator".into(),
-        ));
-    }
 
     // ---- logs and the graph ----
     let host_log = match (gpu, a.no_check) {
@@ -271,7 +318,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     } else {
         None
     };
-    let recorder = a.trace.as_ref().map(|_| {
+    // The emulator's trace comes from the CPU bodies; the GPU's from the
+    // device rings (RunOptions::trace).
+    let recorder = a.trace.as_ref().filter(|_| !gpu).map(|_| {
         // Compute workers are blocks 1..=threads (block 0 is the comm worker).
         let blocks = 1 + threads.unwrap_or(1) as usize;
         Arc::new(TraceRecorder::new(
@@ -309,8 +358,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     ));
 
     // ---- run ----
-    let report = if gpu {
-        let run = rt.launch(&dag.graph, RunOptions::iterations(a.iterations))?;
+    let mut report = if gpu {
+        let opts = RunOptions {
+            trace: a
+                .trace
+                .as_ref()
+                .map(|_| TraceOptions::records_per_block(a.trace_records)),
+            ..RunOptions::iterations(a.iterations)
+        };
+        let run = rt.launch(&dag.graph, opts)?;
         crate::progress::wait(run, instances, ctx.progress_bar())?
     } else {
         rt.run(&dag.graph, a.iterations)?
@@ -374,7 +430,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
 
     // ---- trace ----
     let mut trace_json = serde_json::Value::Null;
-    if let (Some(path), Some(rec)) = (&a.trace, recorder) {
+    if let Some(path) = &a.trace {
         let edge_list: Vec<(u32, u32, u32)> = dag
             .graph
             .edges()
@@ -382,29 +438,21 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             .map(|e| (e.from.index() as u32, e.to.index() as u32, e.distance))
             .collect();
         drop(dag.graph); // the CPU bodies hold the recorder's other references
-        let rec = Arc::try_unwrap(rec).map_err(|_| {
-            CliError::Usage("the trace recorder is still shared after the run".into())
-        })?;
-        let labels = (0..a.tasks).map(|t| format!("#{t}")).collect();
-        let trace = rec.into_trace(labels);
-        trace.write_chrome_json(path)?;
-        let summary = trace.summary(&edge_list);
-        ctx.say(format_args!(
-            "wrote a trace of {} ({} dropped) to {} (opens in Perfetto / chrome://tracing)",
-            plural(trace.events.len() as u64, "event", "events"),
-            trace.dropped,
-            path.display()
-        ));
-        ctx.say(format_args!("{}", summary.to_string().trim_end()));
-        trace_json = json!({
-            "path": path,
-            "events": trace.events.len(),
-            "dropped": trace.dropped,
-            "wall_ns": summary.wall_ns,
-            "busy_ns_per_block": summary.per_block.iter().map(|b| b.busy_ns).collect::<Vec<_>>(),
-            "critical_path": summary.critical_path.as_ref().map(|c| json!({
-                "iteration": c.iteration, "tasks": c.tasks, "span_ns": c.span_ns, "busy_ns": c.busy_ns})),
-        });
+        let trace = match (report.trace.take(), recorder) {
+            (Some(t), _) => t,
+            (None, Some(rec)) => {
+                let rec = Arc::try_unwrap(rec).map_err(|_| {
+                    CliError::Usage("the trace recorder is still shared after the run".into())
+                })?;
+                rec.into_trace((0..a.tasks).map(|t| format!("#{t}")).collect())
+            }
+            (None, None) => {
+                return Err(CliError::Usage(
+                    "the run returned no trace although --trace was given".into(),
+                ))
+            }
+        };
+        trace_json = write_trace(ctx, path, &trace, &edge_list)?;
     }
 
     ctx.emit(&json!({

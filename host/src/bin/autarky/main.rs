@@ -209,11 +209,23 @@ fn parse_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("error: bad arguments");
-            eprintln!("{first} (see --help)");
+            let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+            let first = lines.next().unwrap_or("error: bad arguments");
+            // "…were not provided:" lists the arguments on indented lines:
+            // keep them on the one line.
+            let listed: Vec<&str> = if first.ends_with(':') {
+                lines
+                    .take_while(|l| l.starts_with(char::is_whitespace) && !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if listed.is_empty() {
+                eprintln!("{first} (see --help)");
+            } else {
+                eprintln!("{first} {} (see --help)", listed.join(", "));
+            }
             ExitCode::from(2)
         }
     }
