@@ -98,7 +98,7 @@ __device__ __forceinline__ uint32_t load_done(const RunParams& p, uint32_t t) {
 // Pushes instance (task, iteration). Returns false if the run was aborted
 // while waiting for the slot (the slot's previous popper is mid-read).
 // Comm tasks go to the comm ring, compute tasks to the compute ring.
-AUTARKY_HOT bool queue_push(const Who& w, uint32_t task, uint32_t iteration) {
+AUTARKY_HOT bool queue_push(Who w, uint32_t task, uint32_t iteration) {
     const RunParams& p = *w.p;
     const bool comm = is_comm_task(p, task);
     QueueCtl* q = reinterpret_cast<QueueCtl*>(comm ? p.comm_queue : p.queue);
@@ -138,7 +138,7 @@ __device__ inline bool comm_try_pop(const RunParams& p, uint32_t* task, uint32_t
 }
 
 // Pops one instance. Ready: *task/*iteration are set. Stop: the run finished.
-AUTARKY_HOT WaitResult queue_pop(const Who& w, uint32_t* task, uint32_t* iteration) {
+AUTARKY_HOT WaitResult queue_pop(Who w, uint32_t* task, uint32_t* iteration) {
     const RunParams& p = *w.p;
     QueueCtl* q = reinterpret_cast<QueueCtl*>(p.queue);
     const uint32_t k = atom_add_relaxed_gpu_u32(&q->head, 1);
@@ -229,7 +229,7 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
 // claim it and push it. Used for comm-task completions, pinned tasks'
 // dynamic successors and proxy relays (nobody there keeps instances).
 // Returns false if a push was aborted.
-__device__ __noinline__ bool try_claim_next(const Who& w, uint32_t s, uint32_t limit) {
+__device__ __noinline__ bool try_claim_next(Who w, uint32_t s, uint32_t limit) {
     const RunParams& p = *w.p;
     const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[s]);
     const uint32_t n = state_done(word);
@@ -251,7 +251,7 @@ struct CompletionShared {
 
 // Offers a claimed instance to the block: the first claimer keeps it, the
 // others push it. Returns false if a push was aborted.
-__device__ __forceinline__ bool keep_or_push(const Who& w, CompletionShared& sh, uint32_t s, uint32_t n) {
+__device__ __forceinline__ bool keep_or_push(Who w, CompletionShared& sh, uint32_t s, uint32_t n) {
     if (!is_comm_task(*w.p, s) && atomicCAS(&sh.kept_task, NONE, s) == NONE) {
         sh.kept_iter = n;
         return true;
@@ -270,7 +270,7 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
 // threadIdx.x < succ_count). `completed` is thread 0's instance count. On
 // return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
 // one). Returns false if the block must leave (abort during a push).
-AUTARKY_HOT bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
+AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
                                 uint32_t* failed, const Edge& edge, LoopClock& clock) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
@@ -385,7 +385,7 @@ AUTARKY_HOT bool complete(const Who& w, const TaskDesc& d, uint32_t t, uint32_t 
 // the memory fence only a quarter of the time). `edge` is successor entry 0
 // (prefetched). Sets *next_task/*next_iter to the instance to run next
 // (NONE: pop one). Returns false if a push was aborted.
-AUTARKY_HOT bool complete_fast(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
+AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
                                      LoopClock& clock, uint32_t* next_task, uint32_t* next_iter) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
@@ -482,7 +482,7 @@ struct alignas(16) BlockShared {
 
 // Compute blocks: pop (or keep) an instance, run it with every thread,
 // complete it; leave when the run finished or was aborted.
-AUTARKY_HOT void compute_loop(const Who& w, BlockShared& sh) {
+AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     const RunParams& p = *w.p;
     uint32_t& sh_task = sh.task;
     uint32_t& sh_iter = sh.iter;
@@ -652,7 +652,7 @@ struct PinnedCache {
 // release publish, and — only when t has dynamic successors — the fence and
 // their re-checks (pushed, never kept: this block runs its list only).
 // Returns false when the block must leave (abort).
-AUTARKY_HOT bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
+AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
     const RunParams& p = *w.p;
     publish_remote(p, d, n);
     // Release: the body's writes (bar.sync before this) are visible to
@@ -673,7 +673,7 @@ AUTARKY_HOT bool complete_pinned(const Who& w, const TaskDesc& d, uint32_t t, ui
 
 // Completes instance i of a dynamic comm task (thread 0): like
 // complete_pinned, plus the task's own next instance; nothing is kept.
-__device__ __noinline__ bool complete_serial(const Who& w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
+__device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
     const RunParams& p = *w.p;
     publish_remote(p, d, i);
     st_release_gpu_u64(&state_of(p)[t], state_word(i + 1, i + 1));
@@ -691,7 +691,7 @@ __device__ __noinline__ bool complete_serial(const Who& w, const TaskDesc& d, ui
 
 // Runs the body of (task, iter) with every thread of the block, with the
 // descriptor in sh.desc. Returns false when a thread failed the task.
-__device__ __forceinline__ bool run_body(const Who& w, BlockShared& sh) {
+__device__ __forceinline__ bool run_body(Who w, BlockShared& sh) {
     const RunParams& p = *w.p;
     const TaskDesc d = sh.desc;
     TaskCtx ctx{d.global, sh.iter, p.iterations, p.pe, w.block,
@@ -707,7 +707,7 @@ __device__ __forceinline__ bool run_body(const Who& w, BlockShared& sh) {
 
 // A pinned compute block: runs its list in order, instance after instance,
 // until the limit, an abort or a failure.
-AUTARKY_HOT void pinned_loop(const Who& w, BlockShared& sh, PinnedCache& pc, const uint32_t* list,
+AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint32_t* list,
                                             uint32_t len) {
     const RunParams& p = *w.p;
     LoopClock clock;
@@ -785,7 +785,7 @@ out:
 
 // Relays proxies (this comm block's share: j ≡ block mod comm_blocks) whose
 // value changed since the last look to their dynamic successors.
-__device__ __noinline__ bool relay_proxies(const Who& w) {
+__device__ __noinline__ bool relay_proxies(Who w) {
     const RunParams& p = *w.p;
     bool ok = true;
     for (uint32_t j = w.block; j < p.num_proxies; j += p.comm_blocks) {
@@ -825,7 +825,7 @@ __device__ __noinline__ void detect_stop(const RunParams& p) {
 // stall watchdog: no instance completed anywhere on the PE for 2 × timeout
 // (a task body stuck in an unbounded loop) ends the run with a Timeout
 // naming the Progress wait. Every comm block checks abort every 64 polls.
-__device__ __noinline__ void comm_loop(const Who& w, BlockShared& sh) {
+__device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     const RunParams& p = *w.p;
     const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
     const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;
@@ -932,7 +932,7 @@ __device__ __noinline__ void comm_loop(const Who& w, BlockShared& sh) {
     if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
 }
 
-__device__ inline void block_exit(const Who& w) {
+__device__ inline void block_exit(Who w) {
     const RunParams& p = *w.p;
     // Publish: every thread of this block is done with the run.
     __syncthreads();

@@ -54,7 +54,7 @@ __device__ inline void raise_abort(const RunParams& p) {
 }
 
 // Records an error (first one wins) and raises abort. Callable by any thread.
-__device__ __noinline__ void record_error(const Who& w, ErrorCode code, uint32_t task, uint32_t iteration, WaitKind wait_kind,
+__device__ __noinline__ void record_error(Who w, ErrorCode code, uint32_t task, uint32_t iteration, WaitKind wait_kind,
                                     uint32_t wait_index, uint64_t seen, uint64_t wanted, uint64_t detail) {
     const RunParams& p = *w.p;
     Status* s = status_of(p);
@@ -118,7 +118,7 @@ __device__ __noinline__ uint64_t pe_progress(const RunParams& p) {
 // (`completed` already counted). Publishes the block's counter by count
 // and by time; returns true when the block must leave because abort was
 // raised (the device word: see TICK_CYCLES).
-AUTARKY_HOT bool loop_tick(const Who& w, LoopClock& c) {
+AUTARKY_HOT bool loop_tick(Who w, LoopClock& c) {
     const RunParams& p = *w.p;
     // clock64 (the SM's cycle counter: a few cycles to read) rather than
     // %globaltimer (docs/performance.md: the cost of each per instance).
@@ -155,7 +155,7 @@ enum class WaitResult : uint32_t { Ready = 0, Stop = 1, Aborted = 2, TimedOut = 
 // timeout it records the error and raises abort. Called by one thread.
 // `poll` also receives the poll count, so it can do expensive checks rarely.
 template <class Poll>
-__device__ WaitResult wait_until(const Who& w, const WaitSite& site, Poll poll) {
+__device__ WaitResult wait_until(Who w, const WaitSite& site, Poll poll) {
     const RunParams& p = *w.p;
     uint64_t seen = 0;
     uint64_t start = 0, progress_at_start = 0;
