@@ -61,11 +61,13 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS
     const Who w{&p, block, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
     if (comm) {
         comm_loop(w, sh);
+#ifndef AUTARKY_NO_PINNED
     } else if (block - p.comm_blocks < p.pin_compute_slots) {
         const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
         const uint32_t s = block - p.comm_blocks;
         const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;
         pinned_loop(w, sh, pinned_cache, pin + slots + 1 + pin[s], pin[s + 1] - pin[s]);
+#endif
     } else {
         compute_loop(w, sh);
     }

@@ -84,8 +84,24 @@ __device__ __forceinline__ bool run_finished(const RunParams& p) {
     return ld_relaxed_gpu_u32(&status_of(p)->tasks_finished) == p.num_tasks ||
            ((p.flags & RUN_MAY_STOP) && ld_relaxed_gpu_u32(&status_of(p)->stopped) != 0);
 }
-__device__ __forceinline__ bool is_comm_task(const RunParams& p, uint32_t t) { return t >= p.first_comm; }
-__device__ __forceinline__ bool is_proxy(const RunParams& p, uint32_t t) { return t >= p.num_tasks; }
+// Features a graph does not use are compiled out (the host passes
+// -DAUTARKY_NO_PINNED / -DAUTARKY_NO_COMM_WORK / -DAUTARKY_NO_REMOTE): the
+// register allocation of the whole kernel is set by its largest path, and a
+// graph of dynamic compute tasks alone then gets the lean kernel it needs.
+__device__ __forceinline__ bool is_comm_task(const RunParams& p, uint32_t t) {
+#ifdef AUTARKY_NO_COMM_WORK
+    return false;
+#else
+    return t >= p.first_comm;
+#endif
+}
+__device__ __forceinline__ bool is_proxy(const RunParams& p, uint32_t t) {
+#ifdef AUTARKY_NO_REMOTE
+    return false;
+#else
+    return t >= p.num_tasks;
+#endif
+}
 
 // done[t] for a readiness check. Acquire pairs with the release that
 // published it (system scope for proxies: their writer may be another GPU).
@@ -215,6 +231,9 @@ __device__ __forceinline__ bool preds_ready_serial(const RunParams& p, uint32_t 
 // writes — including stores into peers' memory — happen before any
 // consumer's acquire of the proxy word).
 __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDesc& d, uint32_t i) {
+#ifdef AUTARKY_NO_REMOTE
+    return;
+#endif
     const RemoteOut* r = reinterpret_cast<const RemoteOut*>(p.remote) + d.remote_start;
     const uint64_t* peers = reinterpret_cast<const uint64_t*>(p.peer_states);
     for (uint32_t k = 0; k < d.remote_count; ++k) {
@@ -847,6 +866,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
             uint32_t run = 0;
             AUTARKY_TRACE_IDLE_SCOPE(p, w.block);  // trace: idle time, WaitEnd when the loop is left
             for (uint32_t polls = 1, idle = 0;; ++polls, ++idle) {
+#ifndef AUTARKY_NO_PINNED
                 if (len > 0 && n < run_limit(p)) {
                     const uint32_t t = list[k];
                     const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
@@ -858,6 +878,8 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                         break;
                     }
                 }
+#endif
+#ifndef AUTARKY_NO_COMM_WORK
                 uint32_t t, it;
                 if (comm_try_pop(p, &t, &it)) {
                     run = 1;
@@ -869,7 +891,10 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                     bs->iteration = it;
                     break;
                 }
+#endif
+#ifndef AUTARKY_NO_REMOTE
                 if (!relay_proxies(w)) break;  // a push was aborted
+#endif
                 AUTARKY_TRACE_WAIT_FAILED_POLL();  // trace: nothing to run: idle
                 if (polls % 64 != 0) {
                     if (idle > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);

@@ -97,6 +97,11 @@ impl Gpu {
         // and an untraced kernel of the same kinds are two entries.
         h.update([u8::from(variant.trace)]);
         h.update(variant.local_pes.max(1).to_le_bytes());
+        h.update([
+            u8::from(variant.lean.no_pinned),
+            u8::from(variant.lean.no_comm_work),
+            u8::from(variant.lean.no_remote),
+        ]);
         for k in kinds {
             h.update(k.name.as_bytes());
             h.update([0]);

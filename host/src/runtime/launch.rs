@@ -105,6 +105,7 @@ impl<'a> GpuRun<'a> {
         let variant = Variant {
             trace: opts.trace.is_some(),
             local_pes: pes,
+            lean: super::source::Lean::of(&run),
         };
         let loaded = gpu.load_variant(graph.kinds(), variant)?;
         let (comm_blocks, mut compute_blocks) = gpu.grid(&loaded, pes)?;

@@ -108,6 +108,37 @@ pub struct Variant {
     /// PEs the launch hosts (`-DAUTARKY_LOCAL_PES`; 0 is taken as 1): with
     /// one, the kernel reads its parameters as constants.
     pub local_pes: u32,
+    /// Features the graph does not use, compiled out of the kernel (its
+    /// register count, hence occupancy, is set by its largest path).
+    pub lean: Lean,
+}
+
+/// Scheduler features a graph may not need (`false`: compiled in).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Lean {
+    /// No pinned task anywhere (`-DAUTARKY_NO_PINNED`).
+    pub no_pinned: bool,
+    /// No comm-role task anywhere (`-DAUTARKY_NO_COMM_WORK`).
+    pub no_comm_work: bool,
+    /// No edge between PEs (`-DAUTARKY_NO_REMOTE`).
+    pub no_remote: bool,
+}
+
+impl Lean {
+    /// What `run` leaves unused.
+    pub fn of(run: &crate::graph::LoweredRun) -> Lean {
+        Lean {
+            no_pinned: run
+                .pes
+                .iter()
+                .all(|l| l.pin_compute_slots == 0 && l.pin_comm_slots == 0),
+            no_comm_work: run.pes.iter().all(|l| l.first_comm == l.num_tasks),
+            no_remote: run
+                .pes
+                .iter()
+                .all(|l| l.num_proxies == 0 && l.remote.is_empty()),
+        }
+    }
 }
 
 /// NVRTC options for the default (untraced) megakernel with `threads`
@@ -133,6 +164,15 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
     // report NVRTC logs at debug level), part of the cubin cache key.
     if let Ok(extra) = std::env::var("AUTARKY_NVRTC_EXTRA") {
         o.extend(extra.split_whitespace().map(String::from));
+    }
+    for (off, flag) in [
+        (variant.lean.no_pinned, "-DAUTARKY_NO_PINNED"),
+        (variant.lean.no_comm_work, "-DAUTARKY_NO_COMM_WORK"),
+        (variant.lean.no_remote, "-DAUTARKY_NO_REMOTE"),
+    ] {
+        if off {
+            o.push(flag.into());
+        }
     }
     if variant.trace {
         o.push("-DAUTARKY_TRACE".into());
