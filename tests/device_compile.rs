@@ -102,3 +102,37 @@ fn megakernel_compiles_with_trace_rings_and_only_then_carries_them() {
         "the untraced cubin carries trace code (trace_head)"
     );
 }
+
+#[test]
+fn every_kernel_variant_compiles() {
+    use source::{Lean, Variant};
+    for lean in [
+        Lean::default(),
+        Lean {
+            no_pinned: true,
+            no_comm_work: true,
+            no_remote: true,
+        },
+        Lean {
+            no_pinned: false,
+            no_comm_work: false,
+            no_remote: true,
+        },
+    ] {
+        for local_pes in [1, 4] {
+            let v = Variant {
+                local_pes,
+                lean,
+                ..Default::default()
+            };
+            match source::compile_variant(&kinds(), 128, 90, v) {
+                Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
+                Err(Error::NvrtcNotFound { .. }) if !require() => {
+                    eprintln!("SKIP: NVRTC not found");
+                    return;
+                }
+                Err(e) => panic!("{v:?}: {e}"),
+            }
+        }
+    }
+}

@@ -640,7 +640,15 @@ __device__ __forceinline__ bool preds_done_batch(const RunParams& p, uint32_t co
     }
     if (remote) fence_acq_rel_sys();
     else fence_acq_rel_gpu();
-    AUTARKY_TRACE_PROXIES_SEEN(p, d, n, remote);
+#ifdef AUTARKY_TRACE
+    // trace: every proxy this poll saw advance far enough.
+    for (uint32_t k = 0; remote && k < count; ++k) {
+        uint32_t task, distance;
+        get(k, task, distance);
+        if (is_proxy(p, task) && n + 1 > distance)
+            trace_append(p, TraceKind::SignalSeen, task, n - distance, task, p.pe);
+    }
+#endif
     return true;
 }
 
