@@ -761,7 +761,12 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
         pc.pred_off[fits ? len : 0] = preds;
         pc.cached = fits;
     }
-    bool stop = len == 0;  // thread 0: leave at the next loop top
+    // A slot with an empty list (a higher slot of this PE is used, this one
+    // is not) has nothing to run: leave at once. (Without this the loop
+    // below would count instances of nothing forever, never looking at the
+    // abort word: a kernel that cannot be stopped. Found on the H200.)
+    if (len == 0) return;
+    bool stop = false;  // thread 0: leave at the next loop top
     for (uint32_t n = 0;; ++n) {
         for (uint32_t k = 0; k < len; ++k) {
             if (threadIdx.x == 0) {
