@@ -34,6 +34,11 @@ fn main() -> std::process::ExitCode {
             random_dags_over_8_virtual_pes_run_in_order,
         ),
         gpus_trial(
+            "pinning_to_a_high_slot_leaves_empty_slots_that_exit",
+            1,
+            pinning_to_a_high_slot_leaves_empty_slots_that_exit,
+        ),
+        gpus_trial(
             "abort_reaches_a_block_that_keeps_its_own_instances",
             1,
             abort_reaches_a_block_that_keeps_its_own_instances,
@@ -361,4 +366,26 @@ fn abort_on_one_pe_reaches_every_pe() {
     eprintln!("abort propagation over 4 PEs: {prop} ns");
     assert!(prop < 10_000_000, "abort took {prop} ns to reach every PE");
     assert!(t0.elapsed() < Duration::from_secs(3));
+}
+
+/// Only slot 3 has a pinned list: compute slots 0..2 get empty lists, and
+/// their blocks must leave at once (one such block spun forever once,
+/// never looking at the abort word).
+fn pinning_to_a_high_slot_leaves_empty_slots_that_exit() {
+    let rt = gpu_pes("empty_pinned_slots", 1);
+    let logged = Logged::new(&rt, 3, 50);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind()).unwrap();
+    let t: Vec<_> = (0..3).map(|_| g.add_task(k, &logged.args())).collect();
+    g.pin(t[0], 3);
+    g.add_edge(t[0], t[1]).add_edge(t[1], t[2]);
+    let t0 = Instant::now();
+    let report = rt.run(&g, 50).unwrap();
+    assert_eq!(report.instances, 150);
+    logged.check(&g);
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        t0.elapsed()
+    );
 }

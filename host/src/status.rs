@@ -236,10 +236,6 @@ impl Snapshot<'_> {
                 reason: "abort raised through host-mapped memory".into(),
                 report: self.report(),
             }),
-            ErrorCode::BadPlacement => Err(Error::UnknownDeviceError {
-                pe: s.pe,
-                code: s.error_code,
-            }),
         }
     }
 }

@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -195,9 +195,6 @@ abi_enum! {
         AbiMismatch = 5,
         /// The host raised abort through host-mapped memory (watchdog or user).
         HostAbort = 6,
-        /// A pinned task's instance list or a placement did not fit the grid
-        /// (a lowering invariant broke); `detail` holds the block.
-        BadPlacement = 7,
     }
 }
 

@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 3u
+#define AUTARKY_ABI_VERSION 4u
 
 namespace autarky {
 
@@ -50,8 +50,6 @@ enum class ErrorCode : uint32_t {
     AbiMismatch = 5,
     // The host raised abort through host-mapped memory (watchdog or user).
     HostAbort = 6,
-    // A pinned task's instance list or a placement did not fit the grid (a lowering invariant broke); `detail` holds the block.
-    BadPlacement = 7,
 };
 
 // What a waiting block awaits. Written to [`BlockStats::wait_kind`] while it
