@@ -359,15 +359,11 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         ),
         (
             &["jacobi2d", "--size", "8", "--gpus", "2"],
-            "several GPUs in one process are not supported yet",
+            "--gpus 2: needs the GPU backend and --pes a multiple of it",
         ),
         (
             &["jacobi2d", "--size", "8", "--gpus", "0"],
             "0 is not in 1..",
-        ),
-        (
-            &["jacobi2d", "--size", "8", "--trace", "t.json"],
-            "--trace is not supported for Jacobi runs yet",
         ),
         (
             &["jacobi3d", "--size", "18446744073709551615"],

@@ -34,6 +34,9 @@ pub(crate) struct Config {
     pub max_tasks: usize,
     /// PEs in a run (virtual PEs on the GPU, or emulated PEs).
     pub pes: u32,
+    /// GPUs of a run (devices `device .. device + gpus`); `pes` is split
+    /// evenly over them.
+    pub gpus: u32,
     /// Bytes of every PE's symmetric heap (reserved at the first
     /// `alloc_symmetric`).
     pub heap_bytes: usize,
@@ -59,6 +62,7 @@ impl Default for Builder {
                 threads: 128,
                 comm_blocks: 1,
                 pes: 1,
+                gpus: 1,
                 heap_bytes: 1 << 30,
                 compute_blocks: None,
                 timeout: Duration::from_secs(10),
@@ -172,6 +176,16 @@ impl Builder {
         self
     }
 
+    /// GPUs of every run (default 1): devices `device .. device + n` of this
+    /// process, one megakernel each, launched before the host waits on any;
+    /// the PEs ([`Builder::pes`]) are split evenly over them, and every pair
+    /// of GPUs must be peers (direct loads and stores, e.g. over NVLink).
+    /// GPU only.
+    pub fn gpus(mut self, n: u32) -> Self {
+        self.cfg.gpus = n;
+        self
+    }
+
     /// Bytes of every PE's symmetric heap (default 1 GiB), reserved at the
     /// first [`Runtime::alloc_symmetric`].
     pub fn symmetric_heap_bytes(mut self, bytes: usize) -> Self {
@@ -187,12 +201,26 @@ impl Builder {
     /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
     pub fn build(self) -> Result<Runtime> {
         self.check()?;
-        if self.cfg.pes == 0 || self.cfg.pes > autarky_shared::MAX_LOCAL_PES {
+        let gpus = self.cfg.gpus;
+        if gpus == 0 {
+            return Err(Error::InvalidConfig("gpus must be at least 1".into()));
+        }
+        if self.cfg.pes == 0
+            || self.cfg.pes % gpus != 0
+            || self.cfg.pes / gpus > autarky_shared::MAX_LOCAL_PES
+        {
             return Err(Error::InvalidConfig(format!(
-                "pes must be in 1..={} (PEs per GPU), got {}",
+                "pes must be a multiple of gpus ({gpus}) with at most {} PEs per GPU, got {}",
                 autarky_shared::MAX_LOCAL_PES,
                 self.cfg.pes
             )));
+        }
+        if gpus > 1 && matches!(self.want, Want::Emulator(_)) {
+            return Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Builder::gpus",
+                reason: "the emulator has no GPUs; use Builder::pes for several PEs".into(),
+            });
         }
         match self.want {
             Want::Emulator(threads) => {
@@ -221,6 +249,7 @@ impl Builder {
                     cfg: self.cfg,
                     heap: Default::default(),
                 }),
+                Err(Error::NoGpu { reason }) if self.cfg.gpus > 1 => Err(Error::NoGpu { reason }),
                 Err(Error::NoGpu { reason }) => {
                     let threads = match self.cfg.compute_blocks {
                         Some(c) => c as usize,

@@ -121,6 +121,34 @@ pub fn device_count() -> Result<u32, Error> {
 }
 
 impl Context {
+    /// Can this context's device load and store `peer`'s device memory
+    /// directly (peer-to-peer over NVLink or PCIe)?
+    pub fn can_access_peer(&self, peer: &Context) -> Result<bool, Error> {
+        let mut ok = 0i32;
+        // SAFETY: both devices came from cuDeviceGet; `ok` is a valid out-pointer.
+        unsafe { cu!(cuDeviceCanAccessPeer(&mut ok, self.dev, peer.dev))? };
+        Ok(ok != 0)
+    }
+
+    /// Lets kernels of this context access `peer`'s memory (its UVA
+    /// addresses). Already enabled is fine.
+    pub fn enable_peer_access(&self, peer: &Context) -> Result<(), Error> {
+        self.bind()?;
+        // SAFETY: this context is current (bind) and `peer.ctx` is a live
+        // retained primary context; flags must be 0.
+        let r = unsafe { sys::cuCtxEnablePeerAccess(peer.ctx, 0) };
+        note("cuCtxEnablePeerAccess");
+        if r == CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+            return Ok(());
+        }
+        check("cuCtxEnablePeerAccess", r)
+    }
+
+    /// The device ordinal's handle (for diagnostics).
+    pub fn device(&self) -> i32 {
+        self.dev as i32
+    }
+
     /// Retains device `ordinal`'s primary context and makes it current.
     pub fn new(ordinal: u32) -> Result<Context, Error> {
         let mut dev: sys::CUdevice = 0;

@@ -46,21 +46,66 @@ pub(crate) struct Gpu {
     /// memory is freed before the context is released.
     pub ctx: Arc<Context>,
     pub cfg: Config,
+    /// The run's other GPUs (`Builder::gpus`), in device order after this
+    /// one; peer access is enabled between every pair.
+    pub others: Vec<Gpu>,
 }
 
 impl Gpu {
-    /// Loads the driver and retains device `cfg.device`'s primary context.
+    /// Loads the driver and retains the primary contexts of devices
+    /// `cfg.device .. cfg.device + cfg.gpus`, enabling peer access between
+    /// every pair (a pair that cannot load and store each other's memory is
+    /// an error: no other transport exists yet).
     pub(crate) fn boot(cfg: &Config) -> Result<Gpu> {
         let n = gpu_count()?;
-        if cfg.device >= n {
+        let gpus = cfg.gpus.max(1);
+        if cfg.device + gpus > n {
             return Err(Error::NoGpu {
-                reason: format!("device {} requested, {n} present", cfg.device),
+                reason: format!(
+                    "devices {}..{} requested ({gpus} GPU(s) from device {}), {n} present",
+                    cfg.device,
+                    cfg.device + gpus,
+                    cfg.device
+                ),
             });
         }
-        let ctx = Context::new(cfg.device)?;
+        let mut first = Self::boot_one(cfg, cfg.device)?;
+        for d in 1..gpus {
+            first.others.push(Self::boot_one(cfg, cfg.device + d)?);
+        }
+        let all: Vec<&Gpu> = std::iter::once(&first).chain(first.others.iter()).collect();
+        for a in &all {
+            if a.ctx.props.name != all[0].ctx.props.name
+                || a.ctx.props.sm_count != all[0].ctx.props.sm_count
+            {
+                return Err(Error::InvalidConfig(format!(
+                    "the run's GPUs differ ({} with {} SMs vs {} with {} SMs); every GPU of a run must be the same model",
+                    a.ctx.props.name, a.ctx.props.sm_count, all[0].ctx.props.name, all[0].ctx.props.sm_count
+                )));
+            }
+            for b in &all {
+                if std::ptr::eq(*a, *b) {
+                    continue;
+                }
+                if !a.ctx.can_access_peer(&b.ctx)? {
+                    return Err(Error::InvalidConfig(format!(
+                        "GPU {} cannot load and store GPU {}'s memory (no peer access); autarky needs every pair of a run's GPUs to be peers",
+                        a.ctx.device(),
+                        b.ctx.device()
+                    )));
+                }
+                a.ctx.enable_peer_access(&b.ctx)?;
+            }
+        }
+        first.ctx.bind()?;
+        Ok(first)
+    }
+
+    fn boot_one(cfg: &Config, device: u32) -> Result<Gpu> {
+        let ctx = Context::new(device)?;
         tracing::info!(
             "autarky: GPU {} {} (sm_{}, {} SMs)",
-            cfg.device,
+            device,
             ctx.props.name,
             ctx.props.arch(),
             ctx.props.sm_count
@@ -69,6 +114,7 @@ impl Gpu {
             ctx: Arc::new(ctx),
             cfg: cfg.clone(),
             loaded: Mutex::new(HashMap::new()),
+            others: Vec::new(),
         })
     }
 
@@ -78,7 +124,7 @@ impl Gpu {
         self.load_variant(
             kinds,
             source::Variant {
-                local_pes: self.cfg.pes,
+                local_pes: self.cfg.pes / self.cfg.gpus.max(1),
                 ..Default::default()
             },
         )

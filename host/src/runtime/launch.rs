@@ -41,11 +41,15 @@ use crate::{Error, Result};
 /// running kernel.
 pub struct GpuRun<'a> {
     gpu: &'a Gpu,
+    /// Every GPU of the run (`gpu` first); PE `q` lives on GPU `q / local_pes`.
+    gpus: Vec<&'a Gpu>,
+    local_pes: u32,
     graph: &'a Graph,
     run: LoweredRun,
     opts: RunOptions,
-    _loaded: Arc<Loaded>,
-    stream: Stream,
+    _loaded: Vec<Arc<Loaded>>,
+    /// One stream per GPU, each running that GPU's megakernel.
+    streams: Vec<Stream>,
     /// Host-mapped control words, one per PE; empty only after an
     /// unstoppable kernel (then leaked: the kernel still reads them, and
     /// freeing pinned memory would also block until the kernel ends).
@@ -90,11 +94,16 @@ impl<'a> GpuRun<'a> {
         heaps: Vec<u64>,
     ) -> Result<GpuRun<'a>> {
         let pes = run.pes.len() as u32;
-        if pes > MAX_LOCAL_PES {
+        let gpus: Vec<&Gpu> = std::iter::once(gpu).chain(gpu.others.iter()).collect();
+        let g_count = gpus.len() as u32;
+        if pes % g_count != 0 || pes / g_count > MAX_LOCAL_PES {
             return Err(Error::InvalidConfig(format!(
-                "{pes} PEs on one GPU; at most {MAX_LOCAL_PES} virtual PEs per GPU"
+                "{pes} PEs on {g_count} GPU(s): every GPU hosts the same number of PEs, at most {MAX_LOCAL_PES}"
             )));
         }
+        // PEs per GPU (virtual PEs when more than one): PE q runs on GPU
+        // q / local_pes, in block partition q % local_pes of its launch.
+        let local_pes = pes / g_count;
         // The front end checked that fault targets are tasks of the graph.
         let faults = opts.faults();
         if let Some((t, kind)) = faults.corrupt_kind {
@@ -104,11 +113,16 @@ impl<'a> GpuRun<'a> {
         let hold: Option<(u32, u32)> = faults.hold_task.map(|t| run.local[t.index()]);
         let variant = Variant {
             trace: opts.trace.is_some(),
-            local_pes: pes,
+            local_pes,
             lean: super::source::Lean::of(&run),
         };
-        let loaded = gpu.load_variant(graph.kinds(), variant)?;
-        let (comm_blocks, mut compute_blocks) = gpu.grid(&loaded, pes)?;
+        let loaded: Vec<Arc<Loaded>> = gpus
+            .iter()
+            .map(|g| g.load_variant(graph.kinds(), variant))
+            .collect::<Result<_>>()?;
+        // Every GPU of a run is the same model (checked at boot), so GPU 0's
+        // grid is every GPU's.
+        let (comm_blocks, mut compute_blocks) = gpu.grid(&loaded[0], local_pes)?;
         // Blocks that would only wait for dynamic work that never comes are
         // not launched: with every compute task pinned, each PE needs just
         // its pinned slots (unless the user asked for a block count).
@@ -124,15 +138,17 @@ impl<'a> GpuRun<'a> {
         for l in &run.pes {
             check_placement(graph, l, comm_blocks, compute_blocks)?;
         }
-        let ctx = &gpu.ctx;
         let timeout = opts.timeout.unwrap_or(gpu.cfg.timeout);
         let per_pe = comm_blocks + compute_blocks;
 
-        // ---- per-PE tables and initial state ------------------------------------
+        // ---- per-PE tables and initial state, on the PE's GPU ---------------------
         let mut mems = Vec::with_capacity(pes as usize);
         let mut controls = Vec::with_capacity(pes as usize);
-        let mut params = [RunParams::default(); MAX_LOCAL_PES as usize];
+        let mut params = vec![[RunParams::default(); MAX_LOCAL_PES as usize]; gpus.len()];
         for (pe, l) in run.pes.iter().enumerate() {
+            let (g, local) = (pe / local_pes as usize, pe as u32 % local_pes);
+            let ctx = &gpus[g].ctx;
+            ctx.bind()?;
             let up = |bytes: &[u8]| DeviceMem::from_slice(ctx, bytes);
             let tasks = DeviceMem::from_slice(ctx, &l.tasks)?;
             let succ = DeviceMem::from_slice(ctx, &l.succ)?;
@@ -169,7 +185,7 @@ impl<'a> GpuRun<'a> {
                     hold_task = ht;
                 }
             }
-            params[pe] = RunParams {
+            params[g][local as usize] = RunParams {
                 abi_version: faults.abi_version_override.unwrap_or(ABI_VERSION),
                 pe: pe as u32,
                 num_pes: pes,
@@ -186,7 +202,7 @@ impl<'a> GpuRun<'a> {
                 comm_queue_mask: l.comm_queue_capacity - 1,
                 pin_compute_slots: l.pin_compute_slots,
                 pin_comm_slots: l.pin_comm_slots,
-                block_base: pe as u32 * per_pe,
+                block_base: local * per_pe,
                 tasks: tasks.ptr(),
                 succ: succ.ptr(),
                 pred: pred.ptr(),
@@ -219,57 +235,82 @@ impl<'a> GpuRun<'a> {
             });
         }
         // Peer tables: every PE reaches every PE's words with plain device
-        // addresses (same GPU).
+        // addresses — the same GPU's, or a peer GPU's unified addresses
+        // (peer access was enabled between every pair at boot; the control
+        // words are portable host-mapped memory). One copy per GPU.
         let states: Vec<u64> = mems.iter().map(|m| m.state.ptr()).collect();
         let statuses: Vec<u64> = mems.iter().map(|m| m.status.ptr()).collect();
         let ctrls: Vec<u64> = controls.iter().map(|c| c.dev_ptr()).collect();
-        let tables = vec![
-            DeviceMem::from_slice(ctx, &states)?,
-            DeviceMem::from_slice(ctx, &statuses)?,
-            DeviceMem::from_slice(ctx, &ctrls)?,
-            DeviceMem::from_slice(ctx, &heaps)?,
-        ];
-        for p in params.iter_mut().take(pes as usize) {
-            p.peer_states = tables[0].ptr();
-            p.peer_statuses = tables[1].ptr();
-            p.peer_controls = tables[2].ptr();
-            p.peer_heaps = tables[3].ptr();
+        let mut tables = Vec::with_capacity(4 * gpus.len());
+        let mut streams = Vec::with_capacity(gpus.len());
+        for (g, gp) in gpus.iter().enumerate() {
+            let ctx = &gp.ctx;
+            ctx.bind()?;
+            let t: Vec<DeviceMem> = vec![
+                DeviceMem::from_slice(ctx, &states)?,
+                DeviceMem::from_slice(ctx, &statuses)?,
+                DeviceMem::from_slice(ctx, &ctrls)?,
+                DeviceMem::from_slice(ctx, &heaps)?,
+            ];
+            for p in params[g].iter_mut().take(local_pes as usize) {
+                p.peer_states = t[0].ptr();
+                p.peer_statuses = t[1].ptr();
+                p.peer_controls = t[2].ptr();
+                p.peer_heaps = t[3].ptr();
+            }
+            tables.extend(t);
+            streams.push(Stream::new(ctx)?);
         }
-        let stream = Stream::new(ctx)?;
+        // Timing: device events on GPU 0's stream (the run ends when every
+        // GPU's kernel has; with several GPUs this times GPU 0's kernel).
+        gpu.ctx.bind()?;
         let events = if opts.timed {
-            Some((Event::new(ctx)?, Event::new(ctx)?))
+            Some((Event::new(&gpu.ctx)?, Event::new(&gpu.ctx)?))
         } else {
             None
         };
         // Every upload above was synchronous; from here on the host makes one
-        // launch and then only waits.
-        ctx.bind()?;
+        // launch per GPU (each after making its context current) and then
+        // only waits.
         CallLog::start();
         let started = Instant::now();
         if let Some((start, _)) = &events {
-            start.record(&stream)?;
+            start.record(&streams[0])?;
         }
-        // SAFETY: 1. the megakernel's only parameter is `LaunchParams`, an
-        // array of MAX_LOCAL_PES `RunParams` by value (device/megakernel.cu;
-        // RunParams' layout is checked by the ABI probe test); 2. every
-        // address in `params` belongs to an allocation owned by the returned
-        // GpuRun (or the runtime's symmetric heap, which outlives it), not
-        // freed before the kernel has ended (wait() or Drop waits for it).
-        unsafe {
-            loaded
-                .kernel
-                .launch_cooperative(&stream, pes * per_pe, gpu.cfg.threads, &params)?
-        };
+        for (g, gp) in gpus.iter().enumerate() {
+            if g > 0 {
+                gp.ctx.bind()?;
+            }
+            // SAFETY: 1. the megakernel's only parameter is `LaunchParams`, an
+            // array of MAX_LOCAL_PES `RunParams` by value (device/megakernel.cu;
+            // RunParams' layout is checked by the ABI probe test); 2. every
+            // address in `params[g]` belongs to an allocation owned by the
+            // returned GpuRun (or the runtime's symmetric heap, which outlives
+            // it), not freed before every kernel has ended (wait() or Drop
+            // waits for them); 3. addresses on other GPUs are reachable: peer
+            // access is enabled between every pair of the run's GPUs.
+            unsafe {
+                loaded[g].kernel.launch_cooperative(
+                    &streams[g],
+                    local_pes * per_pe,
+                    gpu.cfg.threads,
+                    &params[g],
+                )?
+            };
+        }
         if let Some((_, end)) = &events {
-            end.record(&stream)?;
+            gpu.ctx.bind()?;
+            end.record(&streams[0])?;
         }
         Ok(GpuRun {
             gpu,
+            gpus,
+            local_pes,
             graph,
             run,
             opts,
             _loaded: loaded,
-            stream,
+            streams,
             controls,
             mem: Some(mems),
             _peer_tables: Some(tables),
@@ -345,8 +386,14 @@ impl<'a> GpuRun<'a> {
             // The host-mapped `finished` flag is the cheap hint; the stream
             // query is the truth (a kernel that faulted never sets the flag).
             let hinted = self.all_finished();
-            if (hinted || polls % 16 == 0) && self.stream.query()? {
-                return Ok(());
+            if hinted || polls % 16 == 0 {
+                let mut ended = true;
+                for st in &self.streams {
+                    ended &= st.query()?;
+                }
+                if ended {
+                    return Ok(());
+                }
             }
             polls += 1;
             let p = self.progress();
@@ -421,6 +468,8 @@ impl<'a> GpuRun<'a> {
         let mut result = Ok(());
         for (pe, m) in mems.iter().enumerate() {
             let l = &self.run.pes[pe];
+            // The PE's memory lives on its GPU: copy with that context current.
+            self.gpus[pe / self.local_pes as usize].ctx.bind()?;
             let mut status = [Status::default()];
             m.status.download(&mut status)?;
             let mut state = vec![0u64; l.tasks.len()];

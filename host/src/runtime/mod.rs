@@ -208,7 +208,7 @@ impl Runtime {
         match &self.backend {
             Backend::Gpu(g) => {
                 let l = g.load(kinds)?;
-                g.grid(&l, self.cfg.pes)
+                g.grid(&l, self.cfg.pes / self.cfg.gpus.max(1))
             }
             Backend::Emulator(e) => Ok((e.comm_threads as u32, e.compute_threads as u32)),
         }
@@ -225,7 +225,23 @@ impl Runtime {
             return Ok(h);
         }
         let h = match &self.backend {
-            Backend::Gpu(g) => SymHeap::gpu(&g.ctx, self.cfg.pes, self.cfg.heap_bytes)?,
+            Backend::Gpu(g) => {
+                // PE q's heap lives on the GPU that runs it.
+                let per_gpu = self.cfg.pes / self.cfg.gpus.max(1);
+                let ctxs: Vec<&driver::Context> = (0..self.cfg.pes)
+                    .map(|q| {
+                        let k = (q / per_gpu) as usize;
+                        if k == 0 {
+                            &*g.ctx
+                        } else {
+                            &*g.others[k - 1].ctx
+                        }
+                    })
+                    .collect();
+                let h = SymHeap::gpu(&ctxs, self.cfg.heap_bytes)?;
+                g.ctx.bind()?;
+                h
+            }
             Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes),
         };
         Ok(self.heap.get_or_init(|| std::sync::Arc::new(h)))

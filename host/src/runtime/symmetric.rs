@@ -34,10 +34,10 @@ pub(crate) struct SymHeap {
 }
 
 impl SymHeap {
-    /// Device heaps on the GPU of `ctx`, `bytes` each.
-    pub(crate) fn gpu(ctx: &Context, pes: u32, bytes: usize) -> Result<SymHeap> {
-        let mut mems = Vec::with_capacity(pes as usize);
-        for _ in 0..pes {
+    /// Device heaps, `bytes` each: PE `q`'s on the GPU of `ctxs[q]`.
+    pub(crate) fn gpu(ctxs: &[&Context], bytes: usize) -> Result<SymHeap> {
+        let mut mems = Vec::with_capacity(ctxs.len());
+        for ctx in ctxs {
             let m = DeviceMem::alloc(ctx, bytes)?;
             m.fill_bytes(0)?;
             mems.push(m);

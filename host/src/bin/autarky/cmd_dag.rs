@@ -164,7 +164,7 @@ fn work_kind(log: Option<Arc<HostLog>>, trace: Option<Arc<TraceRecorder>>) -> Ta
 
 /// Writes `trace` as Chrome JSON to `path`, prints its summary, and
 /// returns the facts for `--json`.
-fn write_trace(
+pub(crate) fn write_trace(
     ctx: &Ctx,
     path: &std::path::Path,
     trace: &Trace,

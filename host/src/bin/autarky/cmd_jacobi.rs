@@ -71,7 +71,8 @@ pub struct Common {
     #[arg(long, value_name = "P", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=autarky::abi::MAX_LOCAL_PES as i64))]
     pes: u32,
-    /// GPUs to spread the PEs over; only 1 for now.
+    /// GPUs to spread the PEs over (devices 0..G of this process, every
+    /// pair peers; --pes must be a multiple of G). GPU only.
     #[arg(long, value_name = "G", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     gpus: u32,
@@ -270,16 +271,11 @@ fn solve(
     stencil: Stencil,
     tile: Option<[usize; 3]>,
 ) -> Result<(), CliError> {
-    if c.gpus > 1 {
+    if c.gpus > 1 && (c.pes % c.gpus != 0 || ctx.emulator.is_some()) {
         return Err(CliError::Usage(format!(
-            "--gpus {}: several GPUs in one process are not supported yet (use --pes for virtual PEs on one GPU)",
-            c.gpus
+            "--gpus {}: needs the GPU backend and --pes a multiple of it (got --pes {})",
+            c.gpus, c.pes
         )));
-    }
-    if c.trace.is_some() {
-        return Err(CliError::Usage(
-            "--trace is not supported for Jacobi runs yet (no trace of pinned tiles and comm tasks)".into(),
-        ));
     }
     if let Some(t) = c.tol {
         if c.check_every == 0 {
@@ -321,7 +317,7 @@ fn solve(
     }
     let n = c.size as usize;
 
-    let (rt, threads) = runtime(ctx, c.pes, fp.heap_per_pe as usize)?;
+    let (rt, threads) = runtime(ctx, c.pes, c.gpus, fp.heap_per_pe as usize)?;
     let heap_total = fp.heap_per_pe * c.pes as u64;
     match rt.device_memory() {
         Ok((free, _)) if heap_total > free as u64 => {
@@ -375,9 +371,17 @@ fn solve(
     let gpu = rt.backend_name() == "gpu";
     let opts = RunOptions {
         timed: gpu,
+        trace: c
+            .trace
+            .as_ref()
+            .map(|_| autarky::runtime::TraceOptions::default()),
         ..RunOptions::iterations(c.iters)
     };
     let run = solver.run_with(opts)?;
+    let trace_facts = match (&c.trace, &run.report.trace) {
+        (Some(path), Some(trace)) => Some(super::cmd_dag::write_trace(ctx, path, trace, &[])?),
+        _ => None,
+    };
     for (it, norm) in &run.norms {
         ctx.say(format_args!("check at iteration {it}: ‖Δ‖₂ = {norm:.6e}"));
     }
@@ -431,13 +435,23 @@ fn solve(
         "seconds": seconds,
         "us_per_iteration": us,
         "clock": clock,
+        "gpus": c.gpus,
+        "trace": trace_facts,
     }));
     Ok(())
 }
 
 /// The runtime of [`Ctx::runtime`] with `pes` PEs and heaps of `heap` bytes.
-fn runtime(ctx: &Ctx, pes: u32, heap: usize) -> Result<(Runtime, Option<u32>), CliError> {
+fn runtime(
+    ctx: &Ctx,
+    pes: u32,
+    gpus: u32,
+    heap: usize,
+) -> Result<(Runtime, Option<u32>), CliError> {
     let builder = || Runtime::builder().pes(pes).symmetric_heap_bytes(heap);
+    if gpus > 1 {
+        return Ok((builder().gpus(gpus).gpu().build()?, None));
+    }
     let emulator = |threads: u32| -> Result<(Runtime, Option<u32>), CliError> {
         Ok((builder().emulator(threads as usize).build()?, Some(threads)))
     };

@@ -1,0 +1,145 @@
+//! Several GPUs in one process: one megakernel per GPU, peer access between
+//! them, signals and halo pulses as direct stores over NVLink. Each trial
+//! needs 2 GPUs: with fewer it is reported as ignored (needs 2 GPUs), and
+//! with AUTARKY_REQUIRE_GPUS=2 it must run and pass.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
+use autarky::solvers::jacobi_ref::{Boundary, JacobiProblem, Stencil};
+use autarky::{Error, Graph, Runtime, TaskKind};
+use common::*;
+
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        gpus_trial(
+            "random_dag_over_2_gpus_x_2_pes_runs_every_instance_once_in_order",
+            2,
+            random_dag_over_2_gpus_x_2_pes_runs_every_instance_once_in_order,
+        ),
+        gpus_trial(
+            "jacobi_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes",
+            2,
+            jacobi_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes,
+        ),
+        gpus_trial(
+            "abort_on_gpu_1_reaches_gpu_0",
+            2,
+            abort_on_gpu_1_reaches_gpu_0,
+        ),
+    ])
+}
+
+fn rt(pes: u32, gpus: u32) -> Runtime {
+    Runtime::builder()
+        .gpu()
+        .gpus(gpus)
+        .pes(pes)
+        .comm_blocks(2)
+        .compute_blocks(8)
+        .symmetric_heap_bytes(64 << 20)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+fn random_dag_over_2_gpus_x_2_pes_runs_every_instance_once_in_order() {
+    let rt = rt(4, 2);
+    let (n, iters) = (80, 40);
+    let logged = Logged::new(&rt, n, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind()).unwrap();
+    let mut rng = Rng(2024);
+    let ids: Vec<_> = (0..n)
+        .map(|_| {
+            let t = g.add_task(k, &logged.args());
+            g.set_pe(t, rng.below(4) as u32);
+            t
+        })
+        .collect();
+    for i in 1..n {
+        let j = rng.below(i as u64) as usize;
+        g.add_edge(ids[j], ids[i]);
+        if rng.below(3) == 0 {
+            g.add_carried_edge(ids[i], ids[rng.below(i as u64) as usize]);
+        }
+    }
+    let report = rt.run(&g, iters).unwrap();
+    assert_eq!(report.instances, n as u64 * iters as u64);
+    // One launch per GPU (each after making its context current), then
+    // only waits.
+    let launches = report
+        .driver_calls
+        .iter()
+        .filter(|c| **c == "cuLaunchCooperativeKernel")
+        .count();
+    assert_eq!(launches, 2, "{:?}", report.driver_calls);
+    assert!(report.driver_calls.iter().all(|c| matches!(
+        *c,
+        "cuLaunchCooperativeKernel" | "cuStreamQuery" | "cuCtxSetCurrent"
+    )));
+    logged.check(&g);
+}
+
+fn jacobi_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes() {
+    for (dims, stencil) in [
+        ([1, 96, 80], Stencil::NinePoint),
+        ([16, 14, 12], Stencil::TwentySevenPoint),
+    ] {
+        let prob = JacobiProblem::new(dims, stencil)
+            .with_boundary([Boundary::Periodic, Boundary::Dirichlet, Boundary::Periodic])
+            .with_init(|z, y, x| ((x * 3 + y * 5 + z * 7) % 11) as f64 / 11.0)
+            .with_dirichlet(|_, y, x| 1.0 + 0.01 * (x - y) as f64);
+        let mut fields = Vec::new();
+        for gpus in [1, 2] {
+            let rt = rt(2, gpus);
+            let mut cfg = JacobiConfig::new(prob.clone(), 41);
+            cfg.tile = Some([4, 6, 32]);
+            fields.push(JacobiSolver::new(&rt, cfg).unwrap().run().unwrap().field);
+        }
+        let diff = fields[0]
+            .iter()
+            .zip(&fields[1])
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(
+            diff, 0,
+            "{stencil:?}: 2 GPUs differ from 2 virtual PEs in {diff} cells"
+        );
+    }
+}
+
+fn abort_on_gpu_1_reaches_gpu_0() {
+    let rt = rt(2, 2);
+    let mut g = Graph::new();
+    let noop = g
+        .add_kind(TaskKind::new(
+            "noop",
+            "__device__ void noop(autarky::TaskCtx&) {}",
+        ))
+        .unwrap();
+    let fail = g
+        .add_kind(TaskKind::new(
+            "fail_late",
+            "__device__ void fail_late(autarky::TaskCtx& ctx) { if (threadIdx.x == 0 && ctx.iteration == 5000) ctx.fail(9); }",
+        ))
+        .unwrap();
+    let a = g.add_task_bytes(noop, &[]);
+    let f = g.add_task_bytes(fail, &[]);
+    g.set_pe(a, 0).set_pe(f, 1);
+    let run = rt
+        .launch(&g, autarky::RunOptions::iterations(50_000_000))
+        .unwrap();
+    let t0 = Instant::now();
+    let fin = run.wait_detailed().unwrap();
+    match fin.result {
+        Err(Error::TaskFailed { pe, code, .. }) => assert_eq!((pe, code), (1, 9)),
+        ref other => panic!("expected TaskFailed on PE 1, got {other:?}"),
+    }
+    let prop = fin.abort_propagation_ns.unwrap();
+    eprintln!("abort propagation across 2 GPUs: {prop} ns");
+    assert!(prop < 10_000_000, "abort took {prop} ns to reach every GPU");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+}
