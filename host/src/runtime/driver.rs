@@ -146,7 +146,7 @@ impl Context {
 
     /// The device ordinal's handle (for diagnostics).
     pub fn device(&self) -> i32 {
-        self.dev as i32
+        self.dev
     }
 
     /// Retains device `ordinal`'s primary context and makes it current.
