@@ -460,9 +460,11 @@ fn runtime(
         None => match builder().gpu().build() {
             Ok(rt) => Ok((rt, None)),
             Err(autarky::Error::NoGpu { reason }) => {
+                tracing::debug!("no GPU: {reason}");
                 let threads = Ctx::default_threads();
                 ctx.note(format_args!(
-                    "autarky: no GPU ({reason}); running on the CPU emulator with {threads} threads"
+                    "autarky: no GPU ({}); running on the CPU emulator with {threads} threads (RUST_LOG=debug says where it looked)",
+                        reason.split(';').next().unwrap_or(&reason)
                 ));
                 emulator(threads)
             }

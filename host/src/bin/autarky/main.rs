@@ -144,9 +144,11 @@ impl Ctx {
             None => match Runtime::builder().gpu().build() {
                 Ok(rt) => Ok((rt, None)),
                 Err(Error::NoGpu { reason }) => {
+                    tracing::debug!("no GPU: {reason}");
                     let threads = Self::default_threads();
                     self.note(format_args!(
-                        "autarky: no GPU ({reason}); running on the CPU emulator with {threads} threads"
+                        "autarky: no GPU ({}); running on the CPU emulator with {threads} threads (RUST_LOG=debug says where it looked)",
+                        reason.split(';').next().unwrap_or(&reason)
                     ));
                     emulator(threads)
                 }
