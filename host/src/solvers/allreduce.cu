@@ -14,6 +14,8 @@ struct AllreduceArgs {
     unsigned contributors, pes, width, pad;
 };
 
+static_assert(sizeof(AllreduceArgs) == 40, "AllreduceArgs drifted from allreduce.rs");
+
 namespace autarky_allreduce {
 
 // Thread 0 sums the partials (contributor order: deterministic); threads

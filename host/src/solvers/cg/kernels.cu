@@ -49,6 +49,12 @@ struct CgReduce {
     unsigned precond;
 };
 
+// The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
+static_assert(sizeof(CgSpmv) == 96, "CgSpmv drifted from graph.rs SpmvArgs");
+static_assert(sizeof(CgVec) == 112, "CgVec drifted from graph.rs VecArgs");
+static_assert(sizeof(CgGather) == 40, "CgGather drifted from graph.rs GatherArgs");
+static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
+
 namespace cg {
 
 // Scalar slots (graph.rs `slot`).
