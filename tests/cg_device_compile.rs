@@ -13,7 +13,11 @@ fn require() -> bool {
 #[test]
 fn cg_kinds_compile_with_nvrtc_for_sm90() {
     let mut kinds = cg::graph::cg_kinds();
-    assert_eq!(kinds[0].name(), "allreduce_local", "the helpers' source comes first");
+    assert_eq!(
+        kinds[0].name(),
+        "allreduce_local",
+        "the helpers' source comes first"
+    );
     kinds.push(allreduce::sum_kind());
     for threads in [128, 256] {
         match source::compile(&kinds, threads, 90) {
@@ -47,6 +51,8 @@ fn every_cg_kind_declares_the_argument_size_its_cuda_struct_has() {
     ];
     assert_eq!(
         sizes,
-        want.iter().map(|(n, s)| (n.to_string(), *s)).collect::<Vec<_>>()
+        want.iter()
+            .map(|(n, s)| (n.to_string(), *s))
+            .collect::<Vec<_>>()
     );
 }

@@ -211,7 +211,10 @@ fn a_matrix_market_file_written_and_read_back_solves_the_same() {
     std::fs::remove_file(&path).ok();
     let want = reference(&a, CgVariant::Standard);
     let got = solve(&back, 2, cfg(CgVariant::Standard, Precond::None));
-    assert!(got.converged && got.true_rel_residual <= 10.0 * TOL, "{got:?}");
+    assert!(
+        got.converged && got.true_rel_residual <= 10.0 * TOL,
+        "{got:?}"
+    );
     assert!(within(got.iterations, want.iterations));
 }
 
@@ -239,7 +242,8 @@ fn max_iters_stops_the_run_unconverged_with_the_residual_it_reached() {
         assert_eq!(got.iterations, 7);
         assert!(!got.converged);
         assert!(
-            (got.rel_residual - want.rel_residual).abs() <= 1e-9 * want.rel_residual.max(1e-300) + 1e-12,
+            (got.rel_residual - want.rel_residual).abs()
+                <= 1e-9 * want.rel_residual.max(1e-300) + 1e-12,
             "{variant:?}: {} vs reference {}",
             got.rel_residual,
             want.rel_residual
@@ -263,7 +267,17 @@ fn a_custom_rhs_and_initial_guess_are_used() {
             ..cfg(CgVariant::Standard, Precond::None)
         },
     );
-    let want = cg_reference(&a, &b, &x0, &CgOptions { tol: TOL, max_iters: 5000, variant: CgVariant::Standard }).unwrap();
+    let want = cg_reference(
+        &a,
+        &b,
+        &x0,
+        &CgOptions {
+            tol: TOL,
+            max_iters: 5000,
+            variant: CgVariant::Standard,
+        },
+    )
+    .unwrap();
     assert!(got.converged && got.true_rel_residual <= 10.0 * TOL);
     assert!(within(got.iterations, want.iterations));
 }
@@ -351,11 +365,16 @@ fn an_indefinite_matrix_fails_at_the_reference_iteration_with_its_curvature_sign
                     assert!(pap <= 0.0, "shift {shift} {variant:?}: pap {pap}");
                     later += usize::from(k > 1);
                 }
-                other => panic!("shift {shift} {variant:?}: expected NotPositiveDefinite, got {other:?}"),
+                other => {
+                    panic!("shift {shift} {variant:?}: expected NotPositiveDefinite, got {other:?}")
+                }
             }
         }
     }
-    assert!(later > 0, "no case failed after the first iteration (the test lost its bite)");
+    assert!(
+        later > 0,
+        "no case failed after the first iteration (the test lost its bite)"
+    );
 }
 
 #[test]
@@ -366,35 +385,64 @@ fn bad_inputs_are_clear_errors() {
     let err = |c: CgConfig| CgSolver::new(&rt, &a, c).unwrap_err();
     let base = || cfg(CgVariant::Standard, Precond::None);
     assert!(matches!(
-        err(CgConfig { b: Some(vec![1.0; n - 1]), ..base() }),
+        err(CgConfig {
+            b: Some(vec![1.0; n - 1]),
+            ..base()
+        }),
         CgSolveError::Cg(CgError::SizeMismatch { vector: "b", .. })
     ));
     assert!(matches!(
-        err(CgConfig { x0: Some(vec![0.0; n + 1]), ..base() }),
+        err(CgConfig {
+            x0: Some(vec![0.0; n + 1]),
+            ..base()
+        }),
         CgSolveError::Cg(CgError::SizeMismatch { vector: "x0", .. })
     ));
     let mut nan = vec![1.0; n];
     nan[5] = f64::NAN;
     assert!(matches!(
-        err(CgConfig { b: Some(nan), ..base() }),
-        CgSolveError::Cg(CgError::NonFiniteInput { vector: "b", index: 5, .. })
+        err(CgConfig {
+            b: Some(nan),
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::NonFiniteInput {
+            vector: "b",
+            index: 5,
+            ..
+        })
     ));
     let mut inf = vec![0.0; n];
     inf[2] = f64::INFINITY;
     assert!(matches!(
-        err(CgConfig { x0: Some(inf), ..base() }),
-        CgSolveError::Cg(CgError::NonFiniteInput { vector: "x0", index: 2, .. })
+        err(CgConfig {
+            x0: Some(inf),
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::NonFiniteInput {
+            vector: "x0",
+            index: 2,
+            ..
+        })
     ));
     assert!(matches!(
-        err(CgConfig { tol: -1.0, ..base() }),
+        err(CgConfig {
+            tol: -1.0,
+            ..base()
+        }),
         CgSolveError::Cg(CgError::InvalidTolerance(_))
     ));
     assert!(matches!(
-        err(CgConfig { tol: f64::NAN, ..base() }),
+        err(CgConfig {
+            tol: f64::NAN,
+            ..base()
+        }),
         CgSolveError::Cg(CgError::InvalidTolerance(_))
     ));
     assert!(matches!(
-        err(CgConfig { tile_rows: Some(0), ..base() }),
+        err(CgConfig {
+            tile_rows: Some(0),
+            ..base()
+        }),
         CgSolveError::InvalidConfig(_)
     ));
     let neg = shifted(&a, 10.0);

@@ -425,9 +425,15 @@ mod tests {
         let mut g = Graph::new();
         let lk = g.add_kind(local_kind()).unwrap();
         let sk = g.add_kind(sum_kind()).unwrap();
-        let err = ar.add_to_graph(&mut g, lk, sk, 0, &[vec![], vec![]], |_, a| {
-            bytemuck::bytes_of(&a).to_vec()
-        }, "x");
+        let err = ar.add_to_graph(
+            &mut g,
+            lk,
+            sk,
+            0,
+            &[vec![], vec![]],
+            |_, a| bytemuck::bytes_of(&a).to_vec(),
+            "x",
+        );
         assert!(err.is_err());
     }
 }

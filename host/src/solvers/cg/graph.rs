@@ -509,8 +509,8 @@ impl<'a> CgSolver<'a> {
         if cfg.tile_rows == Some(0) {
             return Err(invalid("tile_rows must be at least 1"));
         }
-        let precond = cfg.precond == Precond::Jacobi
-            || cfg.variant == CgVariant::JacobiPreconditioned;
+        let precond =
+            cfg.precond == Precond::Jacobi || cfg.variant == CgVariant::JacobiPreconditioned;
         let rec = match cfg.variant {
             CgVariant::SingleReduction => Recurrence::Single,
             _ => Recurrence::Standard,
@@ -891,7 +891,9 @@ impl<'a> CgSolver<'a> {
             self.bufs.x.copy_from(pe, &padded(&init.x[q], self.maxn))?;
             self.bufs.r.copy_from(pe, &padded(&init.r[q], self.maxn))?;
             self.bufs.y.copy_from(pe, &padded(&init.y[q], self.maxn))?;
-            self.bufs.v.copy_from(pe, &padded(&init.v[q], 2 * self.vlen))?;
+            self.bufs
+                .v
+                .copy_from(pe, &padded(&init.v[q], 2 * self.vlen))?;
             for b in [&self.bufs.p, &self.bufs.s, &self.bufs.z] {
                 b.copy_from(pe, &vec![0.0; b.len()])?;
             }
