@@ -81,6 +81,17 @@ pub struct AllreduceTasks {
     pub global: TaskId,
 }
 
+/// The kinds an allreduce's tasks use: [`local_kind`] and a global kind
+/// ([`sum_kind`] or the caller's own, whose arguments start with
+/// [`AllreduceArgs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllreduceKinds {
+    /// The registered [`local_kind`].
+    pub local: KindId,
+    /// The registered global kind.
+    pub global: KindId,
+}
+
 /// The buffers of one allreduce (see the [module docs](self)).
 #[derive(Debug)]
 pub struct Allreduce {
@@ -206,8 +217,7 @@ impl Allreduce {
     pub fn add_to_graph(
         &self,
         g: &mut Graph,
-        local: KindId,
-        global: KindId,
+        kinds: AllreduceKinds,
         comm_slot: u32,
         contributors: &[Vec<TaskId>],
         mut global_args: impl FnMut(u32, AllreduceArgs) -> Vec<u8>,
@@ -227,8 +237,8 @@ impl Allreduce {
         let mut out = Vec::with_capacity(contributors.len());
         for (q, tasks) in contributors.iter().enumerate() {
             let a = self.args(q as u32);
-            let l = g.add_task(local, &a);
-            let gl = g.add_task_bytes(global, &global_args(q as u32, a));
+            let l = g.add_task(kinds.local, &a);
+            let gl = g.add_task_bytes(kinds.global, &global_args(q as u32, a));
             for t in [l, gl] {
                 g.set_pe(t, q as u32);
                 g.pin(t, comm_slot);
@@ -379,8 +389,10 @@ mod tests {
         let tasks = ar
             .add_to_graph(
                 &mut g,
-                lk,
-                sk,
+                AllreduceKinds {
+                    local: lk,
+                    global: sk,
+                },
                 0,
                 &contributors,
                 |_, a| bytemuck::bytes_of(&a).to_vec(),
@@ -427,8 +439,10 @@ mod tests {
         let sk = g.add_kind(sum_kind()).unwrap();
         let err = ar.add_to_graph(
             &mut g,
-            lk,
-            sk,
+            AllreduceKinds {
+                local: lk,
+                global: sk,
+            },
             0,
             &[vec![], vec![]],
             |_, a| bytemuck::bytes_of(&a).to_vec(),

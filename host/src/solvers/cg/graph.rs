@@ -98,7 +98,7 @@ use super::reference::CgVariant;
 use super::Csr;
 use crate::graph::{Graph, TaskId, TaskKind};
 use crate::runtime::SymBuffer;
-use crate::solvers::allreduce::{self, Allreduce, AllreduceArgs};
+use crate::solvers::allreduce::{self, Allreduce, AllreduceArgs, AllreduceKinds};
 use crate::status::RunReport;
 use crate::{Error, Runtime};
 
@@ -367,7 +367,7 @@ struct Buffers {
 /// Where the solve starts, computed on the host.
 enum Start {
     /// Nothing to run: the result is known.
-    Done(CgRun),
+    Done(Box<CgRun>),
     /// Per-PE initial contents.
     Run(Box<Initial>),
 }
@@ -598,6 +598,10 @@ impl<'a> CgSolver<'a> {
                 "CG needs comm and compute blocks, the runtime has {comm_blocks} and {compute_blocks}"
             )));
         }
+        let ar_kinds = AllreduceKinds {
+            local: k_local,
+            global: k_reduce,
+        };
         let reduce_slot = comm_blocks.saturating_sub(1).min(1);
 
         let tiles: Vec<Vec<Range<usize>>> = plan
@@ -806,8 +810,7 @@ impl<'a> CgSolver<'a> {
             Recurrence::Standard => {
                 let r1 = ar1.add_to_graph(
                     &mut graph,
-                    k_local,
-                    k_reduce,
+                    ar_kinds,
                     reduce_slot,
                     &spmv_ids,
                     reduce_args(1),
@@ -816,8 +819,7 @@ impl<'a> CgSolver<'a> {
                 let ar2 = ar2.as_ref().expect("standard has two allreduces");
                 let r2 = ar2.add_to_graph(
                     &mut graph,
-                    k_local,
-                    k_reduce,
+                    ar_kinds,
                     reduce_slot,
                     &vec1_ids,
                     reduce_args(2),
@@ -835,8 +837,7 @@ impl<'a> CgSolver<'a> {
             Recurrence::Single => {
                 let r = ar1.add_to_graph(
                     &mut graph,
-                    k_local,
-                    k_reduce,
+                    ar_kinds,
                     reduce_slot,
                     &spmv_ids,
                     reduce_args(3),
@@ -906,7 +907,7 @@ impl<'a> CgSolver<'a> {
     /// `max_iters`).
     pub fn run_with(&self, mut opts: crate::RunOptions) -> Result<CgRun> {
         let init = match &self.start {
-            Start::Done(run) => return Ok(run.clone()),
+            Start::Done(run) => return Ok((**run).clone()),
             Start::Run(init) => init,
         };
         self.reset(init)?;
@@ -1009,14 +1010,14 @@ fn initial_state(
 ) -> Result<Start> {
     let n = a.n_rows();
     let done = |x: Vec<f64>, rel: f64, true_rel: f64| {
-        Ok(Start::Done(CgRun {
+        Ok(Start::Done(Box::new(CgRun {
             x,
             iterations: 0,
             rel_residual: rel,
             true_rel_residual: true_rel,
             converged: rel <= cfg.tol,
             report: None,
-        }))
+        })))
     };
     if b_norm == 0.0 {
         return done(vec![0.0; n], 0.0, 0.0);
