@@ -7,6 +7,7 @@
 //! the subscriber is set up here and nowhere in the library.
 
 mod cmd_bench;
+mod cmd_cg;
 mod cmd_chain;
 mod cmd_dag;
 mod cmd_info;
@@ -57,6 +58,7 @@ enum Command {
     Bench(cmd_bench::Args),
     Jacobi2d(cmd_jacobi::Args2d),
     Jacobi3d(cmd_jacobi::Args3d),
+    Cg(cmd_cg::Args),
 }
 
 /// What went wrong, and so the exit status.
@@ -176,6 +178,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Bench(a) => cmd_bench::run(&ctx, a),
         Command::Jacobi2d(a) => cmd_jacobi::run_2d(&ctx, a),
         Command::Jacobi3d(a) => cmd_jacobi::run_3d(&ctx, a),
+        Command::Cg(a) => cmd_cg::run(&ctx, a),
     }
 }
 
@@ -190,7 +193,7 @@ fn parse_error(e: clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             eprintln!(
-                "error: a subcommand is required: info, dag, chain, bench, jacobi2d or jacobi3d (see 'autarky --help')"
+                "error: a subcommand is required: info, dag, chain, bench, jacobi2d, jacobi3d or cg (see 'autarky --help')"
             );
             ExitCode::from(2)
         }

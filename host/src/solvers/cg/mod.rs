@@ -15,6 +15,8 @@
 //!   who sends which `x` entries to whom; [`HaloPlan::simulate_spmv`] runs
 //!   the plan on the CPU. The [`halo`] module docs specify the layout and
 //!   the exchange.
+//! - [`CgSolver`] ([`graph`]): the device solver — CG, Jacobi-preconditioned
+//!   CG and single-reduction CG as a CPU-free task graph.
 //!
 //! ```
 //! use autarky::solvers::cg::{
@@ -35,6 +37,7 @@
 mod csr;
 mod error;
 mod generate;
+pub mod graph;
 pub mod halo;
 pub mod mtx;
 mod partition;
@@ -45,6 +48,7 @@ mod scalar;
 pub use csr::Csr;
 pub use error::{CgError, MatrixError, PartitionError};
 pub use generate::{poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso, random_spd};
+pub use graph::{heap_bytes_needed, CgConfig, CgRun, CgSolveError, CgSolver, Precond};
 pub use halo::{GhostBlock, HaloPlan, LocalCsr, PePlan, SendList};
 pub use mtx::{
     parse_matrix_market, read_matrix_market, write_matrix_market, write_matrix_market_to,

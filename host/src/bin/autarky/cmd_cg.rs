@@ -1,0 +1,246 @@
+//! `autarky cg`: a CPU-free Conjugate Gradient solve
+//! ([`autarky::solvers::cg::CgSolver`]) of a Poisson matrix or a Matrix
+//! Market file with `b = 1`, `x₀ = 0`: iterations, the recursive and the
+//! true relative residual, time per iteration and the backend.
+
+use std::path::PathBuf;
+
+use autarky::solvers::cg::{
+    heap_bytes_needed, poisson2d, poisson3d, read_matrix_market, CgConfig, CgError, CgSolveError,
+    CgSolver, CgVariant, Csr, Precond,
+};
+use autarky::{RunOptions, Runtime};
+use serde_json::json;
+
+use crate::cmd_dag::iterations_parser;
+use crate::{plural, CliError, Ctx};
+
+/// The recurrence on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VariantArg {
+    /// Hestenes–Stiefel: two allreduces per iteration.
+    Standard,
+    /// Chronopoulos–Gear: one fused allreduce per iteration.
+    SingleReduction,
+}
+
+/// The preconditioner on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrecondArg {
+    /// None.
+    None,
+    /// Jacobi (diagonal); the matrix needs a positive diagonal.
+    Jacobi,
+}
+
+/// Solve `A x = 1` by CG on a task graph (SpMV tiles, halo gathers, in-kernel
+/// allreduces and stop test).
+#[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("matrix_source").required(true).multiple(false))]
+pub struct Args {
+    /// The 5-point Poisson matrix of an N×N grid (N 1..=46340).
+    #[arg(long, value_name = "N", group = "matrix_source",
+          value_parser = clap::value_parser!(u64).range(1..=46_340))]
+    poisson2d: Option<u64>,
+    /// The 7-point Poisson matrix of an N×N×N grid (N 1..=1290).
+    #[arg(long, value_name = "N", group = "matrix_source",
+          value_parser = clap::value_parser!(u64).range(1..=1290))]
+    poisson3d: Option<u64>,
+    /// A Matrix Market file (real or integer, general or symmetric).
+    #[arg(long, value_name = "FILE", group = "matrix_source")]
+    matrix: Option<PathBuf>,
+    /// Stop when ‖r‖/‖b‖ ≤ T (finite, ≥ 0).
+    #[arg(long, value_name = "T", default_value_t = 1e-8, value_parser = parse_tol,
+          allow_negative_numbers = true)]
+    tol: f64,
+    /// Most iterations (1..=2147483647).
+    #[arg(long, default_value_t = 10_000, value_parser = iterations_parser())]
+    max_iters: u32,
+    /// Processing elements (virtual PEs on one GPU), 1..=16.
+    #[arg(long, value_name = "P", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=autarky::abi::MAX_LOCAL_PES as i64))]
+    pes: u32,
+    /// The recurrence.
+    #[arg(long, value_enum, default_value_t = VariantArg::Standard)]
+    variant: VariantArg,
+    /// The preconditioner.
+    #[arg(long, value_enum, default_value_t = PrecondArg::None)]
+    precond: PrecondArg,
+}
+
+/// A finite, non-negative tolerance.
+fn parse_tol(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) => Err(format!("the tolerance must be finite and ≥ 0, got {t}")),
+        Err(_) => Err(format!("the tolerance must be a number, got {s:?}")),
+    }
+}
+
+/// Bad input is a usage error (2); a breakdown found by the run is a
+/// failed check (3); the runtime's failures are run errors (1).
+fn cli_error(e: CgSolveError) -> CliError {
+    match e {
+        CgSolveError::Runtime(e) => CliError::Run(e),
+        CgSolveError::Cg(e @ (CgError::NotPositiveDefinite { .. } | CgError::NonFinite { .. })) => {
+            CliError::Check(e.to_string())
+        }
+        other => CliError::Usage(other.to_string()),
+    }
+}
+
+/// `autarky cg`.
+pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
+    let (name, matrix): (String, Csr<f64>) = if let Some(n) = a.poisson2d {
+        let m =
+            poisson2d(n as usize).map_err(|e| CliError::Usage(format!("--poisson2d {n}: {e}")))?;
+        (format!("poisson2d {n}"), m)
+    } else if let Some(n) = a.poisson3d {
+        let m =
+            poisson3d(n as usize).map_err(|e| CliError::Usage(format!("--poisson3d {n}: {e}")))?;
+        (format!("poisson3d {n}"), m)
+    } else {
+        let path = a.matrix.as_ref().expect("clap requires one matrix source");
+        let m = read_matrix_market(path).map_err(|e| CliError::Usage(e.to_string()))?;
+        (path.display().to_string(), m)
+    };
+    let heap = heap_bytes_needed(&matrix, a.pes).map_err(cli_error)?;
+    let (rt, threads) = runtime(ctx, a.pes, heap)?;
+    if let Ok((free, _)) = rt.device_memory() {
+        let need = heap as u64 * a.pes as u64;
+        if need > free as u64 {
+            return Err(CliError::Usage(format!(
+                "{name}: the solve needs about {need} bytes of device memory, {free} are free"
+            )));
+        }
+    }
+    let cfg = CgConfig {
+        variant: match a.variant {
+            VariantArg::Standard => CgVariant::Standard,
+            VariantArg::SingleReduction => CgVariant::SingleReduction,
+        },
+        precond: match a.precond {
+            PrecondArg::None => Precond::None,
+            PrecondArg::Jacobi => Precond::Jacobi,
+        },
+        ..CgConfig::new(a.tol, a.max_iters)
+    };
+    let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;
+    let variant = match a.variant {
+        VariantArg::Standard => "standard",
+        VariantArg::SingleReduction => "single-reduction",
+    };
+    let precond = match a.precond {
+        PrecondArg::None => "none",
+        PrecondArg::Jacobi => "jacobi",
+    };
+    ctx.say(format_args!(
+        "cg {name}: {} rows, {} nonzeros, {variant} CG, preconditioner {precond}, {} ({} tiles), up to {} on the {} backend",
+        matrix.n_rows(),
+        matrix.nnz(),
+        plural(a.pes as u64, "PE", "PEs"),
+        solver.tiles_per_pe().iter().map(|t| t.to_string()).collect::<Vec<_>>().join("+"),
+        plural(a.max_iters as u64, "iteration", "iterations"),
+        rt.backend_name()
+    ));
+    let gpu = rt.backend_name() == "gpu";
+    let run = solver
+        .run_with(RunOptions {
+            timed: gpu,
+            ..RunOptions::iterations(a.max_iters)
+        })
+        .map_err(cli_error)?;
+    let (seconds, clock) = match &run.report {
+        Some(r) => match (r.event_ms, r.device_ns) {
+            (Some(ms), _) => (ms as f64 * 1e-3, "device events"),
+            (None, Some(ns)) => (ns as f64 * 1e-9, "device clock"),
+            _ => (r.wall.as_secs_f64(), "host wall"),
+        },
+        None => (0.0, "no run needed"),
+    };
+    let us = seconds * 1e6 / run.iterations.max(1) as f64;
+    ctx.say(format_args!(
+        "{} after {}: relative residual {:.3e} (recursive), {:.3e} (true, f64 on the host)",
+        if run.converged {
+            "converged"
+        } else {
+            "NOT converged"
+        },
+        plural(run.iterations as u64, "iteration", "iterations"),
+        run.rel_residual,
+        run.true_rel_residual
+    ));
+    ctx.say(format_args!(
+        "{:.3} ms: {us:.3} µs per iteration ({clock}, {} backend)",
+        seconds * 1e3,
+        rt.backend_name()
+    ));
+    if run.x.iter().any(|v| !v.is_finite()) {
+        return Err(CliError::Check(
+            "the solution holds a non-finite value".into(),
+        ));
+    }
+    ctx.emit(&json!({
+        "command": "cg",
+        "matrix": name,
+        "rows": matrix.n_rows(),
+        "nnz": matrix.nnz(),
+        "backend": rt.backend_name(),
+        "emulator_threads": threads,
+        "pes": a.pes,
+        "tiles_per_pe": solver.tiles_per_pe(),
+        "variant": variant,
+        "precond": precond,
+        "tol": a.tol,
+        "max_iters": a.max_iters,
+        "iterations": run.iterations,
+        "converged": run.converged,
+        "rel_residual": run.rel_residual,
+        "true_rel_residual": run.true_rel_residual,
+        "seconds": seconds,
+        "us_per_iteration": us,
+        "clock": clock,
+    }));
+    Ok(())
+}
+
+/// The runtime of [`Ctx::runtime`] with `pes` PEs and heaps of `heap` bytes.
+fn runtime(ctx: &Ctx, pes: u32, heap: usize) -> Result<(Runtime, Option<u32>), CliError> {
+    let builder = || {
+        Runtime::builder()
+            .pes(pes)
+            .comm_blocks(2)
+            .symmetric_heap_bytes(heap)
+    };
+    let emulator = |threads: u32| -> Result<(Runtime, Option<u32>), CliError> {
+        Ok((builder().emulator(threads as usize).build()?, Some(threads)))
+    };
+    match ctx.emulator {
+        Some(t) => emulator(t.unwrap_or_else(Ctx::default_threads)),
+        None => match builder().gpu().build() {
+            Ok(rt) => Ok((rt, None)),
+            Err(autarky::Error::NoGpu { reason }) => {
+                let threads = Ctx::default_threads();
+                ctx.note(format_args!(
+                    "autarky: no GPU ({reason}); running on the CPU emulator with {threads} threads"
+                ));
+                emulator(threads)
+            }
+            Err(e) => Err(e.into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerances_must_be_finite_and_non_negative() {
+        assert_eq!(parse_tol("1e-6"), Ok(1e-6));
+        assert!(parse_tol("-1").is_err());
+        assert!(parse_tol("inf").is_err());
+        assert!(parse_tol("NaN").is_err());
+        assert!(parse_tol("x").is_err());
+    }
+}

@@ -1,0 +1,453 @@
+//! A reusable device allreduce of up to [`MAX_WIDTH`] doubles per iteration,
+//! bitwise identical on every PE, built from two comm tasks per PE.
+//!
+//! # Protocol
+//!
+//! Every iteration `n`, each PE has `C_q` *contributors* (tasks of the
+//! caller, e.g. the tiles of a dot product). Contributor `c` of PE `q`
+//! writes its `W` values into `partials[n % 2][c][0..W]` of its own PE
+//! ([`Allreduce::partials_addr`], [`Allreduce::partial_index`]).
+//!
+//! * **local** (`allreduce_local`, comm role, one per PE, after every
+//!   contributor of its PE): sums the partials in contributor order and puts
+//!   the `W` sums into `slots[n % 2][q][0..W]` of *every* PE (a store into the
+//!   peer's symmetric memory; the cross-PE edge to the peer's global task is
+//!   the signal).
+//! * **global** (one per PE, after every PE's local): sums
+//!   `slots[n % 2][0..P][j]` in PE order. The order, and so the result, is
+//!   the same on every PE. The plain kind (`allreduce_sum`) stores the sums
+//!   in `out[n % 2][0..W]` of its PE; a caller may instead register its own
+//!   global kind whose arguments *start with* [`AllreduceArgs`] and whose
+//!   body calls the sum helper (`autarky_allreduce::global_sum` on the
+//!   device, [`cpu_global_sum`] on the emulator) and then uses the sums
+//!   directly — no extra task, no extra hand-off (the CG solver does this).
+//!
+//! # Why two slots are enough (`n % 2`)
+//!
+//! [`Allreduce::add_to_graph`] adds, besides the data edges, an edge
+//! `global(q) → local(q)` of distance 1 and an edge `local(q) → contributor`
+//! of distance 2 on every PE.
+//!
+//! * *Slots*: `local(q)` at `n + 2` rewrites `slots[n % 2]` of every PE `p`.
+//!   It runs after `global(q)` at `n + 1` (distance-1 edge), which ran after
+//!   `local(p)` at `n + 1` (every local precedes every global), which ran
+//!   after `global(p)` at `n` (distance-1 edge on `p`): so every reader of
+//!   the slots of iteration `n` is done before any writer of iteration
+//!   `n + 2`; iteration `n + 1` writes the other half.
+//! * *Partials*: a contributor at `n + 2` rewrites `partials[n % 2]` after
+//!   `local` at `n` read it (distance-2 edge).
+//! * *out* (plain kind only): `global` at `n + 2` rewrites `out[n % 2]`; the
+//!   caller's readers of `out` at `n` must precede `global` at `n + 2` (for
+//!   instance: readers that `local` depends on at `n + 1` or `n + 2`).
+
+use crate::graph::{CpuCtx, Graph, KindId, TaskId, TaskKind};
+use crate::runtime::SymBuffer;
+use crate::{Error, Result, Runtime};
+
+/// Most values one allreduce carries.
+pub const MAX_WIDTH: usize = 4;
+
+/// The CUDA source of the allreduce kinds and of the device helpers
+/// (`autarky_allreduce::local_put`, `autarky_allreduce::global_sum`).
+pub const SOURCE: &str = include_str!("allreduce.cu");
+
+/// Arguments of the allreduce tasks (the prefix of a custom global kind's
+/// arguments). Addresses are the task's own PE's.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct AllreduceArgs {
+    /// `double[2][contributors][width]` of this PE.
+    pub partials: u64,
+    /// `double[2][pes][width]` (symmetric).
+    pub slots: u64,
+    /// `double[2][width]` of this PE (written by the plain global kind).
+    pub out: u64,
+    /// Contributors of this PE.
+    pub contributors: u32,
+    /// PEs of the run.
+    pub pes: u32,
+    /// Values per contributor (1..=[`MAX_WIDTH`]).
+    pub width: u32,
+    /// Padding (0).
+    pub pad: u32,
+}
+
+/// The two tasks of one PE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllreduceTasks {
+    /// Sums the PE's partials and puts the sum into every PE's slots.
+    pub local: TaskId,
+    /// Sums the slots in PE order; its successors may use the global sums.
+    pub global: TaskId,
+}
+
+/// The kinds an allreduce's tasks use: [`local_kind`] and a global kind
+/// ([`sum_kind`] or the caller's own, whose arguments start with
+/// [`AllreduceArgs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllreduceKinds {
+    /// The registered [`local_kind`].
+    pub local: KindId,
+    /// The registered global kind.
+    pub global: KindId,
+}
+
+/// The buffers of one allreduce (see the [module docs](self)).
+#[derive(Debug)]
+pub struct Allreduce {
+    width: usize,
+    contributors: Vec<usize>,
+    partials: SymBuffer<f64>,
+    slots: SymBuffer<f64>,
+    out: SymBuffer<f64>,
+}
+
+/// The local kind (`allreduce_local`), which carries [`SOURCE`]: register
+/// it before any kind whose source uses the helpers.
+pub fn local_kind() -> TaskKind {
+    TaskKind::new("allreduce_local", SOURCE)
+        .args::<AllreduceArgs>()
+        .comm()
+        .with_cpu(|ctx| {
+            let a: AllreduceArgs = ctx.args();
+            cpu_local_put(ctx, &a);
+            Ok(())
+        })
+}
+
+/// The plain global kind (`allreduce_sum`): stores the sums in `out`.
+pub fn sum_kind() -> TaskKind {
+    TaskKind::new("allreduce_sum", "")
+        .args::<AllreduceArgs>()
+        .comm()
+        .with_cpu(|ctx| {
+            let a: AllreduceArgs = ctx.args();
+            let s = cpu_global_sum(ctx, &a);
+            let par = (ctx.iteration % 2) as usize * a.width as usize;
+            for (j, v) in s.iter().enumerate().take(a.width as usize) {
+                // SAFETY: `out` holds 2 × width doubles of this PE (see
+                // `Allreduce::new`); only this task writes it, and its
+                // readers are ordered by the caller (module docs).
+                unsafe { *(a.out as *mut f64).add(par + j) = *v };
+            }
+            Ok(())
+        })
+}
+
+impl Allreduce {
+    /// Buffers for an allreduce of `width` values with `contributors[q]`
+    /// contributors on PE `q` (one entry per PE of `rt`).
+    ///
+    /// Errors: a width outside `1..=MAX_WIDTH`, a PE without contributors,
+    /// a contributor count that is not one per PE, or the symmetric heap is
+    /// full.
+    pub fn new(rt: &Runtime, width: usize, contributors: Vec<usize>) -> Result<Allreduce> {
+        if !(1..=MAX_WIDTH).contains(&width) {
+            return Err(Error::InvalidConfig(format!(
+                "an allreduce carries 1..={MAX_WIDTH} values, not {width}"
+            )));
+        }
+        let pes = rt.num_pes() as usize;
+        if contributors.len() != pes {
+            return Err(Error::InvalidConfig(format!(
+                "allreduce: {} contributor counts for {pes} PEs",
+                contributors.len()
+            )));
+        }
+        if let Some(q) = contributors.iter().position(|&c| c == 0) {
+            return Err(Error::InvalidConfig(format!(
+                "allreduce: PE {q} has no contributor"
+            )));
+        }
+        let max_c = contributors.iter().copied().max().unwrap_or(1);
+        Ok(Allreduce {
+            width,
+            partials: rt.alloc_symmetric(2 * max_c * width)?,
+            slots: rt.alloc_symmetric(2 * pes * width)?,
+            out: rt.alloc_symmetric(2 * width)?,
+            contributors,
+        })
+    }
+
+    /// Values per contributor.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Address of PE `pe`'s partials (`double[2][contributors][width]`).
+    pub fn partials_addr(&self, pe: u32) -> u64 {
+        self.partials.addr(pe)
+    }
+
+    /// Index (in doubles) of value `j` of contributor `c` at iteration `n`
+    /// in the partials of a PE with `contributors` contributors.
+    pub fn partial_index(n: u32, contributors: usize, width: usize, c: usize, j: usize) -> usize {
+        ((n % 2) as usize * contributors + c) * width + j
+    }
+
+    /// The arguments of PE `pe`'s tasks.
+    pub fn args(&self, pe: u32) -> AllreduceArgs {
+        AllreduceArgs {
+            partials: self.partials.addr(pe),
+            slots: self.slots.addr(pe),
+            out: self.out.addr(pe),
+            contributors: self.contributors[pe as usize] as u32,
+            pes: self.contributors.len() as u32,
+            width: self.width as u32,
+            pad: 0,
+        }
+    }
+
+    /// The plain global kind's sums of PE `pe` at iteration `n` (after the
+    /// run).
+    pub fn out(&self, pe: u32, n: u32) -> Result<Vec<f64>> {
+        let all = self.out.to_vec(pe)?;
+        let par = (n % 2) as usize * self.width;
+        Ok(all[par..par + self.width].to_vec())
+    }
+
+    /// Adds one local and one global task per PE, pinned to comm slot
+    /// `comm_slot`, with every edge of the [module docs](self):
+    /// `contributors[q]` (exactly as many as given to [`Allreduce::new`]) →
+    /// `local(q)` → `global(p)` for every `p`, and the two reuse edges.
+    /// `global_args(q, args)` gives the global task's argument bytes (for
+    /// the plain kind: `bytemuck::bytes_of(&args).to_vec()`).
+    ///
+    /// Errors: contributor lists that do not match [`Allreduce::new`].
+    pub fn add_to_graph(
+        &self,
+        g: &mut Graph,
+        kinds: AllreduceKinds,
+        comm_slot: u32,
+        contributors: &[Vec<TaskId>],
+        mut global_args: impl FnMut(u32, AllreduceArgs) -> Vec<u8>,
+        name: &str,
+    ) -> Result<Vec<AllreduceTasks>> {
+        let ok = contributors.len() == self.contributors.len()
+            && contributors
+                .iter()
+                .zip(&self.contributors)
+                .all(|(l, &c)| l.len() == c);
+        if !ok {
+            return Err(Error::InvalidConfig(format!(
+                "allreduce `{name}`: contributor lists do not match the counts it was built for ({:?})",
+                self.contributors
+            )));
+        }
+        let mut out = Vec::with_capacity(contributors.len());
+        for (q, tasks) in contributors.iter().enumerate() {
+            let a = self.args(q as u32);
+            let l = g.add_task(kinds.local, &a);
+            let gl = g.add_task_bytes(kinds.global, &global_args(q as u32, a));
+            for t in [l, gl] {
+                g.set_pe(t, q as u32);
+                g.pin(t, comm_slot);
+            }
+            g.set_name(l, format!("{name} (local sum) of PE {q}"));
+            g.set_name(gl, format!("{name} (global sum) of PE {q}"));
+            for &c in tasks {
+                g.add_edge(c, l);
+                g.add_edge_with_distance(l, c, 2);
+            }
+            g.add_carried_edge(gl, l);
+            out.push(AllreduceTasks {
+                local: l,
+                global: gl,
+            });
+        }
+        for to in &out {
+            for from in &out {
+                g.add_edge(from.local, to.global);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The local task's work on the emulator: sums this PE's partials of
+/// iteration `ctx.iteration` in contributor order and puts them into every
+/// PE's slots.
+pub fn cpu_local_put(ctx: &CpuCtx<'_>, a: &AllreduceArgs) {
+    let n = ctx.iteration;
+    let w = a.width as usize;
+    let mut s = [0.0f64; MAX_WIDTH];
+    for c in 0..a.contributors as usize {
+        for (j, sj) in s.iter_mut().enumerate().take(w) {
+            let i = Allreduce::partial_index(n, a.contributors as usize, w, c, j);
+            // SAFETY: 1. `partials` holds 2 × contributors × width doubles of
+            // this PE (`Allreduce::new`), and the heap outlives the run; 2.
+            // every contributor's write at `n` precedes this task (edges),
+            // and its write at `n + 2` follows it (distance-2 edge).
+            *sj += unsafe { *(a.partials as *const f64).add(i) };
+        }
+    }
+    let base = (n % 2) as usize * a.pes as usize * w + ctx.pe as usize * w;
+    for pe in 0..a.pes {
+        let slots = ctx.peer_addr(a.slots, pe) as *mut f64;
+        for (j, sj) in s.iter().enumerate().take(w) {
+            // SAFETY: every PE's slots hold 2 × pes × width doubles; this PE
+            // alone writes its row, and no reader of this half is running
+            // (module docs, "Why two slots are enough").
+            unsafe { *slots.add(base + j) = *sj };
+        }
+    }
+}
+
+/// The global sum on the emulator: `slots[n % 2][0..P][j]` summed in PE
+/// order (the same on every PE). Values past `width` are 0.
+pub fn cpu_global_sum(ctx: &CpuCtx<'_>, a: &AllreduceArgs) -> [f64; MAX_WIDTH] {
+    let w = a.width as usize;
+    let mut s = [0.0f64; MAX_WIDTH];
+    let base = (ctx.iteration % 2) as usize * a.pes as usize * w;
+    for pe in 0..a.pes as usize {
+        for (j, sj) in s.iter_mut().enumerate().take(w) {
+            // SAFETY: this PE's slots (2 × pes × width doubles), written by
+            // every PE's local task at this iteration, which precede this
+            // task (edges); the next writer of this half comes after it.
+            *sj += unsafe { *(a.slots as *const f64).add(base + pe * w + j) };
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A contributor whose partial depends on PE, tile and iteration in a
+    /// way that makes summation order visible in the last bits.
+    #[repr(C)]
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    struct Contrib {
+        partials: u64,
+        c: u32,
+        contributors: u32,
+    }
+
+    fn value(pe: u32, c: u32, n: u32, j: usize) -> f64 {
+        (1.0 + pe as f64 * 0.1 + c as f64 * 1e-3 + n as f64).powi(3) * 1.1f64.powi(j as i32 + 7)
+            / 3.0
+    }
+
+    #[test]
+    fn every_pe_gets_the_same_sum_in_pe_then_contributor_order() {
+        let pes = 3u32;
+        let rt = Runtime::builder()
+            .emulator(2)
+            .pes(pes)
+            .comm_blocks(1)
+            .symmetric_heap_bytes(1 << 20)
+            .timeout(Duration::from_secs(20))
+            .build()
+            .unwrap();
+        let counts = vec![2usize, 3, 1];
+        let ar = Allreduce::new(&rt, 2, counts.clone()).unwrap();
+        let mut g = Graph::new();
+        let lk = g.add_kind(local_kind()).unwrap();
+        let sk = g.add_kind(sum_kind()).unwrap();
+        let ck = g
+            .add_kind(
+                TaskKind::new("contrib", "")
+                    .args::<Contrib>()
+                    .with_cpu(|ctx| {
+                        let a: Contrib = ctx.args();
+                        for j in 0..2 {
+                            let i = Allreduce::partial_index(
+                                ctx.iteration,
+                                a.contributors as usize,
+                                2,
+                                a.c as usize,
+                                j,
+                            );
+                            let v = value(ctx.pe, a.c, ctx.iteration, j);
+                            // SAFETY: test partials of 2 × contributors × 2.
+                            unsafe { *(a.partials as *mut f64).add(i) = v };
+                        }
+                        Ok(())
+                    }),
+            )
+            .unwrap();
+        let mut contributors = Vec::new();
+        for (q, &c) in counts.iter().enumerate() {
+            let ts: Vec<TaskId> = (0..c)
+                .map(|i| {
+                    let t = g.add_task(
+                        ck,
+                        &Contrib {
+                            partials: ar.partials_addr(q as u32),
+                            c: i as u32,
+                            contributors: c as u32,
+                        },
+                    );
+                    g.set_pe(t, q as u32);
+                    t
+                })
+                .collect();
+            contributors.push(ts);
+        }
+        let tasks = ar
+            .add_to_graph(
+                &mut g,
+                AllreduceKinds {
+                    local: lk,
+                    global: sk,
+                },
+                0,
+                &contributors,
+                |_, a| bytemuck::bytes_of(&a).to_vec(),
+                "test",
+            )
+            .unwrap();
+        assert_eq!(tasks.len(), 3);
+        let iters = 7;
+        rt.run(&g, iters).unwrap();
+        for n in [iters - 2, iters - 1] {
+            let mut want = [0.0f64; 2];
+            for (j, w) in want.iter_mut().enumerate() {
+                for (q, &c) in counts.iter().enumerate() {
+                    let mut s = 0.0;
+                    for i in 0..c {
+                        s += value(q as u32, i as u32, n, j);
+                    }
+                    *w += s;
+                }
+            }
+            for q in 0..pes {
+                let got = ar.out(q, n).unwrap();
+                assert_eq!(got[0].to_bits(), want[0].to_bits(), "PE {q}, n {n}");
+                assert_eq!(got[1].to_bits(), want[1].to_bits(), "PE {q}, n {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_widths_and_counts_are_errors() {
+        let rt = Runtime::builder()
+            .emulator(1)
+            .pes(2)
+            .symmetric_heap_bytes(1 << 16)
+            .build()
+            .unwrap();
+        assert!(Allreduce::new(&rt, 0, vec![1, 1]).is_err());
+        assert!(Allreduce::new(&rt, MAX_WIDTH + 1, vec![1, 1]).is_err());
+        assert!(Allreduce::new(&rt, 1, vec![1]).is_err());
+        assert!(Allreduce::new(&rt, 1, vec![1, 0]).is_err());
+        let ar = Allreduce::new(&rt, 1, vec![1, 1]).unwrap();
+        let mut g = Graph::new();
+        let lk = g.add_kind(local_kind()).unwrap();
+        let sk = g.add_kind(sum_kind()).unwrap();
+        let err = ar.add_to_graph(
+            &mut g,
+            AllreduceKinds {
+                local: lk,
+                global: sk,
+            },
+            0,
+            &[vec![], vec![]],
+            |_, a| bytemuck::bytes_of(&a).to_vec(),
+            "x",
+        );
+        assert!(err.is_err());
+    }
+}

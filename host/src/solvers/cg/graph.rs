@@ -1,0 +1,1375 @@
+//! CG and Jacobi-preconditioned CG as a CPU-free task graph: SpMV tiles,
+//! vector tiles, halo gathers and in-kernel allreduces, one CG iteration
+//! per graph iteration, stopping in the kernel at the same iteration on
+//! every PE. Built only on the public API, like [`crate::solvers::jacobi`].
+//!
+//! # Distribution
+//!
+//! Rows are split over the `P` PEs by [`partition_rows`]; [`HaloPlan`] gives
+//! each PE its local matrix over `[owned | ghosts]` columns and the send
+//! lists. The vector the SpMV multiplies (`p` for Standard, `z = M⁻¹r` for
+//! single-reduction; `M = I` without preconditioner) lives in a symmetric
+//! buffer `v` of two halves (`v[par][0..L]`, `L` = the largest
+//! `n_local + n_ghost`), each half holding owned entries then ghosts. A PE's
+//! rows are split into *tiles* of contiguous rows (balanced by nonzeros);
+//! every tile owns three kinds of work on its rows, pinned to one compute
+//! slot (round-robin over [`Runtime::blocks_per_pe`]).
+//!
+//! # Standard (two allreduces per iteration), iteration `n`
+//!
+//! 1. `cg_spmv` tile: `q = A p_n` from `v[n % 2]`; partial `Σ p q`.
+//! 2. allreduce 1 → `pᵀAp`; its global task (`cg_reduce`) checks it is
+//!    positive and finite and stores `α_n = ρ_n / pᵀAp` in `scalars`.
+//! 3. `cg_update` tile: `x += α p`, `r −= α q`, `z = M⁻¹ r`; partials
+//!    `Σ r z` (and `Σ r r` with a preconditioner).
+//! 4. allreduce 2 → `ρ_{n+1}`, `‖r‖²`; `cg_reduce` stops the run when
+//!    `‖r‖/‖b‖ ≤ tol` (`finish_at(n + 1)`), else stores `β_n`, `ρ_{n+1}`.
+//! 5. `cg_direction` tile: `p_{n+1} = z + β p_n` into `v[(n + 1) % 2]`.
+//! 6. `cg_gather` (comm, on the owner, one per send list): the send list's
+//!    entries of `v[(n + 1) % 2]` stored into the receiver's ghost region
+//!    of its `v[(n + 1) % 2]`; the receiver's SpMV tiles that read those
+//!    ghosts wait for it (distance 1, cross-PE: a signal).
+//!
+//! # Single reduction (Chronopoulos–Gear), iteration `n`
+//!
+//! 1. `cg_axpy` tile (with `α_n`, `β_n` of the previous iteration's reduce):
+//!    `p = z + β p`, `s = w + β s`, `x += α p`, `r −= α s`,
+//!    `z_{n+1} = M⁻¹ r` into `v[(n + 1) % 2]`.
+//! 2. `cg_gather`: ghosts of `z_{n+1}` as above (distance 0 to the SpMV).
+//! 3. `cg_spmv` tile: `w = A z_{n+1}`; partials `γ = Σ r z`, `δ = Σ w z`
+//!    (and `Σ r r` with a preconditioner) — one fused allreduce.
+//! 4. `cg_reduce`: stop test on `‖r‖`; else `β = γ/γ_prev`,
+//!    `pᵀAp = δ − β γ / α_prev` (checked positive), `α = γ / pᵀAp`, stored
+//!    for iteration `n + 1`.
+//!
+//! The initial state (`r₀ = b − A x₀`, `z₀`, `p₀`/`w₀ = A z₀` and the first
+//! scalars) is computed on the host in f64 before the launch, like Jacobi's
+//! initial arrays; every iteration runs in the kernel.
+//!
+//! # Ordering (why every read sees the right data)
+//!
+//! Data edges: an SpMV tile waits for the tiles that produce the owned
+//! entries of `v` it reads (found from its columns; always itself) and for
+//! the gathers that fill its ghosts; a vector tile waits for its PE's
+//! reduce; a gather waits for the tiles owning its send entries; every
+//! tile is a contributor of the allreduce that follows it
+//! ([`crate::solvers::allreduce`], whose own edges make its slots safe).
+//! Reuse (write-after-read), with `v` double-buffered by parity:
+//! * `v[(n + 1) % 2]` owned part is rewritten at `n` by tiles that wait (via
+//!   the reduce of iteration `n` or `n − 1`) for every tile of every PE at
+//!   `n` / `n − 1`, hence for the SpMV of `n − 1` that read it; the owner's
+//!   gathers of `n − 2` that read it are ordered by an explicit distance-2
+//!   edge gather → producing tile.
+//! * the receiver's ghosts of `v[(n + 1) % 2]` are rewritten by gather `n`,
+//!   which follows the owner's tiles at `n`, which follow the owner's reduce
+//!   of `n` (or `n − 1`), which follows every PE's partials of that
+//!   iteration — the receiver's SpMV of `n − 1` (Standard) / `n − 2` (SR)
+//!   that read those ghosts came before them.
+//! * `scalars` are indexed by parity: a value of iteration `n` is rewritten
+//!   at `n + 2`, after every reader of `n` (same chain).
+//! * local vectors (`x`, `r`, `q`/`w`, `z`, `p`, `s`) are only touched by the
+//!   tasks of the tile that owns the rows, in graph order, and those tasks
+//!   are ordered through the reduces.
+//!
+//! # Stopping
+//!
+//! The reduce that tests convergence runs on every PE with bitwise equal
+//! sums, so every PE takes the same decision and calls `finish_at(n + 1)`;
+//! every task's instance `n + 1` depends, through edges, on that reduce of
+//! its PE (SpMV/axpy tiles at `n + 1` wait for a direction/reduce task of
+//! `n`, everything else waits for them), so the limit is exact and the
+//! iteration count is the same on every PE. `pᵀAp ≤ 0` or a non-finite
+//! scalar fails the run ([`NOT_POSITIVE_DEFINITE`], [`NON_FINITE`]) after
+//! recording the value, reported as [`CgError::NotPositiveDefinite`] /
+//! [`CgError::NonFinite`] with the reference's 1-based iteration.
+//!
+//! A zero right-hand side returns `x = 0`, 0 iterations, residuals 0,
+//! without a run (the reference's convention); so does an `x₀` that
+//! already meets the tolerance (0 iterations, `x = x₀`), and
+//! `max_iters == 0`.
+
+use std::ops::Range;
+use std::time::Duration;
+
+use super::error::{CgError, PartitionError};
+use super::halo::HaloPlan;
+use super::partition::partition_rows;
+use super::reference::CgVariant;
+use super::Csr;
+use crate::graph::{Graph, TaskId, TaskKind};
+use crate::runtime::SymBuffer;
+use crate::solvers::allreduce::{self, Allreduce, AllreduceArgs, AllreduceKinds};
+use crate::status::RunReport;
+use crate::{Error, Runtime};
+
+/// The CUDA bodies of the CG kinds (they use the allreduce helpers of
+/// [`allreduce::SOURCE`], registered before them).
+pub const KERNELS: &str = include_str!("kernels.cu");
+
+/// Failure code of a non-positive `pᵀAp` (`ctx.fail` / `Err` of the body).
+pub const NOT_POSITIVE_DEFINITE: u32 = 0xC6_0001;
+/// Failure code of a scalar that became NaN or ∞.
+pub const NON_FINITE: u32 = 0xC6_0002;
+
+/// Preconditioner.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precond {
+    /// None (`M = I`).
+    #[default]
+    None,
+    /// Jacobi: `M = diag(A)`; needs a positive diagonal.
+    Jacobi,
+}
+
+/// What to solve and how.
+#[derive(Clone, Debug)]
+pub struct CgConfig {
+    /// Stop when the recursive `‖r‖/‖b‖ ≤ tol` (finite, ≥ 0).
+    pub tol: f64,
+    /// Most iterations (the graph runs at most this many).
+    pub max_iters: u32,
+    /// [`CgVariant::Standard`] or [`CgVariant::SingleReduction`];
+    /// [`CgVariant::JacobiPreconditioned`] means Standard with
+    /// [`Precond::Jacobi`].
+    pub variant: CgVariant,
+    /// Preconditioner (applies to both recurrences).
+    pub precond: Precond,
+    /// Right-hand side; default all ones.
+    pub b: Option<Vec<f64>>,
+    /// Initial guess; default zeros.
+    pub x0: Option<Vec<f64>>,
+    /// Rows per tile; default: the PE's rows split over its compute blocks
+    /// (at least ~2048 nonzeros a tile).
+    pub tile_rows: Option<usize>,
+}
+
+impl CgConfig {
+    /// Standard CG, no preconditioner, `b = 1`, `x₀ = 0`.
+    pub fn new(tol: f64, max_iters: u32) -> CgConfig {
+        CgConfig {
+            tol,
+            max_iters,
+            variant: CgVariant::Standard,
+            precond: Precond::None,
+            b: None,
+            x0: None,
+            tile_rows: None,
+        }
+    }
+}
+
+/// What a solve did.
+#[derive(Clone, Debug)]
+pub struct CgRun {
+    /// The last iterate.
+    pub x: Vec<f64>,
+    /// CG iterations run (the same on every PE).
+    pub iterations: u32,
+    /// Recursive `‖r‖/‖b‖` at the end (what the kernel tested).
+    pub rel_residual: f64,
+    /// `‖b − A x‖/‖b‖`, recomputed on the host in f64.
+    pub true_rel_residual: f64,
+    /// Whether `rel_residual ≤ tol`.
+    pub converged: bool,
+    /// The runtime's report; `None` when no run was needed (zero rhs, `x₀`
+    /// already converged, `max_iters == 0`).
+    pub report: Option<RunReport>,
+}
+
+impl CgRun {
+    /// Device (or emulator wall) time per iteration; zero without a run.
+    pub fn time_per_iteration(&self) -> Duration {
+        let Some(r) = &self.report else {
+            return Duration::ZERO;
+        };
+        let ns = match (r.event_ms, r.device_ns) {
+            (Some(ms), _) => (ms as f64 * 1e6) as u64,
+            (None, Some(ns)) => ns,
+            _ => r.wall.as_nanos() as u64,
+        };
+        Duration::from_nanos(ns / self.iterations.max(1) as u64)
+    }
+}
+
+/// Why a graph CG solve failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CgSolveError {
+    /// Bad input, or a breakdown found during the iteration (`pᵀAp ≤ 0`: the
+    /// matrix is not SPD; a NaN/∞ scalar), with the reference's 1-based
+    /// iteration.
+    #[error(transparent)]
+    Cg(#[from] CgError),
+    /// The rows cannot be split over the PEs.
+    #[error(transparent)]
+    Partition(#[from] PartitionError),
+    /// A configuration value out of range.
+    #[error("invalid CG configuration: {0}")]
+    InvalidConfig(String),
+    /// The runtime failed (allocation, launch, timeout, …).
+    #[error(transparent)]
+    Runtime(#[from] Error),
+}
+
+type Result<T> = std::result::Result<T, CgSolveError>;
+
+// ---- arguments (mirrored in kernels.cu) -------------------------------------
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct SpmvArgs {
+    row_ptr: u64,
+    col: u64,
+    val: u64,
+    v: u64,
+    y: u64,
+    r: u64,
+    partials: u64,
+    vlen: u64,
+    lo: u32,
+    hi: u32,
+    lanes: u32,
+    tile: u32,
+    tiles: u32,
+    /// 0: Standard (reads `v[n % 2]`, partial `Σ v y`); 1: single reduction
+    /// (reads `v[(n + 1) % 2]`, partials `Σ r v`, `Σ y v`, [`Σ r r`]).
+    mode: u32,
+    width: u32,
+    pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct VecArgs {
+    x: u64,
+    r: u64,
+    y: u64,
+    v: u64,
+    p: u64,
+    s: u64,
+    z: u64,
+    dinv: u64,
+    scalars: u64,
+    partials: u64,
+    vlen: u64,
+    lo: u32,
+    hi: u32,
+    tile: u32,
+    tiles: u32,
+    precond: u32,
+    width: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct GatherArgs {
+    v: u64,
+    idx: u64,
+    vlen: u64,
+    count: u32,
+    dest: u32,
+    to_pe: u32,
+    pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct ReduceArgs {
+    ar: AllreduceArgs,
+    scalars: u64,
+    b_norm: f64,
+    tol: f64,
+    /// 1: Standard `pᵀAp` → α; 2: Standard `ρ`, `‖r‖` → stop, β;
+    /// 3: single reduction `γ`, `δ`, `‖r‖` → stop, β, α.
+    stage: u32,
+    precond: u32,
+}
+
+/// Indices into every PE's `scalars` (f64).
+mod slot {
+    /// α by parity.
+    pub const ALPHA: usize = 0;
+    /// β by parity.
+    pub const BETA: usize = 2;
+    /// ρ (Standard) / γ (single reduction) by parity.
+    pub const RHO: usize = 4;
+    /// ‖r‖² of the last reduce that tested it.
+    pub const LAST_RR: usize = 6;
+    /// The value that failed the run.
+    pub const FAIL_VALUE: usize = 7;
+    /// Which quantity (index into `QUANTITIES`).
+    pub const FAIL_WHAT: usize = 8;
+    /// The reference's 1-based iteration of the failure.
+    pub const FAIL_ITER: usize = 9;
+    /// Array length.
+    pub const LEN: usize = 16;
+}
+
+/// Names of the quantities a reduce checks (`slot::FAIL_WHAT`).
+const QUANTITIES: [&str; 5] = ["p^T A p", "alpha", "beta", "r^T r", "r^T z"];
+
+/// The kinds, in registration order (the allreduce source comes first).
+fn kinds() -> Vec<TaskKind> {
+    vec![
+        allreduce::local_kind(),
+        TaskKind::new("cg_spmv", KERNELS)
+            .args::<SpmvArgs>()
+            .with_cpu(cpu::spmv),
+        TaskKind::new("cg_update", "")
+            .args::<VecArgs>()
+            .with_cpu(cpu::update),
+        TaskKind::new("cg_direction", "")
+            .args::<VecArgs>()
+            .with_cpu(cpu::direction),
+        TaskKind::new("cg_axpy", "")
+            .args::<VecArgs>()
+            .with_cpu(cpu::axpy),
+        TaskKind::new("cg_gather", "")
+            .args::<GatherArgs>()
+            .comm()
+            .with_cpu(cpu::gather),
+        TaskKind::new("cg_reduce", "")
+            .args::<ReduceArgs>()
+            .comm()
+            .may_finish_early()
+            .with_cpu(cpu::reduce),
+    ]
+}
+
+/// The CG task kinds (for device-compile tests and inspection).
+pub fn cg_kinds() -> Vec<TaskKind> {
+    kinds()
+}
+
+/// Which recurrence runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recurrence {
+    Standard,
+    Single,
+}
+
+/// Per-PE buffers (symmetric, sized for the largest PE).
+struct Buffers {
+    row_ptr: SymBuffer<u64>,
+    col: SymBuffer<u32>,
+    val: SymBuffer<f64>,
+    dinv: SymBuffer<f64>,
+    send_idx: SymBuffer<u32>,
+    x: SymBuffer<f64>,
+    r: SymBuffer<f64>,
+    v: SymBuffer<f64>,
+    y: SymBuffer<f64>,
+    p: SymBuffer<f64>,
+    s: SymBuffer<f64>,
+    z: SymBuffer<f64>,
+    scalars: SymBuffer<f64>,
+}
+
+/// Where the solve starts, computed on the host.
+enum Start {
+    /// Nothing to run: the result is known.
+    Done(Box<CgRun>),
+    /// Per-PE initial contents.
+    Run(Box<Initial>),
+}
+
+struct Initial {
+    x: Vec<Vec<f64>>,
+    r: Vec<Vec<f64>>,
+    v: Vec<Vec<f64>>,
+    y: Vec<Vec<f64>>,
+    scalars: Vec<f64>,
+}
+
+/// A CG solve laid out on a runtime: graph, buffers and initial state.
+/// [`CgSolver::run`] it as often as needed (each run starts from `x₀`).
+pub struct CgSolver<'a> {
+    rt: &'a Runtime,
+    a: &'a Csr<f64>,
+    cfg: CgConfig,
+    rec: Recurrence,
+    precond: bool,
+    graph: Graph,
+    plan: HaloPlan<f64>,
+    bufs: Buffers,
+    vlen: usize,
+    maxn: usize,
+    b: Vec<f64>,
+    b_norm: f64,
+    start: Start,
+    tiles: Vec<Vec<Range<usize>>>,
+    /// The allreduces' buffers, held as long as the graph that uses them.
+    _reductions: (Allreduce, Option<Allreduce>),
+}
+
+impl std::fmt::Debug for CgSolver<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CgSolver")
+            .field("recurrence", &self.rec)
+            .field("precond", &self.precond)
+            .field("tiles_per_pe", &self.tiles_per_pe())
+            .field("tasks", &self.graph.num_tasks())
+            .finish()
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> CgSolveError {
+    CgSolveError::InvalidConfig(msg.into())
+}
+
+/// Symmetric heap bytes per PE a solve of `a` over `pes` PEs needs
+/// (give it to [`crate::runtime::Builder::symmetric_heap_bytes`]).
+///
+/// Errors: the rows cannot be split over `pes`, or `a` is not square.
+pub fn heap_bytes_needed(a: &Csr<f64>, pes: u32) -> Result<usize> {
+    let plan = HaloPlan::new(a, &partition_rows(a, pes as usize)?)?;
+    let (maxn, nnz, vlen, sends) = sizes(&plan);
+    // Vectors: x, r, y, p, s, z, 1/diag; partials: at most 2 × 4 values
+    // per tile of the two allreduces (tiles ≤ rows, ≤ 4096 by default).
+    let tiles = maxn.min(4096);
+    let doubles = nnz + 7 * maxn + 2 * vlen + slot::LEN + 16 * tiles + 16 * pes as usize;
+    let bytes = 8 * (maxn + 1) + 4 * nnz + 4 * sends + 8 * doubles;
+    // Every buffer starts 256-byte aligned (the heap's SYM_ALIGN).
+    Ok(bytes + 32 * 256 + (1 << 16))
+}
+
+/// `(largest n_local, largest nnz, largest n_local + n_ghost, largest
+/// total send length)` over the PEs (each at least 1).
+fn sizes(plan: &HaloPlan<f64>) -> (usize, usize, usize, usize) {
+    let pes = plan.pes();
+    let m = |f: &dyn Fn(&super::PePlan<f64>) -> usize| pes.iter().map(f).max().unwrap_or(1).max(1);
+    (
+        m(&|p| p.n_local()),
+        m(&|p| p.matrix().nnz()),
+        m(&|p| p.matrix().n_cols()),
+        m(&|p| p.sends().iter().map(|s| s.indices().len()).sum()),
+    )
+}
+
+/// Splits `row_ptr`'s rows into contiguous tiles balanced by `nnz + rows`:
+/// `count` tiles (fewer when there are fewer rows).
+fn split_rows(row_ptr: &[u64], count: usize) -> Vec<Range<usize>> {
+    let n = row_ptr.len() - 1;
+    let count = count.clamp(1, n.max(1));
+    let work = |r: usize| row_ptr[r] as u128 + r as u128;
+    let total = work(n);
+    let mut out = Vec::with_capacity(count);
+    let mut start = 0;
+    for k in 1..count {
+        let target = total * k as u128 / count as u128;
+        let b = (start + 1..n).find(|&r| work(r) >= target).unwrap_or(n);
+        let b = b.clamp(start + 1, n - (count - k));
+        out.push(start..b);
+        start = b;
+    }
+    out.push(start..n);
+    out
+}
+
+impl<'a> CgSolver<'a> {
+    /// Checks the inputs, plans rows, tiles and exchanges for `rt`'s PEs,
+    /// builds the graph and buffers and the initial state.
+    ///
+    /// Errors ([`CgSolveError`]): a non-square matrix, `b`/`x₀` of the wrong
+    /// length or with NaN/∞, a bad tolerance, `tile_rows == 0`, a
+    /// non-positive diagonal with Jacobi, more PEs than rows, a full
+    /// symmetric heap; for single reduction `pᵀAp ≤ 0` at iteration 1 is
+    /// found here (it is computed on the host).
+    pub fn new(rt: &'a Runtime, a: &'a Csr<f64>, cfg: CgConfig) -> Result<CgSolver<'a>> {
+        if !a.is_square() {
+            return Err(CgError::NotSquare {
+                n_rows: a.n_rows(),
+                n_cols: a.n_cols(),
+            }
+            .into());
+        }
+        let n = a.n_rows();
+        let b = cfg.b.clone().unwrap_or_else(|| vec![1.0; n]);
+        let x0 = cfg.x0.clone().unwrap_or_else(|| vec![0.0; n]);
+        for (vector, v) in [("b", &b), ("x0", &x0)] {
+            if v.len() != n {
+                return Err(CgError::SizeMismatch {
+                    vector,
+                    expected: n,
+                    got: v.len(),
+                }
+                .into());
+            }
+            if let Some(index) = v.iter().position(|x| !x.is_finite()) {
+                return Err(CgError::NonFiniteInput {
+                    vector,
+                    index,
+                    value: v[index],
+                }
+                .into());
+            }
+        }
+        if !(cfg.tol.is_finite() && cfg.tol >= 0.0) {
+            return Err(CgError::InvalidTolerance(cfg.tol).into());
+        }
+        if cfg.tile_rows == Some(0) {
+            return Err(invalid("tile_rows must be at least 1"));
+        }
+        let precond =
+            cfg.precond == Precond::Jacobi || cfg.variant == CgVariant::JacobiPreconditioned;
+        let rec = match cfg.variant {
+            CgVariant::SingleReduction => Recurrence::Single,
+            _ => Recurrence::Standard,
+        };
+        let diag = a.diagonal();
+        if precond {
+            if let Some(row) = diag.iter().position(|&d| d <= 0.0) {
+                return Err(CgError::NonPositiveDiagonal {
+                    row,
+                    value: diag[row],
+                }
+                .into());
+            }
+        }
+        let dinv: Vec<f64> = if precond {
+            diag.iter().map(|d| 1.0 / d).collect()
+        } else {
+            Vec::new()
+        };
+
+        let pes = rt.num_pes() as usize;
+        let plan = HaloPlan::new(a, &partition_rows(a, pes)?)?;
+        let (maxn, max_nnz, vlen, max_sends) = sizes(&plan);
+
+        let b_norm = dot(&b, &b).sqrt();
+        if !b_norm.is_finite() {
+            return Err(CgError::NonFinite {
+                quantity: "||b||",
+                value: b_norm,
+                iteration: 0,
+            }
+            .into());
+        }
+
+        // ---- buffers -------------------------------------------------------
+        let bufs = Buffers {
+            row_ptr: rt.alloc_symmetric(maxn + 1)?,
+            col: rt.alloc_symmetric(max_nnz)?,
+            val: rt.alloc_symmetric(max_nnz)?,
+            dinv: rt.alloc_symmetric(if precond { maxn } else { 1 })?,
+            send_idx: rt.alloc_symmetric(max_sends)?,
+            x: rt.alloc_symmetric(maxn)?,
+            r: rt.alloc_symmetric(maxn)?,
+            v: rt.alloc_symmetric(2 * vlen)?,
+            y: rt.alloc_symmetric(maxn)?,
+            p: rt.alloc_symmetric(if rec == Recurrence::Single { maxn } else { 1 })?,
+            s: rt.alloc_symmetric(if rec == Recurrence::Single { maxn } else { 1 })?,
+            z: rt.alloc_symmetric(if precond && rec == Recurrence::Standard {
+                maxn
+            } else {
+                1
+            })?,
+            scalars: rt.alloc_symmetric(slot::LEN)?,
+        };
+        // The matrix and the send lists, once.
+        for (q, pe) in plan.pes().iter().enumerate() {
+            let q = q as u32;
+            let m = pe.matrix();
+            bufs.row_ptr.copy_from(q, &padded(m.row_ptr(), maxn + 1))?;
+            bufs.col.copy_from(q, &padded(m.col_idx(), max_nnz))?;
+            bufs.val.copy_from(q, &padded(m.values(), max_nnz))?;
+            if precond {
+                bufs.dinv.copy_from(q, &padded(&dinv[pe.rows()], maxn))?;
+            }
+            let idx: Vec<u32> = pe
+                .sends()
+                .iter()
+                .flat_map(|s| s.indices().iter().copied())
+                .collect();
+            bufs.send_idx.copy_from(q, &padded(&idx, max_sends))?;
+        }
+
+        // ---- graph ---------------------------------------------------------
+        let mut graph = Graph::new();
+        let ks: Vec<_> = kinds()
+            .into_iter()
+            .map(|k| graph.add_kind(k))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(Error::from)?;
+        let (k_local, k_spmv, k_update, k_dir, k_axpy, k_gather, k_reduce) =
+            (ks[0], ks[1], ks[2], ks[3], ks[4], ks[5], ks[6]);
+        let (comm_blocks, compute_blocks) = rt.blocks_per_pe(graph.kinds())?;
+        if comm_blocks == 0 || compute_blocks == 0 {
+            return Err(invalid(format!(
+                "CG needs comm and compute blocks, the runtime has {comm_blocks} and {compute_blocks}"
+            )));
+        }
+        let ar_kinds = AllreduceKinds {
+            local: k_local,
+            global: k_reduce,
+        };
+        let reduce_slot = comm_blocks.saturating_sub(1).min(1);
+
+        let tiles: Vec<Vec<Range<usize>>> = plan
+            .pes()
+            .iter()
+            .map(|pe| {
+                let m = pe.matrix();
+                let count = match cfg.tile_rows {
+                    Some(t) => pe.n_local().div_ceil(t),
+                    None => (m.nnz() / 2048).clamp(1, compute_blocks as usize),
+                };
+                split_rows(m.row_ptr(), count)
+            })
+            .collect();
+        let tile_of = |q: usize, row: usize| tiles[q].partition_point(|t| t.end <= row);
+
+        let width_spmv = match rec {
+            Recurrence::Standard => 1,
+            Recurrence::Single => 2 + precond as usize,
+        };
+        let width_update = 1 + precond as usize;
+        let counts: Vec<usize> = tiles.iter().map(Vec::len).collect();
+        let ar1 = Allreduce::new(rt, width_spmv, counts.clone())?;
+        let ar2 = match rec {
+            Recurrence::Standard => Some(Allreduce::new(rt, width_update, counts.clone())?),
+            Recurrence::Single => None,
+        };
+
+        let addr = |b: &SymBuffer<f64>, q: usize| b.addr(q as u32);
+        let mut spmv_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes);
+        let mut vec1_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes); // update / axpy
+        let mut dir_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes);
+        for (q, pe) in plan.pes().iter().enumerate() {
+            let m = pe.matrix();
+            let (mut sp, mut v1, mut dr) = (Vec::new(), Vec::new(), Vec::new());
+            for (t, rows) in tiles[q].iter().enumerate() {
+                let nnz = (m.row_ptr()[rows.end] - m.row_ptr()[rows.start]) as usize;
+                let avg = nnz.div_ceil(rows.len().max(1));
+                let lanes = avg.div_ceil(2).next_power_of_two().clamp(1, 32) as u32;
+                let slot_c = (t % compute_blocks as usize) as u32;
+                let sa = SpmvArgs {
+                    row_ptr: bufs.row_ptr.addr(q as u32),
+                    col: bufs.col.addr(q as u32),
+                    val: addr(&bufs.val, q),
+                    v: addr(&bufs.v, q),
+                    y: addr(&bufs.y, q),
+                    r: addr(&bufs.r, q),
+                    partials: ar1.partials_addr(q as u32),
+                    vlen: vlen as u64,
+                    lo: rows.start as u32,
+                    hi: rows.end as u32,
+                    lanes,
+                    tile: t as u32,
+                    tiles: tiles[q].len() as u32,
+                    mode: (rec == Recurrence::Single) as u32,
+                    width: width_spmv as u32,
+                    pad: 0,
+                };
+                let va = VecArgs {
+                    x: addr(&bufs.x, q),
+                    r: addr(&bufs.r, q),
+                    y: addr(&bufs.y, q),
+                    v: addr(&bufs.v, q),
+                    p: addr(&bufs.p, q),
+                    s: addr(&bufs.s, q),
+                    z: addr(&bufs.z, q),
+                    dinv: addr(&bufs.dinv, q),
+                    scalars: addr(&bufs.scalars, q),
+                    partials: ar2.as_ref().map_or(0, |a| a.partials_addr(q as u32)),
+                    vlen: vlen as u64,
+                    lo: rows.start as u32,
+                    hi: rows.end as u32,
+                    tile: t as u32,
+                    tiles: tiles[q].len() as u32,
+                    precond: precond as u32,
+                    width: width_update as u32,
+                };
+                let s = graph.add_task(k_spmv, &sa);
+                graph.set_name(s, format!("spmv tile {t} of PE {q}"));
+                let mut mine = vec![s];
+                match rec {
+                    Recurrence::Standard => {
+                        let u = graph.add_task(k_update, &va);
+                        let d = graph.add_task(k_dir, &va);
+                        graph.set_name(u, format!("update tile {t} of PE {q}"));
+                        graph.set_name(d, format!("direction tile {t} of PE {q}"));
+                        graph.add_edge(s, u);
+                        graph.add_edge(u, d);
+                        mine.extend([u, d]);
+                        v1.push(u);
+                        dr.push(d);
+                    }
+                    Recurrence::Single => {
+                        let x = graph.add_task(k_axpy, &va);
+                        graph.set_name(x, format!("axpy tile {t} of PE {q}"));
+                        // axpy(n) reads w of spmv(n − 1) and writes w's
+                        // inputs; spmv(n) overwrites w after axpy(n).
+                        graph.add_carried_edge(s, x);
+                        graph.add_edge(x, s);
+                        mine.push(x);
+                        v1.push(x);
+                    }
+                }
+                for &id in &mine {
+                    graph.set_pe(id, q as u32);
+                    graph.pin(id, slot_c);
+                }
+                sp.push(s);
+            }
+            spmv_ids.push(sp);
+            vec1_ids.push(v1);
+            dir_ids.push(dr);
+        }
+        // The producers of v (direction tiles / axpy tiles), and the
+        // distance from a producer's instance to the SpMV that reads it.
+        let (producers, prod_dist) = match rec {
+            Recurrence::Standard => (&dir_ids, 1u32),
+            Recurrence::Single => (&vec1_ids, 0u32),
+        };
+        // SpMV tiles wait for the tiles that produce the owned v they read.
+        for (q, pe) in plan.pes().iter().enumerate() {
+            let m = pe.matrix();
+            let nl = pe.n_local();
+            for (t, rows) in tiles[q].iter().enumerate() {
+                let lo = m.row_ptr()[rows.start] as usize;
+                let hi = m.row_ptr()[rows.end] as usize;
+                let mut from: Vec<usize> = m.col_idx()[lo..hi]
+                    .iter()
+                    .filter(|&&c| (c as usize) < nl)
+                    .map(|&c| tile_of(q, c as usize))
+                    .collect();
+                from.push(t);
+                from.sort_unstable();
+                from.dedup();
+                for j in from {
+                    graph.add_edge_with_distance(producers[q][j], spmv_ids[q][t], prod_dist);
+                }
+            }
+        }
+        // Gathers: owner → receiver, one per send list.
+        let gather_slot = 0;
+        for (q, pe) in plan.pes().iter().enumerate() {
+            let mut off = 0usize;
+            for send in pe.sends() {
+                let to = send.receiver();
+                let g = graph.add_task(
+                    k_gather,
+                    &GatherArgs {
+                        v: addr(&bufs.v, q),
+                        idx: bufs.send_idx.addr(q as u32) + 4 * off as u64,
+                        vlen: vlen as u64,
+                        count: send.indices().len() as u32,
+                        dest: send.dest_start() as u32,
+                        to_pe: to as u32,
+                        pad: 0,
+                    },
+                );
+                off += send.indices().len();
+                graph.set_pe(g, q as u32);
+                graph.pin(g, gather_slot);
+                graph.set_name(g, format!("gather PE {q} → PE {to}"));
+                let mut src: Vec<usize> = send
+                    .indices()
+                    .iter()
+                    .map(|&i| tile_of(q, i as usize))
+                    .collect();
+                src.dedup();
+                for j in src {
+                    graph.add_edge(producers[q][j], g);
+                    graph.add_edge_with_distance(g, producers[q][j], 2);
+                }
+                // The receiver's SpMV tiles that read this ghost block.
+                let rp = plan.pe(to);
+                let block = rp
+                    .ghosts()
+                    .iter()
+                    .find(|b| b.owner() == q)
+                    .expect("a send list mirrors a ghost block");
+                let cols = block.start() as u32..(block.start() + block.len()) as u32;
+                let m = rp.matrix();
+                for (t, rows) in tiles[to].iter().enumerate() {
+                    let lo = m.row_ptr()[rows.start] as usize;
+                    let hi = m.row_ptr()[rows.end] as usize;
+                    if m.col_idx()[lo..hi].iter().any(|c| cols.contains(c)) {
+                        graph.add_edge_with_distance(g, spmv_ids[to][t], prod_dist);
+                    }
+                }
+            }
+        }
+        // Allreduces and their reduce tasks.
+        let reduce_args = |stage: u32| {
+            let scalars = &bufs.scalars;
+            move |q: u32, ar: AllreduceArgs| {
+                bytemuck::bytes_of(&ReduceArgs {
+                    ar,
+                    scalars: scalars.addr(q),
+                    b_norm,
+                    tol: cfg.tol,
+                    stage,
+                    precond: precond as u32,
+                })
+                .to_vec()
+            }
+        };
+        match rec {
+            Recurrence::Standard => {
+                let r1 = ar1.add_to_graph(
+                    &mut graph,
+                    ar_kinds,
+                    reduce_slot,
+                    &spmv_ids,
+                    reduce_args(1),
+                    "p^T A p",
+                )?;
+                let ar2 = ar2.as_ref().expect("standard has two allreduces");
+                let r2 = ar2.add_to_graph(
+                    &mut graph,
+                    ar_kinds,
+                    reduce_slot,
+                    &vec1_ids,
+                    reduce_args(2),
+                    "r^T z",
+                )?;
+                for q in 0..pes {
+                    for &u in &vec1_ids[q] {
+                        graph.add_edge(r1[q].global, u);
+                    }
+                    for &d in &dir_ids[q] {
+                        graph.add_edge(r2[q].global, d);
+                    }
+                }
+            }
+            Recurrence::Single => {
+                let r = ar1.add_to_graph(
+                    &mut graph,
+                    ar_kinds,
+                    reduce_slot,
+                    &spmv_ids,
+                    reduce_args(3),
+                    "r^T z, w^T z",
+                )?;
+                for q in 0..pes {
+                    for &x in &vec1_ids[q] {
+                        graph.add_carried_edge(r[q].global, x);
+                    }
+                }
+            }
+        }
+        let start = initial_state(a, &plan, &b, &x0, &dinv, precond, rec, &cfg, b_norm, vlen)?;
+        Ok(CgSolver {
+            rt,
+            a,
+            cfg,
+            rec,
+            precond,
+            graph,
+            plan,
+            bufs,
+            vlen,
+            maxn,
+            b,
+            b_norm,
+            start,
+            tiles,
+            _reductions: (ar1, ar2),
+        })
+    }
+
+    /// The task graph (for benches and inspection).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// Tiles of every PE.
+    pub fn tiles_per_pe(&self) -> Vec<usize> {
+        self.tiles.iter().map(Vec::len).collect()
+    }
+
+    /// Rows of every PE.
+    pub fn rows_per_pe(&self) -> Vec<Range<usize>> {
+        self.plan.pes().iter().map(|p| p.rows()).collect()
+    }
+
+    /// Writes the initial state into every PE's buffers.
+    fn reset(&self, init: &Initial) -> Result<()> {
+        for q in 0..self.plan.n_pes() {
+            let pe = q as u32;
+            self.bufs.x.copy_from(pe, &padded(&init.x[q], self.maxn))?;
+            self.bufs.r.copy_from(pe, &padded(&init.r[q], self.maxn))?;
+            self.bufs.y.copy_from(pe, &padded(&init.y[q], self.maxn))?;
+            self.bufs
+                .v
+                .copy_from(pe, &padded(&init.v[q], 2 * self.vlen))?;
+            for b in [&self.bufs.p, &self.bufs.s, &self.bufs.z] {
+                b.copy_from(pe, &vec![0.0; b.len()])?;
+            }
+            self.bufs.scalars.copy_from(pe, &init.scalars)?;
+        }
+        Ok(())
+    }
+
+    /// Resets and runs the solve with `opts` (its iterations are replaced by
+    /// `max_iters`).
+    pub fn run_with(&self, mut opts: crate::RunOptions) -> Result<CgRun> {
+        let init = match &self.start {
+            Start::Done(run) => return Ok((**run).clone()),
+            Start::Run(init) => init,
+        };
+        self.reset(init)?;
+        opts.iterations = self.cfg.max_iters;
+        let report = match self.rt.run_with(&self.graph, opts) {
+            Ok(r) => r,
+            Err(Error::TaskFailed { pe, code, .. })
+                if code == NOT_POSITIVE_DEFINITE as u64 || code == NON_FINITE as u64 =>
+            {
+                return Err(self.breakdown(pe, code)?.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.collect(report)
+    }
+
+    /// Resets and runs the solve.
+    pub fn run(&self) -> Result<CgRun> {
+        self.run_with(crate::RunOptions::iterations(self.cfg.max_iters))
+    }
+
+    /// The error a reduce recorded before failing the run.
+    fn breakdown(&self, pe: u32, code: u64) -> Result<CgError> {
+        let s = self.bufs.scalars.to_vec(pe)?;
+        let value = s[slot::FAIL_VALUE];
+        let iteration = s[slot::FAIL_ITER] as usize;
+        let quantity = QUANTITIES
+            .get(s[slot::FAIL_WHAT] as usize)
+            .copied()
+            .unwrap_or("?");
+        Ok(if code == NOT_POSITIVE_DEFINITE as u64 {
+            CgError::NotPositiveDefinite {
+                iteration,
+                pap: value,
+            }
+        } else {
+            CgError::NonFinite {
+                quantity,
+                value,
+                iteration,
+            }
+        })
+    }
+
+    fn collect(&self, report: RunReport) -> Result<CgRun> {
+        let mut x = vec![0.0; self.a.n_rows()];
+        for (q, pe) in self.plan.pes().iter().enumerate() {
+            let xq = self.bufs.x.to_vec(q as u32)?;
+            x[pe.rows()].copy_from_slice(&xq[..pe.n_local()]);
+        }
+        let s = self.bufs.scalars.to_vec(0)?;
+        let rel_residual = s[slot::LAST_RR].sqrt() / self.b_norm;
+        let true_rel_residual = true_residual(self.a, &self.b, &x) / self.b_norm;
+        Ok(CgRun {
+            x,
+            iterations: report.iterations,
+            rel_residual,
+            true_rel_residual,
+            converged: rel_residual <= self.cfg.tol,
+            report: Some(report),
+        })
+    }
+}
+
+/// Zero-padded copy of `v` with `len` entries (`len ≥ v.len()`).
+fn padded<T: Copy + Default>(v: &[T], len: usize) -> Vec<T> {
+    let mut out = v.to_vec();
+    out.resize(len.max(v.len()), T::default());
+    out
+}
+
+fn dot(u: &[f64], v: &[f64]) -> f64 {
+    u.iter().zip(v).map(|(a, b)| a * b).sum()
+}
+
+/// `‖b − A x‖`, f64.
+fn true_residual(a: &Csr<f64>, b: &[f64], x: &[f64]) -> f64 {
+    let ax = a.spmv(x);
+    b.iter()
+        .zip(&ax)
+        .map(|(bi, ai)| (bi - ai) * (bi - ai))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The host-side start of the recurrence (module docs), or the result when
+/// there is nothing to iterate.
+#[allow(clippy::too_many_arguments)]
+fn initial_state(
+    a: &Csr<f64>,
+    plan: &HaloPlan<f64>,
+    b: &[f64],
+    x0: &[f64],
+    dinv: &[f64],
+    precond: bool,
+    rec: Recurrence,
+    cfg: &CgConfig,
+    b_norm: f64,
+    vlen: usize,
+) -> Result<Start> {
+    let n = a.n_rows();
+    let done = |x: Vec<f64>, rel: f64, true_rel: f64| {
+        Ok(Start::Done(Box::new(CgRun {
+            x,
+            iterations: 0,
+            rel_residual: rel,
+            true_rel_residual: true_rel,
+            converged: rel <= cfg.tol,
+            report: None,
+        })))
+    };
+    if b_norm == 0.0 {
+        return done(vec![0.0; n], 0.0, 0.0);
+    }
+    let ax = a.spmv(x0);
+    let r: Vec<f64> = b.iter().zip(&ax).map(|(bi, ai)| bi - ai).collect();
+    let rr = dot(&r, &r);
+    if !rr.is_finite() {
+        return Err(CgError::NonFinite {
+            quantity: "r^T r",
+            value: rr,
+            iteration: 0,
+        }
+        .into());
+    }
+    let rel0 = rr.sqrt() / b_norm;
+    if rel0 <= cfg.tol || cfg.max_iters == 0 {
+        return done(x0.to_vec(), rel0, rel0);
+    }
+    let z: Vec<f64> = if precond {
+        r.iter().zip(dinv).map(|(r, d)| r * d).collect()
+    } else {
+        r.clone()
+    };
+    let gamma = dot(&r, &z);
+    let mut scalars = vec![0.0; slot::LEN];
+    scalars[slot::RHO] = gamma;
+    scalars[slot::LAST_RR] = rr;
+    let w: Vec<f64> = match rec {
+        Recurrence::Standard => vec![0.0; n],
+        Recurrence::Single => {
+            let w = a.spmv(&z);
+            let delta = dot(&w, &z);
+            if !delta.is_finite() {
+                return Err(CgError::NonFinite {
+                    quantity: "p^T A p",
+                    value: delta,
+                    iteration: 1,
+                }
+                .into());
+            }
+            if delta <= 0.0 {
+                return Err(CgError::NotPositiveDefinite {
+                    iteration: 1,
+                    pap: delta,
+                }
+                .into());
+            }
+            scalars[slot::ALPHA] = gamma / delta;
+            w
+        }
+    };
+    let mut init = Initial {
+        x: Vec::new(),
+        r: Vec::new(),
+        v: Vec::new(),
+        y: Vec::new(),
+        scalars,
+    };
+    for pe in plan.pes() {
+        let rows = pe.rows();
+        init.x.push(x0[rows.clone()].to_vec());
+        init.r.push(r[rows.clone()].to_vec());
+        init.y.push(w[rows.clone()].to_vec());
+        // v[0] = p₀ = z₀ (Standard) or z₀ (single reduction), owned then
+        // ghosts; v[1] is written before it is read.
+        let mut v = vec![0.0; 2 * vlen];
+        v[..pe.n_local()].copy_from_slice(&z[rows]);
+        for blk in pe.ghosts() {
+            for (k, &gi) in blk.globals().iter().enumerate() {
+                v[blk.start() + k] = z[gi as usize];
+            }
+        }
+        init.v.push(v);
+    }
+    Ok(Start::Run(Box::new(init)))
+}
+
+/// Solves with `cfg` on `rt` (builds the graph, runs it once).
+pub fn solve(rt: &Runtime, a: &Csr<f64>, cfg: CgConfig) -> Result<CgRun> {
+    CgSolver::new(rt, a, cfg)?.run()
+}
+
+/// Emulator bodies: the same arithmetic as `kernels.cu` (row sums in stored
+/// order, tile partials in row order), on the emulator's host-memory heaps.
+///
+/// SAFETY (for every `unsafe` below): 1. addresses come from the solver's
+/// arguments, built from `SymBuffer::addr` of buffers sized for every index
+/// used (`maxn` rows, `max_nnz` entries, `2 × vlen` for `v`, the send
+/// lists, `slot::LEN` scalars, the allreduce partials), and the heaps
+/// outlive the run; 2. the graph orders every write before every read or
+/// overwrite of the same element (module docs, "Ordering"), so no two
+/// bodies touch an element concurrently unless both only read it.
+mod cpu {
+    use super::{slot, GatherArgs, ReduceArgs, SpmvArgs, VecArgs};
+    use super::{NON_FINITE, NOT_POSITIVE_DEFINITE};
+    use crate::graph::CpuCtx;
+    use crate::solvers::allreduce::{cpu_global_sum, Allreduce};
+
+    /// Reads `base[i]`.
+    ///
+    /// # Safety
+    /// `base + i` is in bounds of a live buffer no one writes concurrently.
+    unsafe fn rd<T: Copy>(base: u64, i: usize) -> T {
+        // SAFETY: the caller's contract.
+        unsafe { *(base as *const T).add(i) }
+    }
+
+    /// Writes `base[i] = v`.
+    ///
+    /// # Safety
+    /// `base + i` is in bounds of a live buffer no one accesses concurrently.
+    unsafe fn wr<T>(base: u64, i: usize, v: T) {
+        // SAFETY: the caller's contract.
+        unsafe { *(base as *mut T).add(i) = v }
+    }
+
+    fn put_partials(n: u32, partials: u64, tile: u32, tiles: u32, acc: &[f64]) {
+        for (j, &v) in acc.iter().enumerate() {
+            let i = Allreduce::partial_index(n, tiles as usize, acc.len(), tile as usize, j);
+            // SAFETY: module docs (this tile's partials).
+            unsafe { wr(partials, i, v) };
+        }
+    }
+
+    pub(super) fn spmv(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: SpmvArgs = ctx.args();
+        let n = ctx.iteration;
+        let par = if a.mode == 0 { n % 2 } else { (n + 1) % 2 };
+        let v = a.v + 8 * par as u64 * a.vlen;
+        let mut acc = [0.0f64; 3];
+        for row in a.lo as usize..a.hi as usize {
+            // SAFETY: module docs (this PE's matrix, its v half, its rows).
+            let (lo, hi): (u64, u64) = unsafe { (rd(a.row_ptr, row), rd(a.row_ptr, row + 1)) };
+            let mut s = 0.0f64;
+            for k in lo as usize..hi as usize {
+                // SAFETY: as above.
+                s += unsafe { rd::<f64>(a.val, k) * rd::<f64>(v, rd::<u32>(a.col, k) as usize) };
+            }
+            // SAFETY: as above.
+            let vi: f64 = unsafe { rd(v, row) };
+            unsafe { wr(a.y, row, s) };
+            if a.mode == 0 {
+                acc[0] += vi * s;
+            } else {
+                // SAFETY: as above (r of this tile's rows).
+                let ri: f64 = unsafe { rd(a.r, row) };
+                acc[0] += ri * vi;
+                acc[1] += s * vi;
+                acc[2] += ri * ri;
+            }
+        }
+        put_partials(n, a.partials, a.tile, a.tiles, &acc[..a.width as usize]);
+        Ok(())
+    }
+
+    pub(super) fn update(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: VecArgs = ctx.args();
+        let n = ctx.iteration;
+        // SAFETY: module docs (scalars of this PE).
+        let alpha: f64 = unsafe { rd(a.scalars, slot::ALPHA + (n % 2) as usize) };
+        let p = a.v + 8 * (n % 2) as u64 * a.vlen;
+        let mut acc = [0.0f64; 2];
+        for i in a.lo as usize..a.hi as usize {
+            // SAFETY: module docs (this tile's rows of x, r, q, p, z).
+            unsafe {
+                let pi: f64 = rd(p, i);
+                let qi: f64 = rd(a.y, i);
+                wr(a.x, i, rd::<f64>(a.x, i) + alpha * pi);
+                let ri = rd::<f64>(a.r, i) - alpha * qi;
+                wr(a.r, i, ri);
+                if a.precond != 0 {
+                    let zi = ri * rd::<f64>(a.dinv, i);
+                    wr(a.z, i, zi);
+                    acc[0] += ri * zi;
+                    acc[1] += ri * ri;
+                } else {
+                    acc[0] += ri * ri;
+                }
+            }
+        }
+        put_partials(n, a.partials, a.tile, a.tiles, &acc[..a.width as usize]);
+        Ok(())
+    }
+
+    pub(super) fn direction(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: VecArgs = ctx.args();
+        let n = ctx.iteration;
+        // SAFETY: module docs.
+        let beta: f64 = unsafe { rd(a.scalars, slot::BETA + (n % 2) as usize) };
+        let p = a.v + 8 * (n % 2) as u64 * a.vlen;
+        let pn = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
+        let z = if a.precond != 0 { a.z } else { a.r };
+        for i in a.lo as usize..a.hi as usize {
+            // SAFETY: module docs (this tile's rows of both halves of v).
+            unsafe { wr(pn, i, rd::<f64>(z, i) + beta * rd::<f64>(p, i)) };
+        }
+        Ok(())
+    }
+
+    pub(super) fn axpy(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: VecArgs = ctx.args();
+        let n = ctx.iteration;
+        // SAFETY: module docs.
+        let (alpha, beta): (f64, f64) = unsafe {
+            (
+                rd(a.scalars, slot::ALPHA + (n % 2) as usize),
+                rd(a.scalars, slot::BETA + (n % 2) as usize),
+            )
+        };
+        let z = a.v + 8 * (n % 2) as u64 * a.vlen;
+        let zn = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
+        for i in a.lo as usize..a.hi as usize {
+            // SAFETY: module docs (this tile's rows).
+            unsafe {
+                let pi = rd::<f64>(z, i) + beta * rd::<f64>(a.p, i);
+                let si = rd::<f64>(a.y, i) + beta * rd::<f64>(a.s, i);
+                wr(a.p, i, pi);
+                wr(a.s, i, si);
+                wr(a.x, i, rd::<f64>(a.x, i) + alpha * pi);
+                let ri = rd::<f64>(a.r, i) - alpha * si;
+                wr(a.r, i, ri);
+                let zi = if a.precond != 0 {
+                    ri * rd::<f64>(a.dinv, i)
+                } else {
+                    ri
+                };
+                wr(zn, i, zi);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn gather(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: GatherArgs = ctx.args();
+        let off = ((ctx.iteration + 1) % 2) as usize * a.vlen as usize;
+        let dst = ctx.peer_addr(a.v, a.to_pe);
+        for k in 0..a.count as usize {
+            // SAFETY: module docs (the send list; the receiver's ghost block
+            // of the same half, which no one else touches now).
+            unsafe {
+                let i = rd::<u32>(a.idx, k) as usize;
+                wr(dst, off + a.dest as usize + k, rd::<f64>(a.v, off + i));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a failure for the host and returns its code.
+    fn fail(scalars: u64, code: u32, what: usize, value: f64, iteration: u32) -> u32 {
+        // SAFETY: module docs (this PE's scalars; the run ends now).
+        unsafe {
+            wr(scalars, slot::FAIL_VALUE, value);
+            wr(scalars, slot::FAIL_WHAT, what as f64);
+            wr(scalars, slot::FAIL_ITER, iteration as f64);
+        }
+        code
+    }
+
+    pub(super) fn reduce(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: ReduceArgs = ctx.args();
+        let s = cpu_global_sum(ctx, &a.ar);
+        let n = ctx.iteration;
+        let sc = a.scalars;
+        let cur = (n % 2) as usize;
+        let nxt = ((n + 1) % 2) as usize;
+        // SAFETY (every rd/wr of `sc`): module docs (this PE's scalars,
+        // indexed by parity).
+        match a.stage {
+            1 => {
+                let pap = s[0];
+                let k = n + 1;
+                if !pap.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 0, pap, k));
+                }
+                if pap <= 0.0 {
+                    return Err(fail(sc, NOT_POSITIVE_DEFINITE, 0, pap, k));
+                }
+                let alpha = unsafe { rd::<f64>(sc, slot::RHO + cur) } / pap;
+                if !alpha.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 1, alpha, k));
+                }
+                unsafe { wr(sc, slot::ALPHA + cur, alpha) };
+            }
+            2 => {
+                let (rz, rr) = if a.precond != 0 {
+                    (s[0], s[1])
+                } else {
+                    (s[0], s[0])
+                };
+                let k = n + 1;
+                unsafe { wr(sc, slot::LAST_RR, rr) };
+                if !rr.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 3, rr, k));
+                }
+                if rr.sqrt() / a.b_norm <= a.tol {
+                    return ctx.finish_at(n + 1);
+                }
+                if n + 1 == ctx.iterations {
+                    return Ok(());
+                }
+                if !rz.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 4, rz, k));
+                }
+                let beta = rz / unsafe { rd::<f64>(sc, slot::RHO + cur) };
+                if !beta.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 2, beta, k));
+                }
+                unsafe {
+                    wr(sc, slot::RHO + nxt, rz);
+                    wr(sc, slot::BETA + cur, beta);
+                }
+            }
+            _ => {
+                let (gamma, delta, rr) = if a.precond != 0 {
+                    (s[0], s[1], s[2])
+                } else {
+                    (s[0], s[1], s[0])
+                };
+                unsafe { wr(sc, slot::LAST_RR, rr) };
+                if !rr.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 3, rr, n + 1));
+                }
+                if rr.sqrt() / a.b_norm <= a.tol {
+                    return ctx.finish_at(n + 1);
+                }
+                if n + 1 == ctx.iterations {
+                    return Ok(());
+                }
+                let k = n + 2;
+                let beta = gamma / unsafe { rd::<f64>(sc, slot::RHO + cur) };
+                if !beta.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 2, beta, k));
+                }
+                let pap = delta - beta * gamma / unsafe { rd::<f64>(sc, slot::ALPHA + cur) };
+                if !pap.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 0, pap, k));
+                }
+                if pap <= 0.0 {
+                    return Err(fail(sc, NOT_POSITIVE_DEFINITE, 0, pap, k));
+                }
+                let alpha = gamma / pap;
+                if !alpha.is_finite() {
+                    return Err(fail(sc, NON_FINITE, 1, alpha, k));
+                }
+                unsafe {
+                    wr(sc, slot::RHO + nxt, gamma);
+                    wr(sc, slot::ALPHA + nxt, alpha);
+                    wr(sc, slot::BETA + nxt, beta);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,255 @@
+// CG task bodies (autarky::solvers::cg::graph; the graph, the ordering
+// argument and the scalar slots are documented there). Registered with
+// `cg_spmv`, after `allreduce_local` (whose source defines AllreduceArgs
+// and autarky_allreduce::global_sum):
+//   cg_spmv       a tile of rows: y = A v (v: the double-buffered vector,
+//                 owned entries then ghosts), plus the tile's partials;
+//   cg_update     (Standard) x += a p, r -= a q, z = r / diag, partials;
+//   cg_direction  (Standard) p_{n+1} = z + b p_n into the other half of v;
+//   cg_axpy       (single reduction) p, s, x, r updates, z_{n+1} into v;
+//   cg_gather     (comm) a send list of v's next half, stored into the
+//                 receiver's ghost block of its copy of v;
+//   cg_reduce     (comm) the allreduce's global sum, then the recurrence's
+//                 scalars, the stop test (finish_at) and the breakdown
+//                 checks (fail) — the same on every PE.
+// All sums have a fixed shape (stored order within a row, fixed lane
+// trees, block_sum, tile order, PE order): bitwise reproducible.
+
+struct CgSpmv {
+    unsigned long long row_ptr, col, val;  // local CSR (row_ptr: u64, col: u32)
+    unsigned long long v;                  // double[2][vlen] (symmetric)
+    unsigned long long y;                  // output: q (Standard) or w
+    unsigned long long r;                  // r (single-reduction partials)
+    unsigned long long partials;           // allreduce partials of this PE
+    unsigned long long vlen;
+    unsigned lo, hi;  // rows
+    unsigned lanes;   // threads per row (power of two <= 32)
+    unsigned tile, tiles;
+    unsigned mode;  // 0: Standard; 1: single reduction
+    unsigned width, pad;
+};
+
+struct CgVec {
+    unsigned long long x, r, y, v, p, s, z, dinv, scalars, partials, vlen;
+    unsigned lo, hi, tile, tiles, precond, width;
+};
+
+struct CgGather {
+    unsigned long long v;    // double[2][vlen] (symmetric), this PE's copy
+    unsigned long long idx;  // unsigned[count]: owned indices to send
+    unsigned long long vlen;
+    unsigned count, dest, to_pe, pad;
+};
+
+struct CgReduce {
+    AllreduceArgs ar;
+    unsigned long long scalars;  // double[16] of this PE
+    double b_norm, tol;
+    unsigned stage;  // 1: p^T A p -> alpha; 2: rho, |r| -> stop, beta; 3: single reduction
+    unsigned precond;
+};
+
+// The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
+static_assert(sizeof(CgSpmv) == 96, "CgSpmv drifted from graph.rs SpmvArgs");
+static_assert(sizeof(CgVec) == 112, "CgVec drifted from graph.rs VecArgs");
+static_assert(sizeof(CgGather) == 40, "CgGather drifted from graph.rs GatherArgs");
+static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
+
+namespace cg {
+
+// Scalar slots (graph.rs `slot`).
+enum : unsigned { ALPHA = 0, BETA = 2, RHO = 4, LAST_RR = 6, FAIL_VALUE = 7, FAIL_WHAT = 8, FAIL_ITER = 9 };
+// graph.rs NOT_POSITIVE_DEFINITE / NON_FINITE.
+enum : unsigned { NOT_SPD = 0xC60001u, NON_FINITE = 0xC60002u };
+
+__device__ __forceinline__ bool finite(double v) { return v - v == 0.0; }
+
+// Block-wide sum of one double per thread (fixed shape: deterministic).
+__device__ inline double block_sum(double v) {
+    __shared__ double warp_sums[32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = v;
+    __syncthreads();  // publish warp_sums
+    double s = 0;
+    if (threadIdx.x == 0)
+        for (unsigned w = 0; w < (blockDim.x + 31) / 32; ++w) s += warp_sums[w];
+    __syncthreads();  // warp_sums is reused by the next call
+    return s;
+}
+
+__device__ inline void put_partials(unsigned n, const unsigned long long partials, unsigned tile, unsigned tiles,
+                                    unsigned width, const double* acc) {
+    for (unsigned j = 0; j < width; ++j) {
+        const double s = block_sum(acc[j]);
+        if (threadIdx.x == 0)
+            reinterpret_cast<double*>(partials)[((unsigned long long)(n % 2) * tiles + tile) * width + j] = s;
+    }
+}
+
+__device__ inline void fail(autarky::TaskCtx& ctx, double* sc, unsigned code, unsigned what, double value, unsigned k) {
+    sc[FAIL_VALUE] = value;
+    sc[FAIL_WHAT] = (double)what;
+    sc[FAIL_ITER] = (double)k;
+    ctx.fail(code);
+}
+
+}  // namespace cg
+
+// Sub-warp CSR: `lanes` threads per row, all threads of the block loop the
+// same number of times (shuffles need the whole warp).
+__device__ void cg_spmv(autarky::TaskCtx& ctx) {
+    const CgSpmv& a = ctx.args<CgSpmv>();
+    const unsigned n = ctx.iteration;
+    const unsigned par = a.mode == 0 ? n % 2 : (n + 1) % 2;
+    const double* v = reinterpret_cast<const double*>(a.v) + par * a.vlen;
+    const unsigned long long* rp = reinterpret_cast<const unsigned long long*>(a.row_ptr);
+    const unsigned* ci = reinterpret_cast<const unsigned*>(a.col);
+    const double* va = reinterpret_cast<const double*>(a.val);
+    double* y = reinterpret_cast<double*>(a.y);
+    const double* r = reinterpret_cast<const double*>(a.r);
+    const unsigned lanes = a.lanes, groups = blockDim.x / lanes;
+    const unsigned g = threadIdx.x / lanes, l = threadIdx.x % lanes;
+    double acc[3] = {0, 0, 0};
+    for (unsigned base = a.lo; base < a.hi; base += groups) {
+        const unsigned row = base + g;
+        double s = 0;
+        if (row < a.hi)
+            for (unsigned long long k = rp[row] + l; k < rp[row + 1]; k += lanes) s += va[k] * v[ci[k]];
+        for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
+        if (row < a.hi && l == 0) {
+            y[row] = s;
+            const double vi = v[row];
+            if (a.mode == 0) {
+                acc[0] += vi * s;
+            } else {
+                const double ri = r[row];
+                acc[0] += ri * vi;
+                acc[1] += s * vi;
+                acc[2] += ri * ri;
+            }
+        }
+    }
+    cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+}
+
+__device__ void cg_update(autarky::TaskCtx& ctx) {
+    const CgVec& a = ctx.args<CgVec>();
+    const unsigned n = ctx.iteration;
+    const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + n % 2];
+    const double* p = reinterpret_cast<const double*>(a.v) + (n % 2) * a.vlen;
+    const double* q = reinterpret_cast<const double*>(a.y);
+    double* x = reinterpret_cast<double*>(a.x);
+    double* r = reinterpret_cast<double*>(a.r);
+    double* z = reinterpret_cast<double*>(a.z);
+    const double* dinv = reinterpret_cast<const double*>(a.dinv);
+    double acc[2] = {0, 0};
+    for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
+        x[i] += alpha * p[i];
+        const double ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        if (a.precond) {
+            const double zi = ri * dinv[i];
+            z[i] = zi;
+            acc[0] += ri * zi;
+            acc[1] += ri * ri;
+        } else {
+            acc[0] += ri * ri;
+        }
+    }
+    cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+}
+
+__device__ void cg_direction(autarky::TaskCtx& ctx) {
+    const CgVec& a = ctx.args<CgVec>();
+    const unsigned n = ctx.iteration;
+    const double beta = reinterpret_cast<const double*>(a.scalars)[cg::BETA + n % 2];
+    const double* p = reinterpret_cast<const double*>(a.v) + (n % 2) * a.vlen;
+    double* pn = reinterpret_cast<double*>(a.v) + ((n + 1) % 2) * a.vlen;
+    const double* z = reinterpret_cast<const double*>(a.precond ? a.z : a.r);
+    for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) pn[i] = z[i] + beta * p[i];
+}
+
+__device__ void cg_axpy(autarky::TaskCtx& ctx) {
+    const CgVec& a = ctx.args<CgVec>();
+    const unsigned n = ctx.iteration;
+    const double* sc = reinterpret_cast<const double*>(a.scalars);
+    const double alpha = sc[cg::ALPHA + n % 2], beta = sc[cg::BETA + n % 2];
+    const double* z = reinterpret_cast<const double*>(a.v) + (n % 2) * a.vlen;
+    double* zn = reinterpret_cast<double*>(a.v) + ((n + 1) % 2) * a.vlen;
+    const double* w = reinterpret_cast<const double*>(a.y);
+    double* p = reinterpret_cast<double*>(a.p);
+    double* s = reinterpret_cast<double*>(a.s);
+    double* x = reinterpret_cast<double*>(a.x);
+    double* r = reinterpret_cast<double*>(a.r);
+    const double* dinv = reinterpret_cast<const double*>(a.dinv);
+    for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
+        const double pi = z[i] + beta * p[i];
+        const double si = w[i] + beta * s[i];
+        p[i] = pi;
+        s[i] = si;
+        x[i] += alpha * pi;
+        const double ri = r[i] - alpha * si;
+        r[i] = ri;
+        zn[i] = a.precond ? ri * dinv[i] : ri;
+    }
+}
+
+__device__ void cg_gather(autarky::TaskCtx& ctx) {
+    const CgGather& a = ctx.args<CgGather>();
+    const unsigned long long off = ((ctx.iteration + 1) % 2) * a.vlen;
+    const double* src = reinterpret_cast<const double*>(a.v) + off;
+    double* dst = ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest;
+    const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
+    for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) dst[k] = src[idx[k]];
+}
+
+// Thread 0 only: the sums are tiny and the decisions must be taken once.
+__device__ void cg_reduce(autarky::TaskCtx& ctx) {
+    const CgReduce& a = ctx.args<CgReduce>();
+    if (threadIdx.x != 0) return;
+    double s[4];
+    autarky_allreduce::global_sum(ctx, a.ar, s);
+    const unsigned n = ctx.iteration, cur = n % 2, nxt = (n + 1) % 2;
+    double* sc = reinterpret_cast<double*>(a.scalars);
+    if (a.stage == 1) {
+        const double pap = s[0];
+        if (!cg::finite(pap)) return cg::fail(ctx, sc, cg::NON_FINITE, 0, pap, n + 1);
+        if (pap <= 0.0) return cg::fail(ctx, sc, cg::NOT_SPD, 0, pap, n + 1);
+        const double alpha = sc[cg::RHO + cur] / pap;
+        if (!cg::finite(alpha)) return cg::fail(ctx, sc, cg::NON_FINITE, 1, alpha, n + 1);
+        sc[cg::ALPHA + cur] = alpha;
+        return;
+    }
+    const double rr = a.stage == 2 ? (a.precond ? s[1] : s[0]) : (a.precond ? s[2] : s[0]);
+    sc[cg::LAST_RR] = rr;
+    if (!cg::finite(rr)) return cg::fail(ctx, sc, cg::NON_FINITE, 3, rr, n + 1);
+    const double rel = sqrt(rr) / a.b_norm;
+    ctx.report_residual(rel);
+    if (rel <= a.tol) {
+        ctx.finish_at(n + 1);
+        return;
+    }
+    if (n + 1 == ctx.iterations) return;
+    if (a.stage == 2) {
+        const double rz = s[0];
+        if (!cg::finite(rz)) return cg::fail(ctx, sc, cg::NON_FINITE, 4, rz, n + 1);
+        const double beta = rz / sc[cg::RHO + cur];
+        if (!cg::finite(beta)) return cg::fail(ctx, sc, cg::NON_FINITE, 2, beta, n + 1);
+        sc[cg::RHO + nxt] = rz;
+        sc[cg::BETA + cur] = beta;
+        return;
+    }
+    // Single reduction: the scalars of iteration n + 1 (reference iteration n + 2).
+    const double gamma = s[0], delta = s[1];
+    const unsigned k = n + 2;
+    const double beta = gamma / sc[cg::RHO + cur];
+    if (!cg::finite(beta)) return cg::fail(ctx, sc, cg::NON_FINITE, 2, beta, k);
+    const double pap = delta - beta * gamma / sc[cg::ALPHA + cur];
+    if (!cg::finite(pap)) return cg::fail(ctx, sc, cg::NON_FINITE, 0, pap, k);
+    if (pap <= 0.0) return cg::fail(ctx, sc, cg::NOT_SPD, 0, pap, k);
+    const double alpha = gamma / pap;
+    if (!cg::finite(alpha)) return cg::fail(ctx, sc, cg::NON_FINITE, 1, alpha, k);
+    sc[cg::RHO + nxt] = gamma;
+    sc[cg::ALPHA + nxt] = alpha;
+    sc[cg::BETA + nxt] = beta;
+}

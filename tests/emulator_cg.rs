@@ -1,0 +1,464 @@
+//! CG as a task graph on the CPU emulator (CI): the same graph as on the GPU
+//! — SpMV/vector tiles, halo gathers on comm workers, in-kernel allreduces
+//! and stop — against the f64 reference `cg_reference`.
+
+use std::time::Duration;
+
+use autarky::solvers::cg::{
+    cg_reference, heap_bytes_needed, poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso,
+    random_spd, read_matrix_market, write_matrix_market, CgConfig, CgError, CgOptions, CgRun,
+    CgSolveError, CgSolver, CgVariant, Csr, Precond,
+};
+use autarky::Runtime;
+
+const TOL: f64 = 1e-8;
+
+fn rt_for(a: &Csr<f64>, pes: u32) -> Runtime {
+    Runtime::builder()
+        .emulator(2)
+        .pes(pes)
+        .comm_blocks(2)
+        .symmetric_heap_bytes(heap_bytes_needed(a, pes).unwrap())
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+fn cfg(variant: CgVariant, precond: Precond) -> CgConfig {
+    CgConfig {
+        variant,
+        precond,
+        // Several tiles per PE, so tile edges and tile-order sums are
+        // exercised even on small matrices.
+        tile_rows: Some(97),
+        ..CgConfig::new(TOL, 5_000)
+    }
+}
+
+fn solve(a: &Csr<f64>, pes: u32, c: CgConfig) -> CgRun {
+    let rt = rt_for(a, pes);
+    CgSolver::new(&rt, a, c).unwrap().run().unwrap()
+}
+
+fn reference(a: &Csr<f64>, variant: CgVariant) -> autarky::solvers::cg::CgResult {
+    let opts = CgOptions {
+        tol: TOL,
+        max_iters: 5_000,
+        variant,
+    };
+    let n = a.n_rows();
+    cg_reference(a, &vec![1.0; n], &vec![0.0; n], &opts).unwrap()
+}
+
+fn within(got: u32, want: usize) -> bool {
+    (got as usize).abs_diff(want) <= (want / 50).max(2)
+}
+
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+fn cases() -> Vec<(&'static str, Csr<f64>)> {
+    vec![
+        ("poisson2d(24)", poisson2d(24).unwrap()),
+        ("poisson3d(8)", poisson3d(8).unwrap()),
+        (
+            "poisson2d_aniso(20, 1, 0.05)",
+            poisson2d_aniso(20, 1.0, 0.05).unwrap(),
+        ),
+        (
+            "poisson3d_aniso(7, [1, 0.3, 0.05])",
+            poisson3d_aniso(7, [1.0, 0.3, 0.05]).unwrap(),
+        ),
+        ("random_spd(600, 7, 3)", random_spd(600, 7, 3).unwrap()),
+    ]
+}
+
+#[test]
+fn graph_cg_converges_like_the_reference_for_every_variant() {
+    for (name, a) in cases() {
+        for (variant, precond, ref_variant) in [
+            (CgVariant::Standard, Precond::None, CgVariant::Standard),
+            (
+                CgVariant::Standard,
+                Precond::Jacobi,
+                CgVariant::JacobiPreconditioned,
+            ),
+            (
+                CgVariant::SingleReduction,
+                Precond::None,
+                CgVariant::SingleReduction,
+            ),
+            (
+                CgVariant::SingleReduction,
+                Precond::Jacobi,
+                CgVariant::JacobiPreconditioned,
+            ),
+        ] {
+            let want = reference(&a, ref_variant);
+            let rt = rt_for(&a, 2);
+            let solver = CgSolver::new(&rt, &a, cfg(variant, precond)).unwrap();
+            let got = solver.run().unwrap();
+            let what = format!("{name} {variant:?} {precond:?}");
+            // Every task of every PE ran exactly `iterations` instances: the
+            // stop hit the same iteration everywhere.
+            let report = got.report.as_ref().unwrap();
+            assert_eq!(
+                report.instances,
+                solver.graph().num_tasks() as u64 * got.iterations as u64,
+                "{what}"
+            );
+            assert!(got.converged, "{what}: {got:?}");
+            assert!(got.rel_residual <= TOL, "{what}: {}", got.rel_residual);
+            assert!(
+                got.true_rel_residual <= 10.0 * TOL,
+                "{what}: true residual {}",
+                got.true_rel_residual
+            );
+            assert!(
+                within(got.iterations, want.iterations),
+                "{what}: {} iterations, reference {}",
+                got.iterations,
+                want.iterations
+            );
+            let scale = want.x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(
+                max_abs_diff(&got.x, &want.x) <= 1e-5 * scale,
+                "{what}: x differs from the reference by {}",
+                max_abs_diff(&got.x, &want.x)
+            );
+        }
+    }
+}
+
+#[test]
+fn single_reduction_needs_the_same_iterations_as_standard() {
+    for (name, a) in cases() {
+        let std = solve(&a, 2, cfg(CgVariant::Standard, Precond::None)).iterations;
+        let sr = solve(&a, 2, cfg(CgVariant::SingleReduction, Precond::None)).iterations;
+        assert!(
+            within(sr, std as usize),
+            "{name}: standard {std}, single reduction {sr}"
+        );
+    }
+}
+
+#[test]
+fn one_two_and_four_pes_agree_within_the_tolerance() {
+    let a = poisson2d(30).unwrap();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        let runs: Vec<CgRun> = [1, 2, 4]
+            .iter()
+            .map(|&p| solve(&a, p, cfg(variant, Precond::None)))
+            .collect();
+        let scale = runs[0].x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (p, r) in [2, 4].iter().zip(&runs[1..]) {
+            assert!(
+                r.iterations.abs_diff(runs[0].iterations) <= 2,
+                "{variant:?}: P = 1 took {}, P = {p} took {}",
+                runs[0].iterations,
+                r.iterations
+            );
+            let d = max_abs_diff(&r.x, &runs[0].x);
+            assert!(d <= 1e-6 * scale, "{variant:?}: P = {p} differs by {d}");
+            assert!(r.true_rel_residual <= 10.0 * TOL);
+        }
+    }
+}
+
+#[test]
+fn two_runs_with_the_same_pes_are_bitwise_identical() {
+    let a = random_spd(500, 9, 21).unwrap();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        for pes in [1, 3] {
+            let rt = rt_for(&a, pes);
+            let solver = CgSolver::new(&rt, &a, cfg(variant, Precond::Jacobi)).unwrap();
+            let first = solver.run().unwrap();
+            let second = solver.run().unwrap();
+            // A fresh solver (new graph, new buffers) as well.
+            let rt2 = rt_for(&a, pes);
+            let third = CgSolver::new(&rt2, &a, cfg(variant, Precond::Jacobi))
+                .unwrap()
+                .run()
+                .unwrap();
+            for other in [&second, &third] {
+                assert_eq!(first.iterations, other.iterations);
+                assert_eq!(first.rel_residual.to_bits(), other.rel_residual.to_bits());
+                assert!(
+                    first
+                        .x
+                        .iter()
+                        .zip(&other.x)
+                        .all(|(u, v)| u.to_bits() == v.to_bits()),
+                    "{variant:?}, {pes} PEs: x differs between runs"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_matrix_market_file_written_and_read_back_solves_the_same() {
+    let a = random_spd(300, 5, 9).unwrap();
+    let dir = std::env::temp_dir().join(format!("autarky-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("spd.mtx");
+    write_matrix_market(&a, &path).unwrap();
+    let back = read_matrix_market(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let want = reference(&a, CgVariant::Standard);
+    let got = solve(&back, 2, cfg(CgVariant::Standard, Precond::None));
+    assert!(
+        got.converged && got.true_rel_residual <= 10.0 * TOL,
+        "{got:?}"
+    );
+    assert!(within(got.iterations, want.iterations));
+}
+
+#[test]
+fn max_iters_stops_the_run_unconverged_with_the_residual_it_reached() {
+    let a = poisson2d(30).unwrap();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        let c = CgConfig {
+            max_iters: 7,
+            ..cfg(variant, Precond::None)
+        };
+        let got = solve(&a, 2, c);
+        let n = a.n_rows();
+        let want = cg_reference(
+            &a,
+            &vec![1.0; n],
+            &vec![0.0; n],
+            &CgOptions {
+                tol: TOL,
+                max_iters: 7,
+                variant,
+            },
+        )
+        .unwrap();
+        assert_eq!(got.iterations, 7);
+        assert!(!got.converged);
+        assert!(
+            (got.rel_residual - want.rel_residual).abs()
+                <= 1e-9 * want.rel_residual.max(1e-300) + 1e-12,
+            "{variant:?}: {} vs reference {}",
+            got.rel_residual,
+            want.rel_residual
+        );
+        assert!((got.true_rel_residual - want.true_rel_residual).abs() <= 1e-9);
+    }
+}
+
+#[test]
+fn a_custom_rhs_and_initial_guess_are_used() {
+    let a = poisson3d(6).unwrap();
+    let n = a.n_rows();
+    let b: Vec<f64> = (0..n).map(|i| ((i * 37) % 11) as f64 - 5.0).collect();
+    let x0: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
+    let got = solve(
+        &a,
+        2,
+        CgConfig {
+            b: Some(b.clone()),
+            x0: Some(x0.clone()),
+            ..cfg(CgVariant::Standard, Precond::None)
+        },
+    );
+    let want = cg_reference(
+        &a,
+        &b,
+        &x0,
+        &CgOptions {
+            tol: TOL,
+            max_iters: 5000,
+            variant: CgVariant::Standard,
+        },
+    )
+    .unwrap();
+    assert!(got.converged && got.true_rel_residual <= 10.0 * TOL);
+    assert!(within(got.iterations, want.iterations));
+}
+
+#[test]
+fn zero_rhs_and_a_converged_guess_return_without_a_run() {
+    let a = poisson2d(10).unwrap();
+    let n = a.n_rows();
+    let rt = rt_for(&a, 2);
+    let zero = CgSolver::new(
+        &rt,
+        &a,
+        CgConfig {
+            b: Some(vec![0.0; n]),
+            x0: Some(vec![3.0; n]),
+            ..cfg(CgVariant::Standard, Precond::None)
+        },
+    )
+    .unwrap()
+    .run()
+    .unwrap();
+    assert_eq!(zero.iterations, 0);
+    assert!(zero.x.iter().all(|&v| v == 0.0));
+    assert_eq!((zero.rel_residual, zero.true_rel_residual), (0.0, 0.0));
+    assert!(zero.converged && zero.report.is_none());
+
+    // x0 = the exact solution of A x = A 1.
+    let ones = vec![1.0; n];
+    let b = a.spmv(&ones);
+    let done = CgSolver::new(
+        &rt,
+        &a,
+        CgConfig {
+            b: Some(b),
+            x0: Some(ones.clone()),
+            ..cfg(CgVariant::SingleReduction, Precond::None)
+        },
+    )
+    .unwrap()
+    .run()
+    .unwrap();
+    assert_eq!(done.iterations, 0);
+    assert_eq!(done.x, ones);
+    assert!(done.report.is_none());
+}
+
+/// `a − shift · I`: symmetric, indefinite for a shift inside the spectrum.
+fn shifted(a: &Csr<f64>, shift: f64) -> Csr<f64> {
+    let mut t = Vec::new();
+    for i in 0..a.n_rows() {
+        let (cols, vals) = a.row(i);
+        for (&c, &v) in cols.iter().zip(vals) {
+            t.push((i as u32, c, if c as usize == i { v - shift } else { v }));
+        }
+    }
+    Csr::from_triplets(a.n_rows(), a.n_cols(), t).unwrap()
+}
+
+#[test]
+fn an_indefinite_matrix_fails_at_the_reference_iteration_with_its_curvature_sign() {
+    let base = poisson2d(12).unwrap();
+    let n = base.n_rows();
+    let mut later = 0;
+    for shift in [0.3, 0.6, 1.0, 2.0, 5.0] {
+        let a = shifted(&base, shift);
+        for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+            let want = cg_reference(
+                &a,
+                &vec![1.0; n],
+                &vec![0.0; n],
+                &CgOptions {
+                    tol: TOL,
+                    max_iters: 5000,
+                    variant,
+                },
+            );
+            let Err(CgError::NotPositiveDefinite { iteration, .. }) = want else {
+                continue;
+            };
+            let rt = rt_for(&a, 2);
+            let got = CgSolver::new(&rt, &a, cfg(variant, Precond::None)).and_then(|s| s.run());
+            match got {
+                Err(CgSolveError::Cg(CgError::NotPositiveDefinite { iteration: k, pap })) => {
+                    assert_eq!(k, iteration, "shift {shift} {variant:?}");
+                    assert!(pap <= 0.0, "shift {shift} {variant:?}: pap {pap}");
+                    later += usize::from(k > 1);
+                }
+                other => {
+                    panic!("shift {shift} {variant:?}: expected NotPositiveDefinite, got {other:?}")
+                }
+            }
+        }
+    }
+    assert!(
+        later > 0,
+        "no case failed after the first iteration (the test lost its bite)"
+    );
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let a = poisson2d(6).unwrap();
+    let n = a.n_rows();
+    let rt = rt_for(&a, 2);
+    let err = |c: CgConfig| CgSolver::new(&rt, &a, c).unwrap_err();
+    let base = || cfg(CgVariant::Standard, Precond::None);
+    assert!(matches!(
+        err(CgConfig {
+            b: Some(vec![1.0; n - 1]),
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::SizeMismatch { vector: "b", .. })
+    ));
+    assert!(matches!(
+        err(CgConfig {
+            x0: Some(vec![0.0; n + 1]),
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::SizeMismatch { vector: "x0", .. })
+    ));
+    let mut nan = vec![1.0; n];
+    nan[5] = f64::NAN;
+    assert!(matches!(
+        err(CgConfig {
+            b: Some(nan),
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::NonFiniteInput {
+            vector: "b",
+            index: 5,
+            ..
+        })
+    ));
+    let mut inf = vec![0.0; n];
+    inf[2] = f64::INFINITY;
+    assert!(matches!(
+        err(CgConfig {
+            x0: Some(inf),
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::NonFiniteInput {
+            vector: "x0",
+            index: 2,
+            ..
+        })
+    ));
+    assert!(matches!(
+        err(CgConfig {
+            tol: -1.0,
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::InvalidTolerance(_))
+    ));
+    assert!(matches!(
+        err(CgConfig {
+            tol: f64::NAN,
+            ..base()
+        }),
+        CgSolveError::Cg(CgError::InvalidTolerance(_))
+    ));
+    assert!(matches!(
+        err(CgConfig {
+            tile_rows: Some(0),
+            ..base()
+        }),
+        CgSolveError::InvalidConfig(_)
+    ));
+    let neg = shifted(&a, 10.0);
+    assert!(matches!(
+        CgSolver::new(&rt, &neg, cfg(CgVariant::Standard, Precond::Jacobi)).unwrap_err(),
+        CgSolveError::Cg(CgError::NonPositiveDiagonal { row: 0, .. })
+    ));
+    let rect = Csr::from_triplets(3, 4, vec![(0, 0, 1.0)]).unwrap();
+    assert!(matches!(
+        CgSolver::new(&rt, &rect, base()).unwrap_err(),
+        CgSolveError::Cg(CgError::NotSquare { .. })
+    ));
+    // More PEs than rows.
+    let tiny = Csr::from_triplets(1, 1, vec![(0, 0, 2.0)]).unwrap();
+    assert!(matches!(
+        CgSolver::new(&rt, &tiny, base()).unwrap_err(),
+        CgSolveError::Partition(_)
+    ));
+}

@@ -1,0 +1,233 @@
+//! CG as a task graph on the GPU (virtual PEs on one GPU): the emulator
+//! tests' checks on the device — against `cg_reference`, over PE counts,
+//! bitwise repeatable, breakdown reported, CPU-free (skip without a GPU,
+//! fail instead with AUTARKY_REQUIRE_GPU=1).
+
+mod common;
+
+use std::time::Duration;
+
+use autarky::solvers::cg::{
+    cg_reference, heap_bytes_needed, poisson2d, poisson3d, poisson3d_aniso, random_spd, CgConfig,
+    CgError, CgOptions, CgRun, CgSolveError, CgSolver, CgVariant, Csr, Precond,
+};
+use autarky::Runtime;
+use common::*;
+
+const TOL: f64 = 1e-8;
+
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        gpus_trial(
+            "gpu_cg_converges_like_the_reference_for_every_variant",
+            1,
+            gpu_cg_converges_like_the_reference_for_every_variant,
+        ),
+        gpus_trial(
+            "gpu_cg_pe_counts_agree_and_repeated_runs_are_bitwise_identical",
+            1,
+            gpu_cg_pe_counts_agree_and_repeated_runs_are_bitwise_identical,
+        ),
+        gpus_trial(
+            "gpu_cg_indefinite_matrix_fails_at_the_reference_iteration",
+            1,
+            gpu_cg_indefinite_matrix_fails_at_the_reference_iteration,
+        ),
+        gpus_trial(
+            "gpu_cg_run_is_one_launch_and_only_stream_queries",
+            1,
+            gpu_cg_run_is_one_launch_and_only_stream_queries,
+        ),
+    ])
+}
+
+fn rt(a: &Csr<f64>, pes: u32) -> Runtime {
+    Runtime::builder()
+        .gpu()
+        .pes(pes)
+        .comm_blocks(2)
+        .symmetric_heap_bytes(heap_bytes_needed(a, pes).unwrap())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap_or_else(|e| panic!("GPU runtime with {pes} PEs: {e}"))
+}
+
+fn cfg(variant: CgVariant, precond: Precond) -> CgConfig {
+    CgConfig {
+        variant,
+        precond,
+        ..CgConfig::new(TOL, 10_000)
+    }
+}
+
+fn reference(a: &Csr<f64>, variant: CgVariant) -> autarky::solvers::cg::CgResult {
+    let n = a.n_rows();
+    let opts = CgOptions {
+        tol: TOL,
+        max_iters: 10_000,
+        variant,
+    };
+    cg_reference(a, &vec![1.0; n], &vec![0.0; n], &opts).unwrap()
+}
+
+fn within(got: u32, want: usize) -> bool {
+    (got as usize).abs_diff(want) <= (want / 50).max(2)
+}
+
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+fn gpu_cg_converges_like_the_reference_for_every_variant() {
+    let cases = [
+        ("poisson2d(64)", poisson2d(64).unwrap()),
+        ("poisson3d(16)", poisson3d(16).unwrap()),
+        (
+            "poisson3d_aniso(12, [1, 0.1, 0.01])",
+            poisson3d_aniso(12, [1.0, 0.1, 0.01]).unwrap(),
+        ),
+        ("random_spd(4000, 9, 5)", random_spd(4000, 9, 5).unwrap()),
+    ];
+    for (name, a) in &cases {
+        for pes in [1, 2] {
+            let rt = rt(a, pes);
+            for (variant, precond, ref_variant) in [
+                (CgVariant::Standard, Precond::None, CgVariant::Standard),
+                (
+                    CgVariant::Standard,
+                    Precond::Jacobi,
+                    CgVariant::JacobiPreconditioned,
+                ),
+                (
+                    CgVariant::SingleReduction,
+                    Precond::None,
+                    CgVariant::SingleReduction,
+                ),
+                (
+                    CgVariant::SingleReduction,
+                    Precond::Jacobi,
+                    CgVariant::JacobiPreconditioned,
+                ),
+            ] {
+                let what = format!("{name}, {pes} PE(s), {variant:?} {precond:?}");
+                let want = reference(a, ref_variant);
+                let solver = CgSolver::new(&rt, a, cfg(variant, precond)).unwrap();
+                let got = solver.run().unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(got.converged, "{what}: {got:?}");
+                assert!(
+                    got.true_rel_residual <= 10.0 * TOL,
+                    "{what}: {}",
+                    got.true_rel_residual
+                );
+                assert!(
+                    within(got.iterations, want.iterations),
+                    "{what}: {} iterations, reference {}",
+                    got.iterations,
+                    want.iterations
+                );
+                let report = got.report.as_ref().unwrap();
+                assert_eq!(
+                    report.instances,
+                    solver.graph().num_tasks() as u64 * got.iterations as u64,
+                    "{what}: every task ran exactly `iterations` instances"
+                );
+                eprintln!(
+                    "{what}: {} iterations, {:?}/iteration",
+                    got.iterations,
+                    got.time_per_iteration()
+                );
+            }
+        }
+    }
+}
+
+fn gpu_cg_pe_counts_agree_and_repeated_runs_are_bitwise_identical() {
+    let a = poisson2d(96).unwrap();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        let mut runs: Vec<CgRun> = Vec::new();
+        for pes in [1, 2, 4] {
+            let rt = rt(&a, pes);
+            let solver = CgSolver::new(&rt, &a, cfg(variant, Precond::None)).unwrap();
+            let first = solver.run().unwrap();
+            let second = solver.run().unwrap();
+            assert_eq!(first.iterations, second.iterations);
+            assert!(
+                first
+                    .x
+                    .iter()
+                    .zip(&second.x)
+                    .all(|(u, v)| u.to_bits() == v.to_bits()),
+                "{variant:?}, {pes} PEs: two runs differ"
+            );
+            runs.push(first);
+        }
+        let scale = runs[0].x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for r in &runs[1..] {
+            assert!(r.iterations.abs_diff(runs[0].iterations) <= 2);
+            assert!(max_abs_diff(&r.x, &runs[0].x) <= 1e-6 * scale);
+        }
+    }
+}
+
+fn gpu_cg_indefinite_matrix_fails_at_the_reference_iteration() {
+    let base = poisson2d(12).unwrap();
+    let n = base.n_rows();
+    let mut checked = 0;
+    for shift in [0.3, 0.6, 1.0, 2.0] {
+        let mut t = Vec::new();
+        for i in 0..n {
+            let (cols, vals) = base.row(i);
+            for (&c, &v) in cols.iter().zip(vals) {
+                t.push((i as u32, c, if c as usize == i { v - shift } else { v }));
+            }
+        }
+        let a = Csr::from_triplets(n, n, t).unwrap();
+        let rt = rt(&a, 2);
+        for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+            let opts = CgOptions {
+                tol: TOL,
+                max_iters: 10_000,
+                variant,
+            };
+            let want = cg_reference(&a, &vec![1.0; n], &vec![0.0; n], &opts);
+            let Err(CgError::NotPositiveDefinite { iteration, .. }) = want else {
+                continue;
+            };
+            match CgSolver::new(&rt, &a, cfg(variant, Precond::None)).and_then(|s| s.run()) {
+                Err(CgSolveError::Cg(CgError::NotPositiveDefinite { iteration: k, pap })) => {
+                    assert_eq!(k, iteration, "shift {shift} {variant:?}");
+                    assert!(pap <= 0.0);
+                    checked += 1;
+                }
+                other => {
+                    panic!("shift {shift} {variant:?}: expected NotPositiveDefinite, got {other:?}")
+                }
+            }
+        }
+    }
+    assert!(checked > 0, "no shift made the reference break down");
+}
+
+fn gpu_cg_run_is_one_launch_and_only_stream_queries() {
+    let a = poisson3d(20).unwrap();
+    let rt = rt(&a, 2);
+    let got = CgSolver::new(&rt, &a, cfg(CgVariant::SingleReduction, Precond::None))
+        .unwrap()
+        .run()
+        .unwrap();
+    let r = got.report.unwrap();
+    assert_eq!(
+        r.driver_calls.first(),
+        Some(&"cuLaunchCooperativeKernel"),
+        "{:?}",
+        r.driver_calls
+    );
+    assert!(
+        r.driver_calls[1..].iter().all(|c| *c == "cuStreamQuery"),
+        "{:?}",
+        r.driver_calls
+    );
+}
