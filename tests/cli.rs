@@ -218,11 +218,17 @@ fn trace_on_the_emulator_writes_a_chrome_trace_with_every_instance() {
     let p = path.to_str().unwrap();
     let o = autarky(&["--emulator=2", "dag", "40", "5", "--trace", p]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("wrote a trace of 400 events (0 dropped)"),
-        "{}",
-        stdout(&o)
-    );
+    // The runtime's trace: 400 task events plus the waits and idle time
+    // of the emulated blocks, nothing dropped.
+    let wrote = stdout(&o)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("wrote a trace of ")?
+                .split_once(" events (0 dropped)")
+        })
+        .map(|(n, _)| n.parse::<u64>().unwrap())
+        .unwrap_or_else(|| panic!("no trace line: {}", stdout(&o)));
+    assert!(wrote >= 400, "{wrote} events");
     assert!(stdout(&o).contains("critical path"), "{}", stdout(&o));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -232,6 +238,11 @@ fn trace_on_the_emulator_writes_a_chrome_trace_with_every_instance() {
         .filter(|e| e["ph"] == "X" && e["cat"] == "task")
         .collect();
     assert_eq!(tasks.len(), 200, "one slice per instance");
+    assert!(
+        evs.iter()
+            .any(|e| e["ph"] == "X" && e["cat"] == "wait" && e["name"] == "wait comm idle 0"),
+        "the comm worker's idle time is traced"
+    );
     for e in evs {
         for f in ["name", "ph", "ts", "pid", "tid"] {
             assert!(e.get(f).is_some(), "{e} lacks {f}");

@@ -1,5 +1,6 @@
 //! Running one task instance's CPU body: the test hold, the context the
-//! body sees (early finish, symmetric heaps), failures and panics.
+//! body sees (early finish, symmetric heaps), failures and panics, and the
+//! body's trace events.
 
 use std::panic::AssertUnwindSafe;
 
@@ -51,7 +52,17 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
     };
     let body = &p.bodies[task as usize];
     let role = p.role(block);
-    match std::panic::catch_unwind(AssertUnwindSafe(|| body(&ctx))) {
+    // Trace: one start and one end around every body, whatever it returns
+    // (the device records TaskEnd after the body's barrier, failed or not).
+    let tr = run.tracer(pe, block);
+    if let Some(t) = &tr {
+        t.task_start(d.global, iteration);
+    }
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| body(&ctx)));
+    if let Some(t) = &tr {
+        t.task_end(d.global, iteration);
+    }
+    match outcome {
         Ok(result) => {
             let recorded = finish_failed.load(std::sync::atomic::Ordering::Relaxed);
             let code = match (recorded, result) {

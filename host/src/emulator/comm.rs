@@ -2,7 +2,10 @@
 //! the next instance of the block's pinned comm list when its predecessors
 //! are done, an instance from the comm ring, or relays of changed proxies
 //! to their dynamic successors. Comm block 0 also publishes progress,
-//! detects an early stop and is its PE's stall watchdog.
+//! detects an early stop and is its PE's stall watchdog. In a traced run a
+//! comm block records its idle time (polls that ran nothing, until the next
+//! instance), the proxies its relays see advance, and what the instances it
+//! runs record (`record.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -10,6 +13,7 @@ use autarky_shared::{ErrorCode, Role, Status, WaitKind, TASK_NONE};
 
 use super::body::run_instance;
 use super::compute::push;
+use super::record::{self, Idle};
 use super::shared::Run;
 use super::sync::Ordering;
 use super::wait::{back_off, CHECK_EVERY};
@@ -33,6 +37,8 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
     let mut idle = 0u32;
     let mut last_look = Instant::now();
     let mut watch = (p.completed_total(), Instant::now());
+    let tr = run.tracer(pe, block);
+    let mut idle_trace = Idle::new(block);
     loop {
         if run.aborted() {
             break;
@@ -44,8 +50,15 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
             // The limit is read again after the acquire (as in the pinned
             // compute loop).
             if states.preds_done_now(l, t, n) && n < states.limit() {
+                if let Some(tr) = &tr {
+                    idle_trace.end(tr);
+                    record::proxies_seen(tr, l, t, n);
+                }
                 if !run_instance(run, pe, block, t, n) {
                     break;
+                }
+                if let Some(tr) = &tr {
+                    record::signals_sent(tr, l, t, n);
                 }
                 states.complete_pinned(l, t, n, &run.states, &mut claims);
                 p.blocks[block as usize].count();
@@ -59,20 +72,38 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
         }
         if !worked {
             if let Some((t, i)) = p.comm_queue.try_pop() {
+                if let Some(tr) = &tr {
+                    idle_trace.end(tr);
+                }
                 if !run_instance(run, pe, block, t, i) {
                     break;
+                }
+                if let Some(tr) = &tr {
+                    record::signals_sent(tr, l, t, i);
                 }
                 states.complete_serial(l, t, i, &run.states, &mut claims);
                 p.blocks[block as usize].count();
                 worked = true;
             }
         }
+        let ran = worked;
         if !worked {
-            worked = states.relay(l, block, p.comm_blocks, &mut seen, &mut claims);
+            worked = states.relay_with(l, block, p.comm_blocks, &mut seen, &mut claims, |t, v| {
+                if let Some(tr) = &tr {
+                    tr.signal_seen(l.global[t as usize], v.saturating_sub(1), t);
+                }
+            });
         }
         // Nothing is kept: every claimed instance goes to its ring.
         if !claims.iter().all(|&(t, i)| push(run, pe, block, t, i)) {
             break;
+        }
+        // Trace: a poll that ran no instance is idle time (relays included,
+        // as on the device), until the next instance.
+        if !ran {
+            if let Some(tr) = &tr {
+                idle_trace.nothing_ran(tr);
+            }
         }
         if worked {
             idle = 0;
@@ -116,6 +147,9 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
             }
         }
         back_off(idle);
+    }
+    if let Some(tr) = &tr {
+        idle_trace.end(tr);
     }
     if publisher {
         p.progress.store(p.completed_total(), Ordering::Relaxed);

@@ -6,6 +6,7 @@
 use autarky_shared::{WaitKind, TASK_NONE};
 
 use super::body::run_instance;
+use super::record;
 use super::shared::Run;
 use super::wait::Waiter;
 
@@ -35,6 +36,7 @@ pub(crate) fn push(run: &Run<'_>, pe: u32, block: u32, task: u32, iteration: u32
 pub(crate) fn dynamic(run: &Run<'_>, pe: u32, block: u32) {
     let p = &run.pes[pe as usize];
     let states = &run.states[pe as usize];
+    let tr = run.tracer(pe, block);
     let mut next: Option<(u32, u32)> = None;
     let mut claims = Vec::new();
     loop {
@@ -55,6 +57,9 @@ pub(crate) fn dynamic(run: &Run<'_>, pe: u32, block: u32) {
             return;
         }
         claims.clear();
+        if let Some(t) = &tr {
+            record::signals_sent(t, p.lowered, task, iteration);
+        }
         states.complete(p.lowered, task, iteration, &run.states, &mut claims);
         p.blocks[block as usize].count();
         // Keep one: run the first claimed compute instance ourselves (no
@@ -85,6 +90,7 @@ fn run_pinned_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
     let p = &run.pes[pe as usize];
     let states = &run.states[pe as usize];
     let l = p.lowered;
+    let tr = run.tracer(pe, block);
     let mut claims = Vec::new();
     if list.is_empty() {
         return;
@@ -115,6 +121,9 @@ fn run_pinned_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
                     }
                 }
             }
+            if let Some(tr) = &tr {
+                record::proxies_seen(tr, l, t, n);
+            }
             // The limit is read again after the acquire: a stopping task
             // that gates this one lowered it before publishing.
             if n >= states.limit() || run.aborted() {
@@ -124,6 +133,9 @@ fn run_pinned_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
                 return;
             }
             claims.clear();
+            if let Some(tr) = &tr {
+                record::signals_sent(tr, l, t, n);
+            }
             states.complete_pinned(l, t, n, &run.states, &mut claims);
             p.blocks[block as usize].count();
             for &(s, i) in &claims {

@@ -152,6 +152,25 @@
 //! graph's edges order the accesses (a producer's stores into a peer's heap
 //! happen before its Release proxy store, which the consumer acquires).
 //!
+//! # Tracing
+//!
+//! A traced run ([`EmulatorConfig::trace`], `RunOptions::trace` through the
+//! runtime) records what the device's trace rings record, where the device
+//! records it (`record.rs` has the table): task bodies, waits whose first
+//! poll failed, comm workers' idle time, proxy signals sent and seen; into
+//! one [`TraceRecorder::ring`] per block (the newest `records_per_block`
+//! events kept, the rest counted as dropped), with global task ids, on a
+//! host clock (ns since the run's start). [`RunReport::trace`] holds it.
+//! Untraced, every event site is one `Option` check.
+//!
+//! # The CUDA check
+//!
+//! Before running, the emulator compiles the graph's CUDA source with
+//! NVRTC when it is present, exactly as the GPU backend would for the run
+//! (`cuda_check.rs`), and fails with the same [`Error::Nvrtc`]; without
+//! NVRTC, or for kinds without device source, nothing is checked
+//! ([`EmulatorConfig::check_cuda`] turns it off).
+//!
 //! # Differences from the device
 //!
 //! - *Early finish re-reads the limit.* Every claim (fold, `try_claim`)
@@ -221,11 +240,15 @@
 mod body;
 mod comm;
 mod compute;
+mod cuda_check;
 mod queue;
+mod record;
 mod sched;
 mod shared;
 mod sync;
 mod wait;
+
+pub use cuda_check::CHECK_ARCH;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -272,7 +295,10 @@ pub(crate) fn test_lowered_run(
 use std::time::{Duration, Instant};
 
 use crate::graph::{Graph, Limits, LoweredGraph, LoweredRun};
+use crate::runtime::source::{Lean, Variant};
+use crate::runtime::TraceOptions;
 use crate::status::{RunReport, Snapshot};
+use crate::trace::{Trace, TraceRecorder};
 use crate::{Error, Result};
 
 #[cfg(doc)]
@@ -299,6 +325,20 @@ pub struct EmulatorConfig {
     /// instance is held by the worker that gets it), so the run must end in
     /// a timeout whose report names it. Default `None`.
     pub hold_task: Option<u32>,
+    /// Record a trace of the run ([`RunReport::trace`]): every worker's
+    /// task instances, waits, idle time and signals, as the device's trace
+    /// rings record them, each worker keeping its newest
+    /// `records_per_block` events (the rest counted as dropped), on a host
+    /// clock (ns since the run's start). Default `None`: nothing is
+    /// recorded.
+    pub trace: Option<TraceOptions>,
+    /// Compile the graph's CUDA source with NVRTC before running, when
+    /// NVRTC is present, and fail with [`Error::Nvrtc`] as the GPU backend
+    /// would (the same megakernel, for sm_[`CHECK_ARCH`]; through the
+    /// cubin cache). Without NVRTC, or when no kind has device source,
+    /// nothing is checked. Default `true`; turn it off for graphs whose
+    /// kinds have only CPU bodies but carry source that does not compile.
+    pub check_cuda: bool,
 }
 
 impl Default for EmulatorConfig {
@@ -311,6 +351,8 @@ impl Default for EmulatorConfig {
             comm_threads: 1,
             timeout: Duration::from_secs(10),
             hold_task: None,
+            trace: None,
+            check_cuda: true,
         }
     }
 }
@@ -320,9 +362,11 @@ impl Default for EmulatorConfig {
 ///
 /// Errors: [`Error::InvalidConfig`] for iterations outside
 /// `1..=MAX_ITERATIONS`, no compute threads, a `hold_task` that is not a
-/// task, or a placement the workers cannot run (a pinned slot without a
-/// worker, dynamic compute tasks without an unpinned compute worker, comm
-/// work without a comm worker); [`Error::InvalidGraph`] from validation;
+/// task, a trace ring size out of range, or a placement the workers cannot
+/// run (a pinned slot without a worker, dynamic compute tasks without an
+/// unpinned compute worker, comm work without a comm worker);
+/// [`Error::InvalidGraph`] from validation; [`Error::Nvrtc`] when the
+/// kinds' CUDA source does not compile ([`EmulatorConfig::check_cuda`]);
 /// [`Error::NoCpuBody`] when a kind used by a task has no CPU body (before
 /// any thread starts); [`Error::TaskFailed`] when a body returns
 /// `Err(code)`; [`Error::DeviceTimeout`] when a wait ran past `cfg.timeout`
@@ -383,7 +427,14 @@ pub fn run_pes(
         num_pes: pes,
         max_tasks: 1 << 24,
     })?;
-    run_prelowered(graph, &lowered, iterations, cfg, &vec![0; pes as usize])
+    run_prelowered(
+        graph,
+        &lowered,
+        iterations,
+        cfg,
+        &vec![0; pes as usize],
+        crate::runtime::DEFAULT_THREADS_PER_BLOCK,
+    )
 }
 
 /// Checks that the workers of `cfg` can run PE `l`'s placement (the GPU's
@@ -430,19 +481,25 @@ fn check_placement(
 
 /// [`run`] for a graph the caller already validated and lowered (the
 /// runtime's front end lowers once, against its own limits). `heaps` holds
-/// every PE's symmetric heap base (host addresses).
+/// every PE's symmetric heap base (host addresses); `threads_per_block` is
+/// the block size the GPU would compile the megakernel for (the CUDA
+/// check).
 pub(crate) fn run_prelowered(
     graph: &Graph,
     run: &LoweredRun,
     iterations: u32,
     cfg: &EmulatorConfig,
     heaps: &[u64],
+    threads_per_block: u32,
 ) -> Result<RunReport> {
     let pes = run.pes.len();
     if cfg.compute_threads == 0 {
         return Err(Error::InvalidConfig(
             "the emulator needs at least one compute thread".into(),
         ));
+    }
+    if let Some(t) = &cfg.trace {
+        t.check()?;
     }
     if heaps.len() != pes {
         return Err(Error::InvalidConfig(format!(
@@ -479,7 +536,20 @@ pub(crate) fn run_prelowered(
             .collect();
         emulated.push(shared::Pe::new(l, bodies, may_finish, comm, compute));
     }
-    let shared = shared::Run::new(emulated, iterations, cfg.timeout, hold, heaps);
+    if cfg.check_cuda {
+        // The megakernel the GPU backend would build for this run.
+        let variant = Variant {
+            trace: cfg.trace.is_some(),
+            local_pes: pes as u32,
+            lean: Lean::of(run),
+        };
+        cuda_check::check(graph.kinds(), threads_per_block, variant)?;
+    }
+    // The trace's clock starts here, with the run.
+    let recorder = cfg
+        .trace
+        .map(|t| TraceRecorder::ring(pes, (comm + compute) as usize, t.records_per_block as usize));
+    let mut shared = shared::Run::new(emulated, iterations, cfg.timeout, hold, heaps, recorder);
     let start = Instant::now();
     std::thread::scope(|s| {
         for p in &shared.pes {
@@ -510,17 +580,25 @@ pub(crate) fn run_prelowered(
     {
         std::panic::resume_unwind(payload);
     }
-    finish(graph, &shared, iterations, comm, wall)
+    let trace = shared.trace.take().map(|r| {
+        r.into_trace(
+            (0..graph.num_tasks() as u32)
+                .map(|g| graph.label(g))
+                .collect(),
+        )
+    });
+    finish(graph, &shared, iterations, comm, wall, trace)
 }
 
 /// After the join: the error of the run (the earliest recorded on any PE),
-/// or its report.
+/// or its report (with its trace, if traced).
 fn finish(
     graph: &Graph,
     run: &shared::Run<'_>,
     iterations: u32,
     comm: u32,
     wall: Duration,
+    trace: Option<Trace>,
 ) -> Result<RunReport> {
     let states: Vec<Vec<u64>> = run.states.iter().map(|s| s.snapshot()).collect();
     let blocks: Vec<_> = run.pes.iter().map(|p| p.block_stats()).collect();
@@ -580,6 +658,6 @@ fn finish(
         device_ns: None,
         event_ms: None,
         driver_calls: Vec::new(),
-        trace: None,
+        trace,
     })
 }

@@ -399,7 +399,23 @@ impl TaskStates {
     /// Relays this comm worker's share of the proxies (`j ≡ share mod
     /// stride`) whose value changed since `seen[j]` to their dynamic
     /// successors, claiming what became ready (the device's
-    /// `relay_proxies`). Returns whether any proxy changed.
+    /// `relay_proxies`), and calls `on_seen(proxy, done)` for every proxy
+    /// it saw advance (before its fence, where the device records
+    /// `SignalSeen`). Returns whether any proxy changed.
+    pub fn relay_with(
+        &self,
+        lowered: &LoweredGraph,
+        share: u32,
+        stride: u32,
+        seen: &mut [u32],
+        claims: &mut Vec<(u32, u32)>,
+        on_seen: impl FnMut(u32, u32),
+    ) -> bool {
+        self.relay_impl::<true>(lowered, share, stride, seen, claims, on_seen)
+    }
+
+    /// `relay_with` without a callback: the loom models' relay.
+    #[cfg(all(test, loom))]
     pub fn relay(
         &self,
         lowered: &LoweredGraph,
@@ -408,7 +424,7 @@ impl TaskStates {
         seen: &mut [u32],
         claims: &mut Vec<(u32, u32)>,
     ) -> bool {
-        self.relay_impl::<true>(lowered, share, stride, seen, claims)
+        self.relay_impl::<true>(lowered, share, stride, seen, claims, |_, _| {})
     }
 
     /// Mutant for the loom models: `relay` without its SeqCst fence (a
@@ -422,7 +438,7 @@ impl TaskStates {
         seen: &mut [u32],
         claims: &mut Vec<(u32, u32)>,
     ) -> bool {
-        self.relay_impl::<false>(lowered, share, stride, seen, claims)
+        self.relay_impl::<false>(lowered, share, stride, seen, claims, |_, _| {})
     }
 
     fn relay_impl<const FENCE: bool>(
@@ -432,6 +448,7 @@ impl TaskStates {
         stride: u32,
         seen: &mut [u32],
         claims: &mut Vec<(u32, u32)>,
+        mut on_seen: impl FnMut(u32, u32),
     ) -> bool {
         let mut changed = false;
         for j in (share..lowered.num_proxies).step_by(stride.max(1) as usize) {
@@ -448,6 +465,7 @@ impl TaskStates {
             }
             seen[j as usize] = v;
             changed = true;
+            on_seen(t, v);
             // SeqCst: acquires the producer's release (the load above read
             // it), and is the mirror image of a local completion's publish →
             // fence → read. Of a local predecessor's completion (publish;

@@ -11,6 +11,7 @@ use super::queue::ReadyQueue;
 use super::sched::TaskStates;
 use super::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::graph::{CpuBody, LoweredGraph};
+use crate::trace::TraceRecorder;
 
 /// One block's counters and current wait: `BlockStats` as atomics. Each
 /// block writes only its own entry (so every field is Relaxed: there is one
@@ -188,6 +189,10 @@ pub(crate) struct Run<'a> {
     error_order: AtomicU64,
     /// A panic payload from a task body, re-raised by the host after the join.
     pub panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    /// The trace of a traced run: one ring per block of every PE, each
+    /// written by its block's worker only (`record.rs` says what is
+    /// recorded where). `None`: every event site does nothing.
+    pub trace: Option<TraceRecorder>,
 }
 
 impl<'a> Run<'a> {
@@ -197,6 +202,7 @@ impl<'a> Run<'a> {
         timeout: Duration,
         hold: Option<(u32, u32)>,
         heaps: &'a [u64],
+        trace: Option<TraceRecorder>,
     ) -> Self {
         let states = pes
             .iter()
@@ -212,6 +218,7 @@ impl<'a> Run<'a> {
             abort: AtomicBool::new(false),
             error_order: AtomicU64::new(0),
             panic: Mutex::new(None),
+            trace,
         }
     }
 

@@ -2,6 +2,8 @@
 //! the thread, then sleep; every [`CHECK_EVERY`] polls look at abort (and
 //! at the end of the run, if the waiter may leave for it) and at the
 //! deadline, which is re-armed whenever the waiter's PE made progress.
+//! In a traced run a wait records `WaitBegin` at its first failed poll and
+//! `WaitEnd` when it ends, whatever its result (the device's `TraceWait`).
 
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -9,7 +11,9 @@ use std::time::{Duration, Instant};
 use autarky_shared::{ErrorCode, Status, WaitKind};
 
 use super::queue::QueueWait;
+use super::record;
 use super::shared::Run;
+use crate::trace::{wait_word, BlockTrace};
 
 /// Polls between two looks at the abort/finished flags and the clock.
 pub(crate) const CHECK_EVERY: u32 = 256;
@@ -56,6 +60,11 @@ pub(crate) struct Waiter<'s, 'a> {
     progress: u64,
     leave_when_finished: bool,
     pub gave_up: Option<GiveUp>,
+    /// The block's trace handle (traced runs only).
+    trace: Option<BlockTrace<'s>>,
+    /// `(global task, iteration, word)` of the `WaitBegin` recorded at the
+    /// first failed poll, for the `WaitEnd` recorded on drop.
+    begun: Option<(u32, u32, u64)>,
 }
 
 impl<'s, 'a> Waiter<'s, 'a> {
@@ -70,6 +79,8 @@ impl<'s, 'a> Waiter<'s, 'a> {
             progress: run.pes[pe as usize].completed_total(),
             leave_when_finished,
             gave_up: None,
+            trace: run.tracer(pe, block),
+            begun: None,
         }
     }
 
@@ -87,6 +98,15 @@ impl<'s, 'a> Waiter<'s, 'a> {
         let pe = &self.run.pes[self.pe as usize];
         let me = &pe.blocks[self.block as usize];
         if self.polls == 0 {
+            if let Some(t) = &self.trace {
+                let begun = (
+                    record::global(pe.lowered, task),
+                    iteration,
+                    wait_word(kind, index),
+                );
+                t.wait_begin(begun.0, begun.1, begun.2);
+                self.begun = Some(begun);
+            }
             me.set_wait(kind, index, wanted);
             if matches!(kind, WaitKind::QueueItem | WaitKind::Progress) {
                 self.patience = 2 * self.run.timeout;
@@ -155,6 +175,16 @@ impl<'s, 'a> Waiter<'s, 'a> {
     pub fn done(self) {
         if self.polls > 0 {
             self.run.pes[self.pe as usize].blocks[self.block as usize].clear_wait();
+        }
+    }
+}
+
+impl Drop for Waiter<'_, '_> {
+    /// Every end of a wait that began (success, a give-up, or the caller
+    /// leaving its loop) records its `WaitEnd`.
+    fn drop(&mut self) {
+        if let (Some(t), Some((task, iteration, word))) = (&self.trace, self.begun) {
+            t.wait_end(task, iteration, word);
         }
     }
 }

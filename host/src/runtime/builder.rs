@@ -19,6 +19,11 @@ pub(crate) enum Want {
     Emulator(usize),
 }
 
+/// Threads per block of the megakernel unless [`Builder::threads_per_block`]
+/// says otherwise (also the block size the emulator's CUDA check compiles
+/// for).
+pub(crate) const DEFAULT_THREADS_PER_BLOCK: u32 = 128;
+
 /// Largest [`Builder::max_tasks`]: the ready queue's capacity is the next
 /// power of two of the task count, held in a `u32`.
 const MAX_TASKS_LIMIT: usize = 1 << 31;
@@ -40,6 +45,9 @@ pub(crate) struct Config {
     /// Bytes of every PE's symmetric heap (reserved at the first
     /// `alloc_symmetric`).
     pub heap_bytes: usize,
+    /// Emulator: compile the graph's CUDA source before running
+    /// ([`EmulatorConfig::check_cuda`]).
+    pub check_cuda: bool,
 }
 
 /// Builds a [`Runtime`]. Defaults work: GPU 0 if present (else the
@@ -59,7 +67,7 @@ impl Default for Builder {
             want: Want::Auto,
             cfg: Config {
                 device: 0,
-                threads: 128,
+                threads: DEFAULT_THREADS_PER_BLOCK,
                 comm_blocks: 1,
                 pes: 1,
                 gpus: 1,
@@ -67,6 +75,7 @@ impl Default for Builder {
                 compute_blocks: None,
                 timeout: Duration::from_secs(10),
                 max_tasks: 1 << 24,
+                check_cuda: true,
             },
             gpu_only: Vec::new(),
         }
@@ -186,6 +195,19 @@ impl Builder {
         self
     }
 
+    /// Whether the emulator compiles each graph's CUDA source with NVRTC
+    /// before running it (default `true`), so that a body that would not
+    /// compile on the GPU fails on the emulator too, with the same
+    /// [`Error::Nvrtc`]. Without NVRTC installed, or for a graph whose
+    /// kinds all have empty source, nothing is checked either way. Turn it
+    /// off for graphs whose kinds have CPU bodies only but carry source
+    /// that does not compile. The GPU backend always compiles the source
+    /// (it runs it), so this setting does not change a GPU run.
+    pub fn check_cuda(mut self, check: bool) -> Self {
+        self.cfg.check_cuda = check;
+        self
+    }
+
     /// Bytes of every PE's symmetric heap (default 1 GiB), reserved at the
     /// first [`Runtime::alloc_symmetric`].
     pub fn symmetric_heap_bytes(mut self, bytes: usize) -> Self {
@@ -277,6 +299,8 @@ impl Builder {
                 comm_threads: self.cfg.comm_blocks as usize,
                 timeout: self.cfg.timeout,
                 hold_task: None,
+                trace: None,
+                check_cuda: self.cfg.check_cuda,
             }),
             cfg: self.cfg,
             heap: Default::default(),

@@ -45,6 +45,7 @@ use crate::{Error, Result};
 pub use buffer::Buffer;
 pub use builder::Builder;
 use builder::Config;
+pub(crate) use builder::DEFAULT_THREADS_PER_BLOCK;
 use driver::{Context, DeviceProps};
 pub use gpu::gpu_count;
 pub(crate) use gpu::{Gpu, Loaded};
@@ -153,7 +154,10 @@ impl Runtime {
     ///
     /// Every option is honoured by every backend or refused with
     /// [`Error::Unsupported`] naming the backend: the emulator refuses
-    /// `watchdog`, `abort_grace` and `timed` (see [`RunOptions`]).
+    /// `watchdog`, `abort_grace` and `timed` (see [`RunOptions`]). On the
+    /// emulator the graph's CUDA source is compiled first when NVRTC is
+    /// present ([`Builder::check_cuda`]), so a body that fails to compile
+    /// fails with [`Error::Nvrtc`] on both backends.
     pub fn run_with(&self, graph: &Graph, opts: RunOptions) -> Result<RunReport> {
         let lowered = self.lower(graph, &opts)?;
         match &self.backend {
@@ -162,9 +166,17 @@ impl Runtime {
                 let cfg = EmulatorConfig {
                     timeout: opts.timeout.unwrap_or(e.timeout),
                     hold_task: opts.faults().hold_task.map(|t| t.index() as u32),
+                    trace: opts.trace,
                     ..e.clone()
                 };
-                emulator::run_prelowered(graph, &lowered, opts.iterations, &cfg, &self.heap_bases())
+                emulator::run_prelowered(
+                    graph,
+                    &lowered,
+                    opts.iterations,
+                    &cfg,
+                    &self.heap_bases(),
+                    self.cfg.threads,
+                )
             }
         }
     }

@@ -8,7 +8,7 @@
 //! | `iterations`, `timeout` | yes | yes |
 //! | `watchdog`, `abort_grace` | yes | refused: no kernel to watch; waits end at `timeout` |
 //! | `timed` | device events | refused: no device events ([`RunReport::wall`] is always measured) |
-//! | `trace` | device trace rings ([`RunReport::trace`]) | refused until the emulator records through [`crate::trace::TraceRecorder`] |
+//! | `trace` | device trace rings ([`RunReport::trace`]) | the same events from its workers, host clock ([`crate::trace::TraceRecorder::ring`]) |
 //! | `hold_task` (feature `fault-injection`) | yes | yes |
 //! | `corrupt_kind`, `abi_version_override` (feature `fault-injection`) | yes | refused |
 
@@ -47,7 +47,8 @@ pub struct RunOptions {
     /// the megakernel is compiled with its trace rings (a separate cubin;
     /// untraced runs carry no trace code) and the rings are downloaded
     /// after the kernel ended, so the run stays CPU-free. The emulator
-    /// refuses it for now ([`Error::Unsupported`]).
+    /// records the same events from its workers, into rings of the same
+    /// size, on a host clock (ns since the run's start).
     pub trace: Option<TraceOptions>,
     /// Fault injection: never run this task (a dependency that never
     /// completes). Both backends.
@@ -213,12 +214,6 @@ impl RunOptions {
                 "there are no device events to time; RunReport::wall is measured on every backend",
             );
         }
-        if self.trace.is_some() {
-            return refuse(
-                "RunOptions::trace",
-                "the emulator does not record its workers yet (autarky::trace::TraceRecorder is the recording API it will use); record from CPU task bodies with a TraceRecorder meanwhile",
-            );
-        }
         let f = self.faults();
         if f.corrupt_kind.is_some() {
             return refuse(
@@ -269,14 +264,11 @@ mod tests {
     }
 
     #[test]
-    fn the_emulator_refuses_a_trace_naming_the_option() {
+    fn the_emulator_accepts_a_trace() {
         let o = RunOptions {
             trace: Some(TraceOptions::default()),
             ..RunOptions::iterations(1)
         };
-        match o.check_emulator() {
-            Err(Error::Unsupported { option, .. }) => assert_eq!(option, "RunOptions::trace"),
-            other => panic!("{other:?}"),
-        }
+        assert!(o.check_emulator().is_ok());
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use autarky::runtime::driver::DeviceMem;
-use autarky::trace::{EventKind, Role, Trace, TraceEvent, TraceRecorder};
+use autarky::trace::Trace;
 use autarky::{Graph, RunOptions, Runtime, TaskId, TaskKind, TraceOptions};
 use serde_json::json;
 
@@ -16,9 +16,6 @@ use crate::{plural, CliError, Ctx};
 
 /// Most tasks a demonstration graph may have.
 pub const MAX_TASKS: u32 = 1 << 20;
-/// Most events a `--trace` keeps (two per instance); beyond, they are
-/// counted as dropped.
-const MAX_TRACE_EVENTS: u64 = 1 << 23;
 
 /// Run a random DAG with loop-carried edges and check that every instance
 /// ran exactly once, after all its predecessors' instances.
@@ -42,15 +39,15 @@ pub struct Args {
     /// than the check's 2^27-instance log).
     #[arg(long)]
     no_check: bool,
-    /// Write a Chrome/Perfetto trace to FILE and print its summary. On the
-    /// GPU: every block's task instances, waits, idle time and signals
-    /// from the device trace rings; on the emulator: the task instances,
-    /// recorded by the CPU bodies.
+    /// Write a Chrome/Perfetto trace to FILE and print its summary: every
+    /// block's task instances, waits, idle time and signals, from the
+    /// device trace rings on the GPU, from the emulated blocks on the
+    /// emulator (the same events, on a host clock).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
-    /// Records each block's device trace ring keeps (GPU, with --trace; a
-    /// power of two). A block that records more keeps the newest; the
-    /// rest are reported as dropped.
+    /// Records each block's trace ring keeps (with --trace; a power of
+    /// two). A block that records more keeps the newest; the rest are
+    /// reported as dropped.
     #[arg(long, value_name = "N", default_value_t = TraceOptions::DEFAULT_RECORDS,
           value_parser = trace_records_parser, requires = "trace")]
     trace_records: u32,
@@ -125,24 +122,11 @@ __device__ void work(autarky::TaskCtx& ctx) {
 "#;
 
 /// The `work` kind: the device body above, and a CPU body doing the same
-/// check, logging into `log` and recording into `trace` when given.
-fn work_kind(log: Option<Arc<HostLog>>, trace: Option<Arc<TraceRecorder>>) -> TaskKind {
+/// check and logging into `log` when given.
+fn work_kind(log: Option<Arc<HostLog>>) -> TaskKind {
     TaskKind::new("work", WORK_SRC)
         .args::<DagArgs>()
         .with_cpu(move |ctx| {
-            let event = |kind| TraceEvent {
-                t_ns: 0,
-                pe: ctx.pe,
-                block: ctx.block,
-                role: Role::Compute,
-                task: ctx.task,
-                iteration: ctx.iteration,
-                kind,
-                arg: 0,
-            };
-            if let Some(t) = &trace {
-                t.record(event(EventKind::TaskStart));
-            }
             let start = log.as_ref().map(|l| l.start());
             let n = 128u64;
             let it = ctx.iteration as u64 + 1;
@@ -150,9 +134,6 @@ fn work_kind(log: Option<Arc<HostLog>>, trace: Option<Arc<TraceRecorder>>) -> Ta
             let ok = sum == (n * (n - 1) / 2) * it + n * ctx.task as u64;
             if let (Some(l), Some(s)) = (&log, start) {
                 l.end(ctx.task, ctx.iteration, s);
-            }
-            if let Some(t) = &trace {
-                t.record(event(EventKind::TaskEnd));
             }
             if ok {
                 Ok(())
@@ -318,16 +299,6 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     } else {
         None
     };
-    // The emulator's trace comes from the CPU bodies; the GPU's from the
-    // device rings (RunOptions::trace).
-    let recorder = a.trace.as_ref().filter(|_| !gpu).map(|_| {
-        // Compute workers are blocks 1..=threads (block 0 is the comm worker).
-        let blocks = 1 + threads.unwrap_or(1) as usize;
-        Arc::new(TraceRecorder::new(
-            blocks,
-            (2 * instances).min(MAX_TRACE_EVENTS) as usize,
-        ))
-    });
     let args = device_log.as_ref().map_or(DagArgs::default(), |d| DagArgs {
         log: d.log.ptr(),
         count: d.count.ptr(),
@@ -335,12 +306,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         iterations: a.iterations,
         _pad: 0,
     });
-    let dag = build(
-        a.tasks,
-        a.seed,
-        work_kind(host_log.clone(), recorder.clone()),
-        args,
-    );
+    let dag = build(a.tasks, a.seed, work_kind(host_log.clone()), args);
     let edges_text = if dag.carried > 0 {
         format!(
             "{}, with {}",
@@ -358,18 +324,20 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     ));
 
     // ---- run ----
+    // Both backends record the trace the same way (RunOptions::trace): the
+    // GPU in its device rings, the emulator from its emulated blocks.
+    let opts = RunOptions {
+        trace: a
+            .trace
+            .as_ref()
+            .map(|_| TraceOptions::records_per_block(a.trace_records)),
+        ..RunOptions::iterations(a.iterations)
+    };
     let mut report = if gpu {
-        let opts = RunOptions {
-            trace: a
-                .trace
-                .as_ref()
-                .map(|_| TraceOptions::records_per_block(a.trace_records)),
-            ..RunOptions::iterations(a.iterations)
-        };
         let run = rt.launch(&dag.graph, opts)?;
         crate::progress::wait(run, instances, ctx.progress_bar())?
     } else {
-        rt.run(&dag.graph, a.iterations)?
+        rt.run_with(&dag.graph, opts)?
     };
     ctx.say(format_args!(
         "completed {} of {instances} instances in {:?} (host wall){}",
@@ -437,21 +405,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             .iter()
             .map(|e| (e.from.index() as u32, e.to.index() as u32, e.distance))
             .collect();
-        drop(dag.graph); // the CPU bodies hold the recorder's other references
-        let trace = match (report.trace.take(), recorder) {
-            (Some(t), _) => t,
-            (None, Some(rec)) => {
-                let rec = Arc::try_unwrap(rec).map_err(|_| {
-                    CliError::Usage("the trace recorder is still shared after the run".into())
-                })?;
-                rec.into_trace((0..a.tasks).map(|t| format!("#{t}")).collect())
-            }
-            (None, None) => {
-                return Err(CliError::Usage(
-                    "the run returned no trace although --trace was given".into(),
-                ))
-            }
-        };
+        let trace: Trace = report.trace.take().ok_or_else(|| {
+            CliError::Usage("the run returned no trace although --trace was given".into())
+        })?;
         trace_json = write_trace(ctx, path, &trace, &edge_list)?;
     }
 

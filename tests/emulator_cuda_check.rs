@@ -1,0 +1,148 @@
+//! A kind whose CUDA source does not compile fails on the emulator too:
+//! when NVRTC is present, the emulator compiles the megakernel the GPU
+//! would build and returns the same `Error::Nvrtc` (unless the check is
+//! turned off). Skips (with a printed reason) the parts that need NVRTC
+//! when it is absent; fails instead when AUTARKY_REQUIRE_NVRTC=1.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use autarky::emulator::{self, EmulatorConfig};
+use autarky::runtime::nvrtc;
+use autarky::{Error, Graph, Runtime, TaskKind};
+
+fn require() -> bool {
+    std::env::var("AUTARKY_REQUIRE_NVRTC").as_deref() == Ok("1")
+}
+
+/// Is NVRTC here? Panics when it is required and missing.
+fn nvrtc_present(test: &str) -> bool {
+    match nvrtc::nvrtc_version() {
+        Ok(_) => true,
+        Err(e) if !require() => {
+            eprintln!("SKIP {test}: {e}");
+            false
+        }
+        Err(e) => panic!("AUTARKY_REQUIRE_NVRTC=1 but {e}"),
+    }
+}
+
+/// One task of a kind with a syntax error in its CUDA source and a working
+/// CPU body (which counts its runs).
+fn broken_graph(runs: Arc<AtomicU64>) -> Graph {
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(
+            TaskKind::new(
+                "broken",
+                "__device__ void broken(autarky::TaskCtx& ctx) { undeclared_thing(ctx) }",
+            )
+            .with_cpu(move |_| {
+                runs.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }),
+        )
+        .unwrap();
+    g.add_task_bytes(k, &[]);
+    g
+}
+
+#[test]
+fn a_kind_with_a_syntax_error_fails_the_emulated_run_with_the_nvrtc_log() {
+    let runs = Arc::new(AtomicU64::new(0));
+    let g = broken_graph(runs.clone());
+    let rt = Runtime::builder().emulator(2).build().unwrap();
+    let result = rt.run(&g, 3);
+    if !nvrtc_present("a_kind_with_a_syntax_error_fails_the_emulated_run") {
+        // Without NVRTC the source is not checked: the run goes on.
+        assert_eq!(result.unwrap().instances, 3);
+        return;
+    }
+    match result {
+        Err(Error::Nvrtc { log, options }) => {
+            assert!(log.contains("undeclared_thing"), "log: {log}");
+            assert!(options.iter().any(|o| o.contains("sm_90")), "{options:?}");
+        }
+        other => panic!("expected Error::Nvrtc, got {other:?}"),
+    }
+    assert_eq!(runs.load(Ordering::Relaxed), 0, "nothing ran");
+    // The direct emulator API checks too.
+    match emulator::run(&g, 1, &EmulatorConfig::default()) {
+        Err(Error::Nvrtc { .. }) => {}
+        other => panic!("expected Error::Nvrtc, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_broken_kind_runs_when_the_check_is_turned_off() {
+    let runs = Arc::new(AtomicU64::new(0));
+    let g = broken_graph(runs.clone());
+    let rt = Runtime::builder()
+        .emulator(2)
+        .check_cuda(false)
+        .build()
+        .unwrap();
+    assert_eq!(rt.run(&g, 3).unwrap().instances, 3);
+    let cfg = EmulatorConfig {
+        check_cuda: false,
+        ..EmulatorConfig::default()
+    };
+    assert_eq!(emulator::run(&g, 2, &cfg).unwrap().instances, 2);
+    assert_eq!(runs.load(Ordering::Relaxed), 5);
+}
+
+#[test]
+fn kinds_defined_by_another_kinds_source_compile_together_as_on_the_gpu() {
+    // The second kind has no source of its own: the first kind's source
+    // defines both functions (the pattern of solvers::jacobi).
+    const SHARED: &str = r#"
+        __device__ void first(autarky::TaskCtx&) {}
+        __device__ void second(autarky::TaskCtx&) {}
+    "#;
+    let mut g = Graph::new();
+    let a = g
+        .add_kind(TaskKind::new("first", SHARED).with_cpu(|_| Ok(())))
+        .unwrap();
+    let b = g
+        .add_kind(TaskKind::new("second", "").with_cpu(|_| Ok(())))
+        .unwrap();
+    let x = g.add_task_bytes(a, &[]);
+    let y = g.add_task_bytes(b, &[]);
+    g.add_edge(x, y);
+    let rt = Runtime::builder().emulator(2).build().unwrap();
+    assert_eq!(rt.run(&g, 2).unwrap().instances, 4);
+    if !nvrtc_present("kinds_defined_by_another_kinds_source") {
+        return;
+    }
+    // And a kind with empty source that nothing defines fails, as it
+    // would on the GPU.
+    let mut g = Graph::new();
+    let a = g
+        .add_kind(
+            TaskKind::new("defined", "__device__ void defined(autarky::TaskCtx&) {}")
+                .with_cpu(|_| Ok(())),
+        )
+        .unwrap();
+    let b = g
+        .add_kind(TaskKind::new("undefined_kind_fn", "").with_cpu(|_| Ok(())))
+        .unwrap();
+    g.add_task_bytes(a, &[]);
+    g.add_task_bytes(b, &[]);
+    match rt.run(&g, 1) {
+        Err(Error::Nvrtc { log, .. }) => assert!(log.contains("undefined_kind_fn"), "{log}"),
+        other => panic!("expected Error::Nvrtc, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_graph_without_device_source_runs_unchecked() {
+    // CPU-only kinds (empty source): nothing to compile, with or without
+    // NVRTC.
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("cpu_only", "").with_cpu(|_| Ok(())))
+        .unwrap();
+    g.add_task_bytes(k, &[]);
+    let rt = Runtime::builder().emulator(1).build().unwrap();
+    assert_eq!(rt.run(&g, 4).unwrap().instances, 4);
+}
