@@ -22,6 +22,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn kernel_that_ignores_abort_is_reported_unstoppable_not_waited_on(rt: Runtime) {
+    // (Then: refused while it runs, usable again once it ended.)
     let mut g = Graph::new();
     let k = g
         .add_kind(TaskKind::new(
@@ -58,6 +59,27 @@ fn kernel_that_ignores_abort_is_reported_unstoppable_not_waited_on(rt: Runtime) 
         took < Duration::from_secs(2),
         "reported after {took:?}, not promptly"
     );
-    // Let the kernel finish before the process tears the context down.
+    // While it still runs, a new run is refused at once (a cooperative
+    // launch would queue behind it), not left to its own watchdog.
+    let t = Instant::now();
+    match rt.run(&g, 1) {
+        Err(Error::GpuStuck { .. }) => {}
+        other => panic!("expected GpuStuck while the old kernel runs, got {other:?}"),
+    }
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "refused after {:?}",
+        t.elapsed()
+    );
+    // Once it has ended, the GPU runs graphs again.
     std::thread::sleep(Duration::from_secs(3));
+    let mut ok = Graph::new();
+    let k = ok
+        .add_kind(TaskKind::new(
+            "fine",
+            "__device__ void fine(autarky::TaskCtx&) {}",
+        ))
+        .unwrap();
+    ok.add_task_bytes(k, &[]);
+    assert_eq!(rt.run(&ok, 10).unwrap().instances, 10);
 }

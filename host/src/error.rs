@@ -148,6 +148,14 @@ pub enum Error {
         /// What was known.
         report: String,
     },
+    /// An earlier megakernel on this GPU never stopped (see
+    /// [`Error::Unstoppable`]) and is still running: a cooperative launch
+    /// would wait behind it, so no new run starts until it ends.
+    #[error("GPU {device}: an earlier megakernel that did not stop after abort is still running; no run can start until it ends (a body stuck in a loop that never checks abort: restart the process)")]
+    GpuStuck {
+        /// Device ordinal.
+        device: i32,
+    },
     /// A device-side error code the host does not know (ABI drift).
     #[error("device reported unknown error code {code} on PE {pe}")]
     UnknownDeviceError {

@@ -42,6 +42,11 @@ pub(crate) struct Gpu {
     // context is released (compute-sanitizer reported cuModuleUnload on a
     // released context as CUDA_ERROR_INVALID_HANDLE).
     loaded: Mutex<HashMap<[u8; 32], Arc<Loaded>>>,
+    /// Streams of kernels that did not stop after abort (their memory was
+    /// leaked): a new run first checks they have ended, and refuses to
+    /// launch behind one that has not ([`Error::GpuStuck`]) instead of
+    /// waiting for its own watchdog.
+    pub stuck: Mutex<Vec<driver::Stream>>,
     /// Shared with every [`super::Buffer`] allocated on it, so device
     /// memory is freed before the context is released.
     pub ctx: Arc<Context>,
@@ -115,6 +120,7 @@ impl Gpu {
             cfg: cfg.clone(),
             loaded: Mutex::new(HashMap::new()),
             others: Vec::new(),
+            stuck: Mutex::new(Vec::new()),
         })
     }
 
@@ -128,6 +134,26 @@ impl Gpu {
                 ..Default::default()
             },
         )
+    }
+
+    /// Err([`Error::GpuStuck`]) while a kernel that would not stop still
+    /// runs on this GPU (forgotten once it has ended).
+    pub(crate) fn check_not_stuck(&self) -> Result<()> {
+        let mut stuck = self.stuck.lock();
+        let mut still = Vec::new();
+        for s in stuck.drain(..) {
+            if !s.query()? {
+                still.push(s);
+            }
+        }
+        let busy = !still.is_empty();
+        *stuck = still;
+        if busy {
+            return Err(Error::GpuStuck {
+                device: self.ctx.device(),
+            });
+        }
+        Ok(())
     }
 
     /// The megakernel variant for these kinds, compiled (or taken from the

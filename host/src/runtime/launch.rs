@@ -96,6 +96,9 @@ impl<'a> GpuRun<'a> {
         let pes = run.pes.len() as u32;
         let gpus: Vec<&Gpu> = std::iter::once(gpu).chain(gpu.others.iter()).collect();
         let g_count = gpus.len() as u32;
+        for g in &gpus {
+            g.check_not_stuck()?;
+        }
         if pes % g_count != 0 || pes / g_count > MAX_LOCAL_PES {
             return Err(Error::InvalidConfig(format!(
                 "{pes} PEs on {g_count} GPU(s): every GPU hosts the same number of PEs, at most {MAX_LOCAL_PES}"
@@ -328,6 +331,10 @@ impl<'a> GpuRun<'a> {
         std::mem::forget(self.mem.take());
         std::mem::forget(self._peer_tables.take());
         std::mem::forget(std::mem::take(&mut self.controls));
+        // Keep the streams: the next run on each GPU checks they ended.
+        for (g, s) in self.gpus.iter().zip(std::mem::take(&mut self.streams)) {
+            g.stuck.lock().push(s);
+        }
     }
 
     /// Instances completed so far on every PE (host-mapped, published by
