@@ -383,3 +383,21 @@ fn chart(bench: &str, family: &str, cases: &[&CaseResult], path: &Path) -> Resul
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
+
+/// `NVIDIA H200` → `h200`: the first word with a digit, lowercased.
+pub fn gpu_slug(name: &str) -> String {
+    let word = name
+        .split_whitespace()
+        .find(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .unwrap_or(name);
+    let slug: String = word
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    if slug.is_empty() {
+        "gpu".into()
+    } else {
+        slug
+    }
+}

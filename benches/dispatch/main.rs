@@ -68,8 +68,9 @@ use autarky::runtime::nvrtc;
 use autarky::{Error, Graph, Runtime};
 
 use baselines::{Baselines, ClaimBuffers};
-use cases::{chain_graph, gpu_slug, independent_graph, run_autarky, table, Case, Metric, Role};
+use cases::{chain_graph, independent_graph, run_autarky, table, Case, Metric, Role};
 use config::Config;
+use report::gpu_slug;
 
 pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
 

@@ -65,8 +65,9 @@ use autarky::{Error, RunOptions, Runtime};
 use serde_json::json;
 
 use baselines::{Grid, Kernels};
-use cases::{gpu_slug, Case, Role};
+use cases::{Case, Role};
 use config::{default_iterations, Config};
+use report::gpu_slug;
 use report::Spread;
 
 pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
