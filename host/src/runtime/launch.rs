@@ -124,7 +124,9 @@ impl<'a> GpuRun<'a> {
             .map(|g| g.load_variant(graph.kinds(), variant))
             .collect::<Result<_>>()?;
         // Every GPU of a run is the same model (checked at boot), so GPU 0's
-        // grid is every GPU's.
+        // grid is every GPU's (asked with GPU 0's context current: loading
+        // on the others made theirs current).
+        gpu.ctx.bind()?;
         let (comm_blocks, mut compute_blocks) = gpu.grid(&loaded[0], local_pes)?;
         // Blocks that would only wait for dynamic work that never comes are
         // not launched: with every compute task pinned, each PE needs just
