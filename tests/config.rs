@@ -87,3 +87,24 @@ fn configuration_errors_come_before_looking_for_a_gpu() {
     let msg = config_error(Runtime::builder().gpu().threads_per_block(33));
     assert!(msg.contains("threads_per_block"), "{msg}");
 }
+
+#[test]
+fn pe_and_gpu_counts_are_checked_before_anything_boots() {
+    let msg = config_error(Runtime::builder().emulator(2).pes(0));
+    assert!(msg.starts_with("pes must be a multiple of gpus"), "{msg}");
+    let msg = config_error(Runtime::builder().emulator(2).pes(17));
+    assert!(msg.contains("at most 16 PEs per GPU, got 17"), "{msg}");
+    let msg = config_error(Runtime::builder().gpu().gpus(2).pes(3));
+    assert!(msg.contains("multiple of gpus (2)"), "{msg}");
+    let msg = config_error(Runtime::builder().gpu().gpus(0));
+    assert!(msg.starts_with("gpus must be at least 1"), "{msg}");
+    // Several GPUs on the emulator are refused, naming the backend.
+    match Runtime::builder().emulator(2).gpus(2).pes(2).build() {
+        Err(autarky::Error::Unsupported {
+            backend, option, ..
+        }) => assert_eq!((backend, option), ("emulator", "Builder::gpus")),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    // 16 PEs on one GPU (or the emulator) are fine.
+    Runtime::builder().emulator(1).pes(16).build().unwrap();
+}

@@ -277,3 +277,37 @@ fn readiness_rule_follows_distances() {
         "the implicit self edge: instance 1 needs instance 0 done"
     );
 }
+
+#[test]
+fn a_graph_compiles_only_the_scheduler_features_it_uses() {
+    use autarky::runtime::source::Lean;
+    let k = |g: &mut autarky::Graph, comm: bool| {
+        let kind = TaskKind::new(if comm { "c" } else { "k" }, "");
+        g.add_kind(if comm { kind.comm() } else { kind }).unwrap()
+    };
+    let limits2 = autarky::Limits {
+        num_pes: 2,
+        ..autarky::Limits::default()
+    };
+    // Dynamic compute tasks on one PE: everything else compiled out.
+    let mut g = autarky::Graph::new();
+    let kk = k(&mut g, false);
+    let a = g.add_task_bytes(kk, &[]);
+    let b = g.add_task_bytes(kk, &[]);
+    g.add_edge(a, b);
+    let lean = Lean::of(&g.lower_run(&limits2).unwrap());
+    assert!(
+        lean.no_pinned && lean.no_comm_work && lean.no_remote,
+        "{lean:?}"
+    );
+    // A pinned task, a comm task and an edge between PEs turn each on.
+    g.pin(a, 0);
+    let kc = k(&mut g, true);
+    let c = g.add_task_bytes(kc, &[]);
+    g.set_pe(c, 1).add_edge(b, c);
+    let lean = Lean::of(&g.lower_run(&limits2).unwrap());
+    assert!(
+        !lean.no_pinned && !lean.no_comm_work && !lean.no_remote,
+        "{lean:?}"
+    );
+}
