@@ -154,3 +154,68 @@ fn emulated_nan_fails_the_run_at_the_first_check() {
         other => panic!("expected TaskFailed with the non-finite code, got {other:?}"),
     }
 }
+
+/// Races in the halo protocol (a pulse overwriting ghosts its receiver
+/// still reads, a tile overwriting cells a pulse still packs) would show as
+/// run-to-run differences: random decompositions, tile shapes and
+/// stencils, each run twice on the emulator's free-running threads and
+/// compared bitwise with the one-PE result.
+#[test]
+fn random_decompositions_and_tiles_never_change_a_single_cell() {
+    let mut seed = 0x9e3779b97f4a7c15u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for case in 0..6 {
+        let three_d = case % 2 == 1;
+        let stencil = match (three_d, next(2)) {
+            (false, 0) => Stencil::FivePoint,
+            (false, _) => Stencil::NinePoint,
+            (true, 0) => Stencil::SevenPoint,
+            (true, _) => Stencil::TwentySevenPoint,
+        };
+        let dims = if three_d {
+            [
+                4 + next(4) as usize,
+                4 + next(5) as usize,
+                4 + next(5) as usize,
+            ]
+        } else {
+            [1, 6 + next(10) as usize, 6 + next(10) as usize]
+        };
+        let bc = [0, 1, 2].map(|_| if next(2) == 0 { D } else { P });
+        let prob = problem(dims, stencil, bc);
+        let iters = 5 + next(6) as u32;
+        let one = {
+            let cfg = JacobiConfig::new(prob.clone(), iters);
+            JacobiSolver::new(&rt(1), cfg).unwrap().run().unwrap().field
+        };
+        let pes = [2u32, 3, 4][next(3) as usize];
+        let tile = [
+            1 + next(3) as usize,
+            1 + next(4) as usize,
+            2 + next(5) as usize,
+        ];
+        for _ in 0..2 {
+            let mut cfg = JacobiConfig::new(prob.clone(), iters);
+            cfg.tile = Some(tile);
+            let got = JacobiSolver::new(&rt(pes), cfg)
+                .unwrap()
+                .run()
+                .unwrap()
+                .field;
+            let diff = got
+                .iter()
+                .zip(&one)
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            assert_eq!(
+                diff, 0,
+                "case {case}: {stencil:?} {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}: {diff} cells differ from 1 PE"
+            );
+        }
+    }
+}
