@@ -10,6 +10,18 @@
 //!
 //! Callers must have loaded the driver first ([`super::libs::ensure_driver`]):
 //! with dynamic loading, cudarc panics when libcuda is absent.
+//!
+//! Why not cudarc's safe types (`CudaContext`, `CudaSlice`, `CudaStream`):
+//! a `CudaSlice` records an event on every stream that uses it, and a later
+//! operation on the slice waits for that event — with a kernel that runs
+//! until the graph ends, a deadlock. From cudarc 0.19.10's source,
+//! `CudaContext::disable_event_tracking` (an `unsafe fn`) makes slices
+//! created after the call record nothing, which would remove that wait, at
+//! the price of every slice of the context giving up cross-stream
+//! synchronization; `CudaContext::new` also panics without libcuda. This
+//! reading has not been checked on a GPU. Rebuilding this file on
+//! `cudarc::driver::result` (raw `sys` only where cudarc has no wrapper:
+//! `cuStreamQuery`, peer access, host-mapped pointers) is still to do.
 
 use std::cell::RefCell;
 use std::ffi::{c_void, CStr};
