@@ -202,6 +202,19 @@ fn info_chain_and_bench_json_parse() {
     let o = autarky(&["--json", "bench"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ran"], false, "bench must not claim to have run");
+    // info names the cubin cache and its size (the GPU fields are null on
+    // the emulator).
+    let dir = std::env::temp_dir().join(format!("autarky-info-cache-{}", std::process::id()));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_autarky"))
+        .args(["--json", "--emulator", "info"])
+        .env("AUTARKY_CACHE_DIR", &dir)
+        .env_remove("AUTARKY_CACHE")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["cubin_cache"]["dir"], dir.to_str().unwrap());
+    assert_eq!(v["cubin_cache"]["cubins"], 0);
+    assert!(v["megakernel"].is_null() && v["topology"].is_null(), "{v}");
 }
 
 #[test]

@@ -120,6 +120,19 @@ impl CubinCache {
         CubinCache { dir: dir.into() }
     }
 
+    /// `(cubins, bytes)` stored in the cache now (0, 0 when the directory
+    /// does not exist yet).
+    pub fn usage(&self) -> (u64, u64) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return (0, 0);
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cubin"))
+            .filter_map(|e| e.metadata().ok())
+            .fold((0, 0), |(n, b), m| (n + 1, b + m.len()))
+    }
+
     /// The cache directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -326,6 +339,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let c = CubinCache::at(dir.join("nested"));
         let k = base();
+        assert_eq!(c.usage(), (0, 0), "no directory yet");
         assert!(c.load(&k).unwrap().is_none(), "empty cache misses");
         let cubin = b"\x7fELF\x02\x01\x01 pretend cubin".to_vec();
         let stored = c.store(&k, &cubin).unwrap();
@@ -341,6 +355,11 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, vec![format!("{}.cubin", k.hex())]);
+        assert_eq!(
+            c.usage(),
+            (1, cubin.len() as u64),
+            "what `autarky info` reports"
+        );
         // Overwriting an entry is fine (two processes racing to store).
         c.store(&k, &cubin).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();

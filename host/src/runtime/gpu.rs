@@ -22,6 +22,24 @@ pub fn gpu_count() -> Result<u32> {
     })
 }
 
+/// Every GPU's name, and for every ordered pair whether the first can load
+/// and store the second's memory directly (peer-to-peer: what several GPUs
+/// in one run need). Retains each device's primary context.
+pub fn gpu_topology() -> Result<(Vec<String>, Vec<Vec<bool>>)> {
+    let n = gpu_count()?;
+    let ctxs: Vec<Context> = (0..n)
+        .map(Context::new)
+        .collect::<std::result::Result<_, _>>()?;
+    let names = ctxs.iter().map(|c| c.props.name.clone()).collect();
+    let mut peers = vec![vec![false; n as usize]; n as usize];
+    for (i, a) in ctxs.iter().enumerate() {
+        for (j, b) in ctxs.iter().enumerate() {
+            peers[i][j] = i == j || a.can_access_peer(b)?;
+        }
+    }
+    Ok((names, peers))
+}
+
 /// The first clause of a [`Error::NoGpu`] reason (before `;`), for one-line
 /// notices; the full reason says where autarky looked.
 pub(crate) fn short_reason(reason: &str) -> &str {

@@ -47,7 +47,7 @@ pub use builder::Builder;
 use builder::Config;
 pub(crate) use builder::DEFAULT_THREADS_PER_BLOCK;
 use driver::{Context, DeviceProps};
-pub use gpu::gpu_count;
+pub use gpu::{gpu_count, gpu_topology};
 pub(crate) use gpu::{Gpu, Loaded};
 pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSliceMut};
 pub use launch::{Finished, GpuRun};
