@@ -1,6 +1,9 @@
-//! The CUDA driver boundary: every `cudarc::driver::sys` call autarky makes
-//! is in this file, wrapped in an owning type whose methods return
-//! `Result`. Everything above it is safe Rust.
+//! The CUDA driver boundary: every driver call autarky makes is in this
+//! file, wrapped in an owning type whose methods return `Result`. Calls go
+//! through cudarc's `result` layer (`cudarc::driver::result`); raw `sys`
+//! calls remain only where cudarc has no wrapper (`cuStreamQuery`, which
+//! must tell "not ready" from an error; peer access; the device pointer of
+//! host-mapped memory). Everything above this file is safe Rust.
 //!
 //! Every call is also noted in a per-thread call log when recording is on
 //! ([`CallLog`]); the runtime records from just before the launch until the
@@ -19,14 +22,14 @@
 //! created after the call record nothing, which would remove that wait, at
 //! the price of every slice of the context giving up cross-stream
 //! synchronization; `CudaContext::new` also panics without libcuda. This
-//! reading has not been checked on a GPU. Rebuilding this file on
-//! `cudarc::driver::result` (raw `sys` only where cudarc has no wrapper:
-//! `cuStreamQuery`, peer access, host-mapped pointers) is still to do.
+//! reading has not been checked on a GPU. The megakernel is therefore given
+//! raw device addresses from the owning types here, which track nothing.
 
 use std::cell::RefCell;
 use std::ffi::{c_void, CStr};
 use std::ptr;
 
+use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 
 use crate::Error;
@@ -78,7 +81,23 @@ fn check(call: &'static str, r: CUresult) -> Result<(), Error> {
     })
 }
 
-/// Calls a driver function, notes it in the call log and checks the result.
+/// A `cudarc::driver::result` call: noted in the call log under the driver
+/// function's name, its error mapped to [`Error::Driver`].
+fn via<T>(call: &'static str, r: Result<T, DriverError>) -> Result<T, Error> {
+    note(call);
+    r.map_err(|e| match check(call, e.0) {
+        Err(err) => err,
+        // A DriverError always carries a failure code.
+        Ok(()) => Error::Driver {
+            call,
+            code: e.0 as u32,
+            name: format!("{:?}", e.0),
+        },
+    })
+}
+
+/// Calls a raw `sys` driver function (only those cudarc's `result` layer
+/// does not wrap), notes it in the call log and checks the result.
 /// Expands to an `unsafe` call: every use site states why its arguments are valid.
 macro_rules! cu {
     ($f:ident($($a:expr),* $(,)?)) => {{
@@ -123,12 +142,8 @@ unsafe impl Sync for Context {}
 
 /// Number of CUDA devices (initializing the driver).
 pub fn device_count() -> Result<u32, Error> {
-    let mut n = 0i32;
-    // SAFETY: cuInit has no preconditions; `n` is a valid out-pointer.
-    unsafe {
-        cu!(cuInit(0))?;
-        cu!(cuDeviceGetCount(&mut n))?;
-    }
+    via("cuInit", result::init())?;
+    let n = via("cuDeviceGetCount", result::device::get_count())?;
     Ok(n.max(0) as u32)
 }
 
@@ -163,33 +178,30 @@ impl Context {
 
     /// Retains device `ordinal`'s primary context and makes it current.
     pub fn new(ordinal: u32) -> Result<Context, Error> {
-        let mut dev: sys::CUdevice = 0;
-        let mut ctx: sys::CUcontext = ptr::null_mut();
-        let mut name = [0 as std::ffi::c_char; 256];
+        via("cuInit", result::init())?;
+        let dev = via("cuDeviceGet", result::device::get(ordinal as i32))?;
         let attr = |a: sys::CUdevice_attribute, dev: sys::CUdevice| -> Result<u32, Error> {
-            let mut v = 0i32;
-            // SAFETY: `dev` came from cuDeviceGet; `v` is a valid out-pointer.
-            unsafe { cu!(cuDeviceGetAttribute(&mut v, a, dev))? };
+            // SAFETY: `dev` came from cuDeviceGet.
+            let v = via("cuDeviceGetAttribute", unsafe {
+                result::device::get_attribute(dev, a)
+            })?;
             Ok(v as u32)
         };
-        let mut total = 0usize;
-        // SAFETY: 1. cuInit first; 2. `dev` is a device ordinal checked by
-        // cuDeviceGet; 3. every out-pointer is a live local; 4. `name` has
-        // room for the 256 bytes we pass.
-        unsafe {
-            cu!(cuInit(0))?;
-            cu!(cuDeviceGet(&mut dev, ordinal as i32))?;
-            cu!(cuDevicePrimaryCtxRetain(&mut ctx, dev))?;
-            cu!(cuCtxSetCurrent(ctx))?;
-            cu!(cuDeviceGetName(name.as_mut_ptr(), 256, dev))?;
-            cu!(cuDeviceTotalMem_v2(&mut total, dev))?;
-        }
+        // SAFETY: `dev` came from cuDeviceGet; the retained context is
+        // released once, in Drop.
+        let ctx = via("cuDevicePrimaryCtxRetain", unsafe {
+            result::primary_ctx::retain(dev)
+        })?;
+        // SAFETY: `ctx` was just retained.
+        via("cuCtxSetCurrent", unsafe { result::ctx::set_current(ctx) })?;
+        let name = via("cuDeviceGetName", result::device::get_name(dev))?;
+        // SAFETY: `dev` came from cuDeviceGet.
+        let total = via("cuDeviceTotalMem_v2", unsafe {
+            result::device::total_mem(dev)
+        })?;
         use sys::CUdevice_attribute::*;
         let props = DeviceProps {
-            // SAFETY: cuDeviceGetName wrote a NUL-terminated string into `name`.
-            name: unsafe { CStr::from_ptr(name.as_ptr()) }
-                .to_string_lossy()
-                .into_owned(),
+            name,
             sm_count: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)?,
             cc: (
                 attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?,
@@ -211,30 +223,30 @@ impl Context {
     /// Makes this context current on the calling thread.
     pub fn bind(&self) -> Result<(), Error> {
         // SAFETY: `ctx` is a retained primary context (released only in Drop).
-        unsafe { cu!(cuCtxSetCurrent(self.ctx)) }
+        via("cuCtxSetCurrent", unsafe {
+            result::ctx::set_current(self.ctx)
+        })
     }
 
     /// Free and total device memory in bytes.
     pub fn mem_info(&self) -> Result<(usize, usize), Error> {
         self.bind()?;
-        let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: context bound; out-pointers are live locals.
-        unsafe { cu!(cuMemGetInfo_v2(&mut free, &mut total))? };
-        Ok((free, total))
+        via("cuMemGetInfo_v2", result::mem_get_info())
     }
 
     /// Blocks until all work in the context is done.
     pub fn synchronize(&self) -> Result<(), Error> {
         self.bind()?;
-        // SAFETY: context bound.
-        unsafe { cu!(cuCtxSynchronize()) }
+        via("cuCtxSynchronize", result::ctx::synchronize())
     }
 }
 
 impl Drop for Context {
     fn drop(&mut self) {
         // SAFETY: we retained the primary context of `dev` in `new`.
-        let _ = unsafe { cu!(cuDevicePrimaryCtxRelease_v2(self.dev)) };
+        let _ = via("cuDevicePrimaryCtxRelease_v2", unsafe {
+            result::primary_ctx::release(self.dev)
+        });
     }
 }
 
@@ -254,9 +266,10 @@ impl DeviceMem {
     /// Allocates `bytes` (at least 1) of device memory in the current context.
     pub fn alloc(ctx: &Context, bytes: usize) -> Result<DeviceMem, Error> {
         ctx.bind()?;
-        let mut ptr = 0;
-        // SAFETY: context bound; `ptr` is a valid out-pointer.
-        unsafe { cu!(cuMemAlloc_v2(&mut ptr, bytes.max(1)))? };
+        // SAFETY: context bound; freed once, in Drop.
+        let ptr = via("cuMemAlloc_v2", unsafe {
+            result::malloc_sync(bytes.max(1))
+        })?;
         Ok(DeviceMem { ptr, bytes })
     }
 
@@ -294,13 +307,9 @@ impl DeviceMem {
         }
         // SAFETY: the destination range lies inside this allocation (asserted)
         // and the source is a live slice of the same length.
-        unsafe {
-            cu!(cuMemcpyHtoD_v2(
-                self.ptr,
-                bytes.as_ptr() as *const c_void,
-                bytes.len()
-            ))
-        }
+        via("cuMemcpyHtoD_v2", unsafe {
+            result::memcpy_htod_sync(self.ptr, bytes)
+        })
     }
 
     /// Copies the start of this allocation into `out` (synchronous).
@@ -320,13 +329,9 @@ impl DeviceMem {
         }
         // SAFETY: the source range lies inside this allocation (asserted) and
         // the destination is a live, writable slice of the same length.
-        unsafe {
-            cu!(cuMemcpyDtoH_v2(
-                bytes.as_mut_ptr() as *mut c_void,
-                self.ptr,
-                bytes.len()
-            ))
-        }
+        via("cuMemcpyDtoH_v2", unsafe {
+            result::memcpy_dtoh_sync(bytes, self.ptr)
+        })
     }
 
     /// Copies `data` to byte offset `offset` of this allocation (synchronous).
@@ -341,13 +346,9 @@ impl DeviceMem {
         }
         // SAFETY: the destination range lies inside this allocation (asserted)
         // and the source is a live slice of the same length.
-        unsafe {
-            cu!(cuMemcpyHtoD_v2(
-                self.ptr + offset as u64,
-                bytes.as_ptr() as *const c_void,
-                bytes.len()
-            ))
-        }
+        via("cuMemcpyHtoD_v2", unsafe {
+            result::memcpy_htod_sync(self.ptr + offset as u64, bytes)
+        })
     }
 
     /// Copies from byte offset `offset` of this allocation into `out`.
@@ -362,26 +363,24 @@ impl DeviceMem {
         }
         // SAFETY: the source range lies inside this allocation (asserted) and
         // the destination is a live, writable slice of the same length.
-        unsafe {
-            cu!(cuMemcpyDtoH_v2(
-                bytes.as_mut_ptr() as *mut c_void,
-                self.ptr + offset as u64,
-                bytes.len()
-            ))
-        }
+        via("cuMemcpyDtoH_v2", unsafe {
+            result::memcpy_dtoh_sync(bytes, self.ptr + offset as u64)
+        })
     }
 
     /// Sets every byte to `value` (synchronous).
     pub fn fill_bytes(&self, value: u8) -> Result<(), Error> {
         // SAFETY: the range is exactly this allocation.
-        unsafe { cu!(cuMemsetD8_v2(self.ptr, value, self.bytes.max(1))) }
+        via("cuMemsetD8_v2", unsafe {
+            result::memset_d8_sync(self.ptr, value, self.bytes.max(1))
+        })
     }
 }
 
 impl Drop for DeviceMem {
     fn drop(&mut self) {
         // SAFETY: `ptr` came from cuMemAlloc and is freed once, here.
-        let _ = unsafe { cu!(cuMemFree_v2(self.ptr)) };
+        let _ = via("cuMemFree_v2", unsafe { result::free_sync(self.ptr) });
     }
 }
 
@@ -402,20 +401,24 @@ impl HostMapped {
     /// Allocates `bytes` of zeroed, device-mapped, pinned host memory.
     pub fn alloc(ctx: &Context, bytes: usize) -> Result<HostMapped, Error> {
         ctx.bind()?;
-        let mut host: *mut c_void = ptr::null_mut();
         let mut dev = 0;
-        // SAFETY: context bound; out-pointers are live locals; the flags ask
-        // for a mapping valid in every context (PORTABLE) and on the device
-        // (DEVICEMAP).
-        unsafe {
-            cu!(cuMemHostAlloc(
-                &mut host,
-                bytes.max(1),
-                sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE
-            ))?;
+        // SAFETY: 1. context bound; the flags ask for a mapping valid in
+        // every context (PORTABLE) and on the device (DEVICEMAP); freed once,
+        // in Drop; 2. `dev` is a live out-pointer (cudarc has no wrapper for
+        // cuMemHostGetDevicePointer); 3. `host` points at `bytes.max(1)`
+        // writable bytes, which we zero.
+        let host = unsafe {
+            let host = via(
+                "cuMemHostAlloc",
+                result::malloc_host(
+                    bytes.max(1),
+                    sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
+                ),
+            )?;
             cu!(cuMemHostGetDevicePointer_v2(&mut dev, host, 0))?;
             ptr::write_bytes(host as *mut u8, 0, bytes.max(1));
-        }
+            host
+        };
         Ok(HostMapped {
             host: host as *mut u8,
             dev,
@@ -462,7 +465,9 @@ impl HostMapped {
 impl Drop for HostMapped {
     fn drop(&mut self) {
         // SAFETY: `host` came from cuMemHostAlloc and is freed once, here.
-        let _ = unsafe { cu!(cuMemFreeHost(self.host as *mut c_void)) };
+        let _ = via("cuMemFreeHost", unsafe {
+            result::free_host(self.host as *mut c_void)
+        });
     }
 }
 
@@ -480,19 +485,21 @@ impl Module {
     /// Loads a CUBIN into the context.
     pub fn load(ctx: &Context, cubin: &[u8]) -> Result<Module, Error> {
         ctx.bind()?;
-        let mut m = ptr::null_mut();
         // SAFETY: `cubin` is a complete ELF image (from NVRTC) that lives
         // across the call; the driver copies it.
-        unsafe { cu!(cuModuleLoadData(&mut m, cubin.as_ptr() as *const c_void))? };
+        let m = via("cuModuleLoadData", unsafe {
+            result::module::load_data(cubin.as_ptr() as *const c_void)
+        })?;
         Ok(Module { m })
     }
 
     /// The kernel named `name`.
     pub fn function(&self, name: &str) -> Result<Function, Error> {
         let c = std::ffi::CString::new(name).expect("kernel name has a NUL");
-        let mut f = ptr::null_mut();
-        // SAFETY: `m` is a loaded module; `c` is NUL-terminated.
-        unsafe { cu!(cuModuleGetFunction(&mut f, self.m, c.as_ptr()))? };
+        // SAFETY: `m` is a loaded module.
+        let f = via("cuModuleGetFunction", unsafe {
+            result::module::get_function(self.m, c)
+        })?;
         Ok(Function { f })
     }
 }
@@ -500,7 +507,7 @@ impl Module {
 impl Drop for Module {
     fn drop(&mut self) {
         // SAFETY: loaded in `load`, unloaded once here.
-        let _ = unsafe { cu!(cuModuleUnload(self.m)) };
+        let _ = via("cuModuleUnload", unsafe { result::module::unload(self.m) });
     }
 }
 
@@ -518,30 +525,26 @@ unsafe impl Sync for Function {}
 impl Function {
     /// Resident blocks per SM at `threads` threads per block.
     pub fn occupancy(&self, threads: u32, dynamic_smem: usize) -> Result<u32, Error> {
-        let mut n = 0i32;
-        // SAFETY: `f` is a live function; `n` is a valid out-pointer.
-        unsafe {
-            cu!(cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &mut n,
+        // SAFETY: `f` is a live function.
+        let n = via("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
                 self.f,
                 threads as i32,
-                dynamic_smem
-            ))?
-        };
+                dynamic_smem,
+            )
+        })?;
         Ok(n.max(0) as u32)
     }
 
     /// Registers per thread.
     pub fn registers(&self) -> Result<u32, Error> {
-        let mut n = 0i32;
-        // SAFETY: `f` is a live function; `n` is a valid out-pointer.
-        unsafe {
-            cu!(cuFuncGetAttribute(
-                &mut n,
+        // SAFETY: `f` is a live function.
+        let n = via("cuFuncGetAttribute", unsafe {
+            result::function::get_function_attribute(
+                self.f,
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS,
-                self.f
-            ))?
-        };
+            )
+        })?;
         Ok(n.max(0) as u32)
     }
 
@@ -561,20 +564,16 @@ impl Function {
         // SAFETY: (1) the parameter layout matches (caller's contract); (2)
         // `args` holds one pointer to a live value, which the driver copies
         // before returning; (3) the stream is live.
-        unsafe {
-            cu!(cuLaunchCooperativeKernel(
+        via("cuLaunchCooperativeKernel", unsafe {
+            result::launch_cooperative_kernel(
                 self.f,
-                grid,
-                1,
-                1,
-                threads,
-                1,
-                1,
+                (grid, 1, 1),
+                (threads, 1, 1),
                 0,
                 stream.s,
-                args.as_mut_ptr()
-            ))
-        }
+                &mut args,
+            )
+        })
     }
 
     /// Ordinary launch with raw kernel parameters (`params[i]` points at the
@@ -592,21 +591,9 @@ impl Function {
         params: &mut [*mut c_void],
     ) -> Result<(), Error> {
         // SAFETY: the caller guarantees the parameter list; the stream is live.
-        unsafe {
-            cu!(cuLaunchKernel(
-                self.f,
-                grid,
-                1,
-                1,
-                threads,
-                1,
-                1,
-                0,
-                stream.s,
-                params.as_mut_ptr(),
-                ptr::null_mut()
-            ))
-        }
+        via("cuLaunchKernel", unsafe {
+            result::launch_kernel(self.f, (grid, 1, 1), (threads, 1, 1), 0, stream.s, params)
+        })
     }
 }
 
@@ -624,14 +611,10 @@ impl Stream {
     /// A new stream that does not synchronize with the legacy default stream.
     pub fn new(ctx: &Context) -> Result<Stream, Error> {
         ctx.bind()?;
-        let mut s = ptr::null_mut();
-        // SAFETY: context bound; `s` is a valid out-pointer.
-        unsafe {
-            cu!(cuStreamCreate(
-                &mut s,
-                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32
-            ))?
-        };
+        let s = via(
+            "cuStreamCreate",
+            result::stream::create(result::stream::StreamKind::NonBlocking),
+        )?;
         Ok(Stream { s })
     }
 
@@ -650,40 +633,44 @@ impl Stream {
     /// Blocks until all work on the stream has finished.
     pub fn synchronize(&self) -> Result<(), Error> {
         // SAFETY: the stream is live.
-        unsafe { cu!(cuStreamSynchronize(self.s)) }
+        via("cuStreamSynchronize", unsafe {
+            result::stream::synchronize(self.s)
+        })
     }
 
     /// Starts capturing this stream's work into a graph.
     pub fn begin_capture(&self) -> Result<(), Error> {
         // SAFETY: the stream is live and not capturing.
-        unsafe {
-            cu!(cuStreamBeginCapture_v2(
+        via("cuStreamBeginCapture_v2", unsafe {
+            result::stream::begin_capture(
                 self.s,
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-            ))
-        }
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+        })
     }
 
     /// Ends the capture and instantiates the captured graph.
     pub fn end_capture(&self) -> Result<GraphExec, Error> {
-        let mut g = ptr::null_mut();
-        let mut e = ptr::null_mut();
-        // SAFETY: the stream is capturing (begin_capture); out-pointers are
-        // live; the graph is destroyed once instantiated (the exec owns a copy).
+        // SAFETY: the stream is capturing (begin_capture); the graph is
+        // destroyed once instantiated (the exec owns a copy).
         unsafe {
-            cu!(cuStreamEndCapture(self.s, &mut g))?;
-            let r = cu!(cuGraphInstantiateWithFlags(&mut e, g, 0));
-            cu!(cuGraphDestroy(g))?;
-            r?;
+            let g = via("cuStreamEndCapture", result::stream::end_capture(self.s))?;
+            let e = via(
+                "cuGraphInstantiateWithFlags",
+                result::graph::instantiate(g, sys::CUgraphInstantiate_flags(0)),
+            );
+            via("cuGraphDestroy", result::graph::destroy(g))?;
+            Ok(GraphExec { e: e? })
         }
-        Ok(GraphExec { e })
     }
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
         // SAFETY: created in `new`, destroyed once here.
-        let _ = unsafe { cu!(cuStreamDestroy_v2(self.s)) };
+        let _ = via("cuStreamDestroy_v2", unsafe {
+            result::stream::destroy(self.s)
+        });
     }
 }
 
@@ -696,14 +683,18 @@ impl GraphExec {
     /// Launches the graph on `stream`.
     pub fn launch(&self, stream: &Stream) -> Result<(), Error> {
         // SAFETY: both handles are live.
-        unsafe { cu!(cuGraphLaunch(self.e, stream.s)) }
+        via("cuGraphLaunch", unsafe {
+            result::graph::launch(self.e, stream.s)
+        })
     }
 }
 
 impl Drop for GraphExec {
     fn drop(&mut self) {
         // SAFETY: instantiated in end_capture, destroyed once here.
-        let _ = unsafe { cu!(cuGraphExecDestroy(self.e)) };
+        let _ = via("cuGraphExecDestroy", unsafe {
+            result::graph::exec_destroy(self.e)
+        });
     }
 }
 
@@ -716,38 +707,39 @@ impl Event {
     /// A new event with timing enabled.
     pub fn new(ctx: &Context) -> Result<Event, Error> {
         ctx.bind()?;
-        let mut e = ptr::null_mut();
-        // SAFETY: context bound; `e` is a valid out-pointer.
-        unsafe {
-            cu!(cuEventCreate(
-                &mut e,
-                sys::CUevent_flags::CU_EVENT_DEFAULT as u32
-            ))?
-        };
+        let e = via(
+            "cuEventCreate",
+            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT),
+        )?;
         Ok(Event { e })
     }
 
     /// Records the event on `stream`.
     pub fn record(&self, stream: &Stream) -> Result<(), Error> {
         // SAFETY: both handles are live.
-        unsafe { cu!(cuEventRecord(self.e, stream.s)) }
+        via("cuEventRecord", unsafe {
+            result::event::record(self.e, stream.s)
+        })
     }
 
     /// Milliseconds from `self` to `end` (both recorded and complete).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32, Error> {
-        let mut ms = 0f32;
-        // SAFETY: both events are live; `ms` is a valid out-pointer.
+        // SAFETY: both events are live.
         unsafe {
-            cu!(cuEventSynchronize(end.e))?;
-            cu!(cuEventElapsedTime_v2(&mut ms, self.e, end.e))?;
+            via("cuEventSynchronize", result::event::synchronize(end.e))?;
+            via(
+                "cuEventElapsedTime_v2",
+                result::event::elapsed(self.e, end.e),
+            )
         }
-        Ok(ms)
     }
 }
 
 impl Drop for Event {
     fn drop(&mut self) {
         // SAFETY: created in `new`, destroyed once here.
-        let _ = unsafe { cu!(cuEventDestroy_v2(self.e)) };
+        let _ = via("cuEventDestroy_v2", unsafe {
+            result::event::destroy(self.e)
+        });
     }
 }
