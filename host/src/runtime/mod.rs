@@ -27,6 +27,10 @@
 mod buffer;
 mod builder;
 pub mod cache;
+// The raw driver wrappers are public only for autarky's own benches, whose
+// baselines (a launch per task, a CUDA graph, a persistent kernel) need plain
+// kernel launches; they are not part of the library's API.
+#[doc(hidden)]
 pub mod driver;
 mod gpu;
 mod host_mem;

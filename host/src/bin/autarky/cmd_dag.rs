@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use autarky::runtime::driver::DeviceMem;
 use autarky::trace::Trace;
 use autarky::{Graph, RunOptions, Runtime, TaskId, TaskKind, TraceOptions};
 use serde_json::json;
@@ -220,24 +219,19 @@ fn build(tasks: u32, seed: u64, kind: TaskKind, args: DagArgs) -> Dag {
 
 /// The device-side log of a GPU run.
 struct DeviceLog {
-    log: DeviceMem,
-    count: DeviceMem,
-    counter: DeviceMem,
+    log: autarky::Buffer<u64>,
+    count: autarky::Buffer<u32>,
+    counter: autarky::Buffer<u64>,
 }
 
 impl DeviceLog {
-    // TODO(typed buffers): use `rt.alloc::<u64>(n)` once the runtime's typed
-    // buffer API lands, instead of DeviceMem and byte counts.
+    /// Buffers (zeroed) for `instances`; the log is poisoned, so an
+    /// instance that never ran cannot pass for one that did.
     fn new(rt: &Runtime, instances: usize) -> autarky::Result<DeviceLog> {
-        let ctx = rt
-            .context()
-            .expect("DeviceLog is only made on the GPU backend");
-        let log = DeviceMem::alloc(ctx, instances * 16)?;
-        log.fill_bytes(0xff)?;
-        let count = DeviceMem::alloc(ctx, instances * 4)?;
-        count.fill_bytes(0)?;
-        let counter = DeviceMem::alloc(ctx, 8)?;
-        counter.fill_bytes(0)?;
+        let log = rt.alloc::<u64>(2 * instances)?;
+        log.copy_from(&vec![u64::MAX; 2 * instances])?;
+        let count = rt.alloc::<u32>(instances)?;
+        let counter = rt.alloc::<u64>(1)?;
         Ok(DeviceLog {
             log,
             count,
@@ -261,10 +255,8 @@ impl DeviceLog {
         };
         seq.try_reserve_exact(2 * n).map_err(fail)?;
         count.try_reserve_exact(n).map_err(fail)?;
-        seq.resize(2 * n, 0u64);
-        count.resize(n, 0u32);
-        self.log.download(&mut seq)?;
-        self.count.download(&mut count)?;
+        seq.extend(self.log.to_vec()?);
+        count.extend(self.count.to_vec()?);
         Ok(dag_check::check(
             tasks,
             iterations,
@@ -300,9 +292,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         None
     };
     let args = device_log.as_ref().map_or(DagArgs::default(), |d| DagArgs {
-        log: d.log.ptr(),
-        count: d.count.ptr(),
-        counter: d.counter.ptr(),
+        log: d.log.addr(),
+        count: d.count.addr(),
+        counter: d.counter.addr(),
         iterations: a.iterations,
         _pad: 0,
     });
