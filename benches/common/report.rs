@@ -401,3 +401,36 @@ pub fn gpu_slug(name: &str) -> String {
         slug
     }
 }
+
+/// Lines as an aligned table, a rule under the header.
+pub fn render_table(lines: Vec<Vec<String>>) -> String {
+    use std::fmt::Write as _;
+    let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|k| {
+            lines
+                .iter()
+                .filter_map(|l| l.get(k))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&widths)
+            .map(|(c, &w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        if i == 0 {
+            let _ = writeln!(
+                out,
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1))
+            );
+        }
+    }
+    out
+}

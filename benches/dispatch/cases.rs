@@ -2,7 +2,6 @@
 //! and how the cases print as a table and turn into the shared report.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use autarky::runtime::{RunOptions, Runtime};
 use autarky::{Graph, TaskKind, TraceOptions};
@@ -312,27 +311,5 @@ pub fn table(cases: &[Case]) -> String {
             first = false;
         }
     }
-    let widths: Vec<usize> = (0..6)
-        .map(|k| {
-            lines
-                .iter()
-                .map(|l| l[k].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, l) in lines.iter().enumerate() {
-        let cells: Vec<String> = l
-            .iter()
-            .zip(&widths)
-            .map(|(c, &w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-        if i == 0 {
-            let rule: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
-            let _ = writeln!(out, "{}", "-".repeat(rule));
-        }
-    }
-    out
+    crate::report::render_table(lines.into_iter().map(Vec::from).collect())
 }

@@ -2,7 +2,6 @@
 //! and how the cases print as tables and turn into the shared report.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use crate::report::{CaseResult, Spread, Target};
 
@@ -233,38 +232,6 @@ fn cell(s: Option<Spread>) -> String {
     }
 }
 
-/// Lines as an aligned table, a rule under the header.
-fn render(lines: Vec<Vec<String>>) -> String {
-    let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|k| {
-            lines
-                .iter()
-                .filter_map(|l| l.get(k))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, l) in lines.iter().enumerate() {
-        let cells: Vec<String> = l
-            .iter()
-            .zip(&widths)
-            .map(|(c, &w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-        if i == 0 {
-            let _ = writeln!(
-                out,
-                "{}",
-                "-".repeat(widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1))
-            );
-        }
-    }
-    out
-}
-
 /// The single-GPU table: µs per iteration, median [min–max].
 pub fn table(cases: &[&Case]) -> String {
     let mut lines = vec![[
@@ -307,7 +274,7 @@ pub fn table(cases: &[&Case]) -> String {
             target,
         ]);
     }
-    render(lines)
+    crate::report::render_table(lines)
 }
 
 /// The virtual-PE table: autarky with P = 4 against P = 1.
@@ -328,5 +295,5 @@ pub fn pes_table(cases: &[&Case]) -> String {
             },
         ]);
     }
-    render(lines)
+    crate::report::render_table(lines)
 }
