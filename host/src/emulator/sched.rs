@@ -313,11 +313,7 @@ impl TaskStates {
         // Publish → SeqCst fence → read, as in `complete`.
         fence(Ordering::SeqCst);
         let limit = self.limit();
-        for e in lowered.succs(d) {
-            if let Some(n) = self.try_claim(lowered, e.task, limit) {
-                claims.push((e.task, n));
-            }
-        }
+        self.recheck_successors(lowered, d, limit, claims);
         if done < limit {
             if let Some(n) = self.try_claim(lowered, task, limit) {
                 claims.push((task, n));
@@ -348,11 +344,7 @@ impl TaskStates {
         if d.succ_count > 0 {
             // Publish → SeqCst fence → read, as in `complete`.
             fence(Ordering::SeqCst);
-            for e in lowered.succs(d) {
-                if let Some(m) = self.try_claim(lowered, e.task, limit) {
-                    claims.push((e.task, m));
-                }
-            }
+            self.recheck_successors(lowered, d, limit, claims);
         }
         self.count_finished(n + 1, limit)
     }
@@ -479,13 +471,26 @@ impl TaskStates {
                 fence(Ordering::SeqCst);
             }
             let limit = self.limit();
-            for e in lowered.succs(d) {
-                if let Some(n) = self.try_claim(lowered, e.task, limit) {
-                    claims.push((e.task, n));
-                }
-            }
+            self.recheck_successors(lowered, d, limit, claims);
         }
         changed
+    }
+
+    /// The re-check of every (dynamic) successor of `d`, claims appended:
+    /// what a completion that may not keep anything runs after its fence
+    /// (comm tasks, pinned tasks, relays).
+    fn recheck_successors(
+        &self,
+        lowered: &LoweredGraph,
+        d: &autarky_shared::TaskDesc,
+        limit: u32,
+        claims: &mut Vec<(u32, u32)>,
+    ) {
+        for e in lowered.succs(d) {
+            if let Some(n) = self.try_claim(lowered, e.task, limit) {
+                claims.push((e.task, n));
+            }
+        }
     }
 
     /// Checks whether the next instance of the dynamic task `task` is ready
