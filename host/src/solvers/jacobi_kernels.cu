@@ -95,41 +95,111 @@ __device__ inline double block_sum(double v) {
     return s;
 }
 
+// The stencil at cell i, with the centre column's neighbours along y
+// (`up` = in[i - sy], `mid` = in[i], `down` = in[i + sy]) already in
+// registers. Term for term the formulas of `stencil_at` (so results agree
+// bit for bit with the CPU bodies and the reference).
+template <class T, int K>
+__device__ __forceinline__ T stencil_rows(const T* in, unsigned long long i, unsigned sy, unsigned sz,
+                                          T up, T down) {
+    if (K == 5) return (T)0.25 * ((up + down) + (in[i - 1] + in[i + 1]));
+    if (K == 9) {
+        const T faces = (up + down) + (in[i - 1] + in[i + 1]);
+        const T diag = (in[i - sy - 1] + in[i - sy + 1]) + (in[i + sy - 1] + in[i + sy + 1]);
+        return ((T)4 * faces + diag) / (T)20;
+    }
+    if (K == 7) return ((in[i - sz] + in[i + sz]) + (up + down) + (in[i - 1] + in[i + 1])) / (T)6;
+    return stencil_at<T>(in, i, sy, sz, 27);
+}
+
+// R consecutive rows of one x column from cell i (padded index): every
+// load is issued before the first store (the centre column once, rows
+// y0 - 1 ... y0 + R, shared by neighbouring rows through registers), so
+// the loads of all R rows are in flight together. No __restrict__: that
+// could turn the loads into non-coherent ones, and another block wrote
+// this data during this kernel.
+template <class T, int K, bool CHECK, int R>
+__device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, unsigned sy, unsigned sz,
+                                     double& acc) {
+    T col[R + 2];
+#pragma unroll
+    for (int r = 0; r < R + 2; ++r) col[r] = in[i + (unsigned long long)r * sy - sy];
+    T v[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) v[r] = stencil_rows<T, K>(in, i + (unsigned long long)r * sy, sy, sz, col[r], col[r + 2]);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        out[i + (unsigned long long)r * sy] = v[r];
+        if (CHECK) {
+            const double d = (double)v[r] - (double)col[r + 1];
+            acc += d * d;
+        }
+    }
+}
+
+// Rows per work item (at most).
+#define JACOBI_RY 8
+
+// One sweep of the box. Work items are (z plane, 32-wide x chunk, segment
+// of up to JACOBI_RY rows); warp w takes items w, w + warps, ... and its
+// lanes the 32 x cells of the chunk (coalesced). A short segment runs as
+// 4-, 2- and 1-row pieces, each unrolled. Each cell's formula is fixed and
+// each thread's partial sums its cells in a fixed order, so the result
+// does not depend on timing.
+template <class T, int K, bool CHECK>
+__device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a) {
+    const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
+    const unsigned sy = a.sy, sz = a.sz;
+    const unsigned chunks = (nx + 31) / 32, segs = (ny + JACOBI_RY - 1) / JACOBI_RY;
+    const unsigned items = nz * chunks * segs;
+    const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    double acc = 0;
+    for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
+        const unsigned seg = w % segs, rest = w / segs;
+        const unsigned chunk = rest % chunks, z = rest / chunks;
+        const unsigned x = chunk * 32 + lane;
+        if (x >= nx) continue;
+        const unsigned y0 = seg * JACOBI_RY;
+        const unsigned n = min(ny - y0, (unsigned)JACOBI_RY);
+        unsigned long long i =
+            (unsigned long long)(a.lo[0] + z) * sz + (unsigned long long)(a.lo[1] + y0) * sy + a.lo[2] + x;
+        if (n == JACOBI_RY) {
+            rows<T, K, CHECK, JACOBI_RY>(in, out, i, sy, sz, acc);
+            continue;
+        }
+        if (n & 4) {
+            rows<T, K, CHECK, 4>(in, out, i, sy, sz, acc);
+            i += 4ull * sy;
+        }
+        if (n & 2) {
+            rows<T, K, CHECK, 2>(in, out, i, sy, sz, acc);
+            i += 2ull * sy;
+        }
+        if (n & 1) rows<T, K, CHECK, 1>(in, out, i, sy, sz, acc);
+    }
+    return acc;
+}
+
+template <class T, int K>
+__device__ __forceinline__ void tile_k(const JacobiTile& a, unsigned n) {
+    const T* in = reinterpret_cast<const T*>(a.a) + (n % 2) * a.len;
+    T* out = reinterpret_cast<T*>(a.a) + ((n + 1) % 2) * a.len;
+    if (!is_check(n, a.check_every, a.iterations)) {
+        sweep<T, K, false>(in, out, a);
+        return;
+    }
+    const double s = block_sum(sweep<T, K, true>(in, out, a));
+    if (threadIdx.x == 0) reinterpret_cast<double*>(a.partials)[(n % 4) * a.tiles + a.tile] = s;
+}
+
 template <class T>
 __device__ void tile(autarky::TaskCtx& ctx, const JacobiTile& a) {
     const unsigned n = ctx.iteration;
-    T* base = reinterpret_cast<T*>(a.a);
-    const T* in = base + (n % 2) * a.len;
-    T* out = base + ((n + 1) % 2) * a.len;
-    const bool check = is_check(n, a.check_every, a.iterations);
-    const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
-    double acc = 0;
-    // Rows of x: 32-bit coordinates (a tile has < 2^32 cells), one
-    // division per row (or per cell only when rows are shorter than the
-    // block), 64-bit arithmetic only for the flat offset.
-    const unsigned rows = ny * nz;
-    const unsigned per_row = nx >= blockDim.x ? 1 : blockDim.x / nx;  // rows per pass
-    const unsigned lane_row = threadIdx.x / (nx >= blockDim.x ? blockDim.x : nx);
-    const unsigned lane_x = nx >= blockDim.x ? threadIdx.x : threadIdx.x % nx;
-    if (lane_row < per_row) {
-        for (unsigned row = lane_row; row < rows; row += per_row) {
-            const unsigned y = row % ny, z = row / ny;
-            const unsigned long long r0 =
-                (unsigned long long)(a.lo[0] + z) * a.sz + (unsigned long long)(a.lo[1] + y) * a.sy + a.lo[2];
-            for (unsigned x = lane_x; x < nx; x += (nx >= blockDim.x ? blockDim.x : nx)) {
-                const unsigned long long i = r0 + x;
-                const T v = stencil_at<T>(in, i, a.sy, a.sz, a.stencil);
-                out[i] = v;
-                if (check) {
-                    const double d = (double)v - (double)in[i];
-                    acc += d * d;
-                }
-            }
-        }
-    }
-    if (check) {
-        const double s = block_sum(acc);
-        if (threadIdx.x == 0) reinterpret_cast<double*>(a.partials)[(n % 4) * a.tiles + a.tile] = s;
+    switch (a.stencil) {
+        case 5: tile_k<T, 5>(a, n); break;
+        case 9: tile_k<T, 9>(a, n); break;
+        case 7: tile_k<T, 7>(a, n); break;
+        default: tile_k<T, 27>(a, n); break;
     }
 }
 
