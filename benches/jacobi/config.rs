@@ -15,6 +15,8 @@ pub struct Config {
     pub sizes_pes: Vec<u32>,
     /// 2D sizes of the two-GPU part.
     pub sizes_two_gpu: Vec<u32>,
+    /// Per-GPU 2D sizes of the two-GPU weak-scaling cases.
+    pub sizes_weak: Vec<u32>,
     /// Timed repetitions per case (after `warmup` untimed ones).
     pub reps: usize,
     pub warmup: usize,
@@ -41,11 +43,12 @@ fn parse_list(what: &str, s: &str, max: u64) -> BoxResult<Vec<u32>> {
 
 pub const HELP: &str = "\
 jacobi bench knobs (env or `cargo bench --bench jacobi -- --flag=value`):
-  --quick            AUTARKY_BENCH_QUICK=1   2D 256,1024,4096; 3D 64,256; PEs 1024,4096; two-GPU 4096; 7 reps
+  --quick            AUTARKY_BENCH_QUICK=1   2D 256,1024,4096; 3D 64,256; PEs 1024,4096; two-GPU 4096; weak 256; 7 reps
   --2d=LIST          AUTARKY_BENCH_2D        2D sizes N (default 128,...,16384), 'none' to skip
   --3d=LIST          AUTARKY_BENCH_3D        3D sizes N (default 32,...,512), 'none' to skip
   --pes=LIST         AUTARKY_BENCH_PES       virtual-PE overhead sizes (default 1024,4096)
   --two-gpu=LIST     AUTARKY_BENCH_2GPU      two-GPU part sizes (default 1024,4096,16384)
+  --weak=LIST        AUTARKY_BENCH_WEAK      two-GPU weak scaling, N per GPU (default 256,4096; quick 256)
   --reps=R           AUTARKY_BENCH_REPS      timed reps per case (default 11; quick 7)
   --iters=K          AUTARKY_BENCH_ITERS     iterations of every case (default: per size, 5-50 ms a run)
   AUTARKY_BENCH_OUT  directory of results.json and the SVGs (default target/bench-report/jacobi)";
@@ -58,6 +61,7 @@ impl Config {
         let mut d3 = env("AUTARKY_BENCH_3D");
         let mut pes = env("AUTARKY_BENCH_PES");
         let mut two = env("AUTARKY_BENCH_2GPU");
+        let mut weak = env("AUTARKY_BENCH_WEAK");
         let mut reps = env("AUTARKY_BENCH_REPS").filter(|v| !v.is_empty());
         let mut iters = env("AUTARKY_BENCH_ITERS").filter(|v| !v.is_empty());
         for a in std::env::args().skip(1) {
@@ -71,6 +75,8 @@ impl Config {
                 pes = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--two-gpu=") {
                 two = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--weak=") {
+                weak = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--reps=") {
                 reps = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--iters=") {
@@ -82,14 +88,15 @@ impl Config {
                 eprintln!("jacobi bench: ignoring unknown argument {a:?} (--help lists the knobs)");
             }
         }
-        let (q2, q3, qp, qt, qr) = if quick {
-            ("256,1024,4096", "64,256", "1024,4096", "4096", "7")
+        let (q2, q3, qp, qt, qw, qr) = if quick {
+            ("256,1024,4096", "64,256", "1024,4096", "4096", "256", "7")
         } else {
             (
                 "128,256,512,1024,2048,4096,8192,16384",
                 "32,64,128,256,512",
                 "1024,4096",
                 "1024,4096,16384",
+                "256,4096",
                 "11",
             )
         };
@@ -113,6 +120,7 @@ impl Config {
             sizes_3d: parse_list("3D sizes", d3.as_deref().unwrap_or(q3), 2048)?,
             sizes_pes: parse_list("PE sizes", pes.as_deref().unwrap_or(qp), 1 << 16)?,
             sizes_two_gpu: parse_list("two-GPU sizes", two.as_deref().unwrap_or(qt), 1 << 16)?,
+            sizes_weak: parse_list("weak sizes", weak.as_deref().unwrap_or(qw), 1 << 15)?,
             reps: reps[0] as usize,
             warmup: 2,
             iterations,

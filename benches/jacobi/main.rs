@@ -341,18 +341,48 @@ fn pes_case(cfg: &Config, slug: &str, n: u32) -> BoxResult<Case> {
     Ok(case)
 }
 
+/// A runtime of `gpus` GPUs with one PE each, its heap sized for a padded
+/// sub-grid of `local` cells.
+fn gpus_runtime(gpus: u32, local: u64, k: u32) -> BoxResult<Runtime> {
+    let mut b = Runtime::builder().gpu();
+    if gpus > 1 {
+        b = b.gpus(gpus).pes(gpus);
+    }
+    Ok(b.symmetric_heap_bytes(heap_bytes(local, k, 2)).build()?)
+}
+
+/// The 2D problem of the bench on an `ny × nx` grid (weak scaling stacks
+/// one GPU's square along y).
+fn problem_rect(ny: u32, nx: u32) -> JacobiProblem {
+    let k = 2.0 * PI / nx as f64;
+    JacobiProblem::new([1, ny as usize, nx as usize], Stencil::FivePoint)
+        .with_dirichlet(move |_z, y, x| 1.0 + 0.5 * (k * x as f64).sin() * (k * y as f64).cos())
+}
+
+fn spread_cell(s: Option<Spread>) -> String {
+    s.map_or("—".into(), |s| {
+        format!("{:.3} [{:.3}–{:.3}]", s.median, s.min, s.max)
+    })
+}
+
 /// The two-GPU part; its results (or why it did not run) as JSON.
+///
+/// Strong scaling at N² total: a CPU-driven baseline (a launch per
+/// iteration per GPU, halos by peer copies, a synchronisation before each
+/// norm) on 1 and 2 GPUs against autarky on 1 GPU and on 2 GPUs (one PE
+/// per GPU, CPU-free). Weak scaling at N² per GPU: autarky on 1 GPU (N²)
+/// against 2 GPUs (2N × N, split along y). Every grid is checked against
+/// the 1-GPU baseline's (strong) or between autarky's two runs (weak)
+/// before anything is timed.
 fn two_gpu_part(cfg: &Config, arch: u32) -> BoxResult<serde_json::Value> {
-    const TODO: &str = "TODO: autarky on 2 GPUs is not measured — the runtime does not run several GPUs in one process yet";
-    if cfg.sizes_two_gpu.is_empty() {
-        return Ok(json!({ "skipped": "no sizes selected", "autarky_2gpu": TODO }));
+    if cfg.sizes_two_gpu.is_empty() && cfg.sizes_weak.is_empty() {
+        return Ok(json!({ "skipped": "no sizes selected" }));
     }
     let count = driver::device_count()?;
     if count < 2 {
         let why = format!("needs 2 GPUs, {count} present");
         println!("SKIP jacobi two-GPU part: {why}");
-        println!("{TODO}");
-        return Ok(json!({ "skipped": why, "autarky_2gpu": TODO }));
+        return Ok(json!({ "skipped": why }));
     }
     let cubin = nvrtc::compile_cubin(&nvrtc::Program {
         name: "jacobi_baselines.cu",
@@ -361,27 +391,43 @@ fn two_gpu_part(cfg: &Config, arch: u32) -> BoxResult<serde_json::Value> {
         options: vec!["--std=c++17".into()],
         arch,
     })?;
-    let variants: [(&str, usize, u32); 4] = [
-        ("cpu-driven 1 GPU", 1, 0),
-        ("cpu-driven 2 GPUs", 2, 0),
-        ("cpu-driven 2 GPUs norm/100", 2, 100),
-        ("cpu-driven 2 GPUs norm/1", 2, 1),
+    // (label, GPUs, check_every, autarky?)
+    let variants: [(&str, usize, u32, bool); 7] = [
+        ("cpu-driven 1 GPU", 1, 0, false),
+        ("cpu-driven 2 GPUs", 2, 0, false),
+        ("cpu-driven 2 GPUs norm/100", 2, 100, false),
+        ("cpu-driven 2 GPUs norm/1", 2, 1, false),
+        ("autarky 1 GPU", 1, 0, true),
+        ("autarky 2 GPUs", 2, 0, true),
+        ("autarky 2 GPUs norm/100", 2, 100, true),
     ];
     let mut lines = vec![format!(
-        "{:<26} {:>6}  {}",
-        "two-GPU case",
+        "{:<22} {:>6}  {}  {:>8} {:>8}",
+        "two-GPU case (strong)",
         "iters",
         variants
             .iter()
             .map(|v| format!("{:>26}", v.0))
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" "),
+        "autarky",
+        "autarky"
     )];
+    lines.push(format!(
+        "{:<22} {:>6}  {}  {:>8} {:>8}",
+        "",
+        "",
+        " ".repeat(27 * variants.len() - 1),
+        "2 vs 1",
+        "vs cpu2"
+    ));
     let mut results = Vec::new();
     for &n in &cfg.sizes_two_gpu {
         let k = cfg
             .iterations
             .unwrap_or_else(|| default_iterations(2 * 4 * (n as u64).pow(2)));
+        let name = format!("two-GPU {n}²");
+        eprintln!("{name}: {k} iterations per run; building …");
         let p = problem(2, n);
         let init = baselines::initial(2, n as usize, &*p.dirichlet);
         let mut one = two_gpu::CpuDriven::new(1, n as usize, &cubin, &init)?;
@@ -389,65 +435,180 @@ fn two_gpu_part(cfg: &Config, arch: u32) -> BoxResult<serde_json::Value> {
         // Correctness: 2 GPUs against 1, grid and last norm.
         let o1 = one.run(k, 100)?;
         let o2 = two.run(k, 100)?;
-        let d = max_abs_diff(
-            &one.field(k)?.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-            two.field(k)?.iter().map(|&v| v as f64),
-        )?;
-        check(&format!("two-GPU {n}²"), "cpu-driven 2 GPUs", d)?;
+        let reference: Vec<f64> = one.field(k)?.iter().map(|&v| v as f64).collect();
+        let d = max_abs_diff(&reference, two.field(k)?.iter().map(|&v| v as f64))?;
+        check(&name, "cpu-driven 2 GPUs", d)?;
         let (l1, l2) = (o1.norms.last().map(|v| v.1), o2.norms.last().map(|v| v.1));
         match (l1, l2) {
             (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(1e-30) => {}
             _ => {
                 return Err(
-                    format!("two-GPU {n}²: last norms differ: 1 GPU {l1:?}, 2 GPUs {l2:?}").into(),
+                    format!("{name}: last norms differ: 1 GPU {l1:?}, 2 GPUs {l2:?}").into(),
                 )
             }
         }
+        // autarky: 1 GPU, 2 GPUs, 2 GPUs with the norm every 100.
+        let padded = padded_cells(2, n);
+        let rt1 = gpus_runtime(1, padded, k)?;
+        let rt2 = gpus_runtime(2, padded / 2 + 4 * (n as u64 + 3) + 64, k)?;
+        let a1 = JacobiSolver::new(&rt1, JacobiConfig::new(p.clone(), k))?;
+        let a2 = JacobiSolver::new(&rt2, JacobiConfig::new(p.clone(), k))?;
+        let a2n = JacobiSolver::new(
+            &rt2,
+            JacobiConfig {
+                check_every: 100,
+                ..JacobiConfig::new(p.clone(), k)
+            },
+        )?;
+        let f1 = a1.run()?.field;
+        let mut worst = d;
+        for (what, f) in [
+            ("autarky 1 GPU", f1.clone()),
+            ("autarky 2 GPUs", a2.run()?.field),
+            ("autarky 2 GPUs norm/100", a2n.run()?.field),
+        ] {
+            let d = max_abs_diff(&reference, f.iter().copied())?;
+            check(&name, what, d)?;
+            worst = worst.max(d);
+            if what != "autarky 1 GPU" && f != f1 {
+                return Err(format!("{name}: {what}'s grid is not bitwise autarky 1 GPU's").into());
+            }
+        }
+        eprintln!("{name}: correctness ok (max |Δ| {worst:e} vs the 1-GPU baseline; autarky's grids bitwise equal); timing …");
         let mut secs: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
         for rep in 0..cfg.warmup + cfg.reps {
-            for (i, &(_, gpus, every)) in variants.iter().enumerate() {
-                let s = if gpus == 1 { &mut one } else { &mut two };
-                s.reset(&init)?;
-                let o = s.run(k, every)?;
+            for (i, &(what, gpus, every, autarky)) in variants.iter().enumerate() {
+                let us = if autarky {
+                    let (rt, s) = match (gpus, every) {
+                        (1, _) => (&rt1, &a1),
+                        (_, 0) => (&rt2, &a2),
+                        _ => (&rt2, &a2n),
+                    };
+                    time_autarky(rt, s, k, what)? * 1e6 / k as f64
+                } else {
+                    let s = if gpus == 1 { &mut one } else { &mut two };
+                    s.reset(&init)?;
+                    s.run(k, every)?.seconds * 1e6 / k as f64
+                };
                 if rep >= cfg.warmup {
-                    secs[i].push(o.seconds * 1e6 / k as f64);
+                    secs[i].push(us);
                 }
             }
         }
         let spreads: Vec<Option<Spread>> = secs.iter().map(|v| Spread::of(v)).collect();
+        let med = |i: usize| spreads[i].map(|s| s.median);
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+            _ => "—".into(),
+        };
         lines.push(format!(
-            "{:<26} {:>6}  {}",
+            "{:<22} {:>6}  {}  {:>8} {:>8}",
             format!("jacobi2d-2gpu/{n}"),
             k,
             spreads
                 .iter()
-                .map(|s| format!(
-                    "{:>26}",
-                    s.map_or("—".into(), |s| format!(
-                        "{:.3} [{:.3}–{:.3}]",
-                        s.median, s.min, s.max
-                    ))
-                ))
+                .map(|s| format!("{:>26}", spread_cell(*s)))
                 .collect::<Vec<_>>()
-                .join(" ")
+                .join(" "),
+            ratio(med(4), med(5)),
+            ratio(med(1), med(5)),
         ));
         results.push(json!({
             "n": n,
             "iterations": k,
             "unit": "µs/iteration",
-            "max_abs_diff_2gpu_vs_1gpu": d,
+            "max_abs_diff_vs_cpu_driven_1gpu": worst,
             "variants": variants.iter().zip(&spreads).zip(&secs).map(|((v, s), vals)| json!({
                 "variant": v.0, "gpus": v.1, "check_every": v.2, "spread": s, "values": vals,
             })).collect::<Vec<_>>(),
-            "autarky_2gpu": TODO,
+        }));
+    }
+    let mut weak = Vec::new();
+    let mut wlines = vec![format!(
+        "{:<22} {:>6}  {:>26} {:>26}  {:>10}",
+        "two-GPU case (weak)", "iters", "autarky 1 GPU (N²)", "autarky 2 GPUs (2N×N)", "efficiency"
+    )];
+    for &n in &cfg.sizes_weak {
+        let k = cfg
+            .iterations
+            .unwrap_or_else(|| default_iterations(2 * 4 * (n as u64).pow(2)));
+        let name = format!("weak {n}² per GPU");
+        eprintln!("{name}: {k} iterations per run; building …");
+        let padded = padded_cells(2, n);
+        let rt1 = gpus_runtime(1, padded, k)?;
+        let rt2 = gpus_runtime(2, padded + 4 * (n as u64 + 3) + 64, k)?;
+        let a1 = JacobiSolver::new(&rt1, JacobiConfig::new(problem_rect(n, n), k))?;
+        let a2 = JacobiSolver::new(
+            &rt2,
+            JacobiConfig {
+                pe_grid: Some([1, 2, 1]),
+                ..JacobiConfig::new(problem_rect(2 * n, n), k)
+            },
+        )?;
+        // Correctness: the 2-GPU run against the same 2N × N grid on 2
+        // virtual PEs of one GPU (bitwise), and finite, moving values.
+        let rtv = Runtime::builder()
+            .gpu()
+            .pes(2)
+            .symmetric_heap_bytes(heap_bytes(padded + 4 * (n as u64 + 3) + 64, k, 1))
+            .build()?;
+        let av = JacobiSolver::new(
+            &rtv,
+            JacobiConfig {
+                pe_grid: Some([1, 2, 1]),
+                ..JacobiConfig::new(problem_rect(2 * n, n), k)
+            },
+        )?;
+        let f2 = a2.run()?.field;
+        if f2 != av.run()?.field {
+            return Err(format!("{name}: 2 GPUs' grid is not bitwise 2 virtual PEs'").into());
+        }
+        if f2.iter().any(|v| !v.is_finite()) || a1.run()?.field.iter().any(|v| !v.is_finite()) {
+            return Err(format!("{name}: a grid holds a non-finite value").into());
+        }
+        drop(av);
+        drop(rtv);
+        eprintln!("{name}: correctness ok (2 GPUs bitwise = 2 virtual PEs); timing …");
+        let (mut t1, mut t2) = (Vec::new(), Vec::new());
+        for rep in 0..cfg.warmup + cfg.reps {
+            let x1 = time_autarky(&rt1, &a1, k, "weak 1 GPU")? * 1e6 / k as f64;
+            let x2 = time_autarky(&rt2, &a2, k, "weak 2 GPUs")? * 1e6 / k as f64;
+            if rep >= cfg.warmup {
+                t1.push(x1);
+                t2.push(x2);
+            }
+        }
+        let (s1, s2) = (Spread::of(&t1), Spread::of(&t2));
+        let eff = match (s1, s2) {
+            (Some(a), Some(b)) => format!("{:.0} %", 100.0 * a.median / b.median),
+            _ => "—".into(),
+        };
+        wlines.push(format!(
+            "{:<22} {:>6}  {:>26} {:>26}  {:>10}",
+            format!("jacobi2d-weak/{n}"),
+            k,
+            spread_cell(s1),
+            spread_cell(s2),
+            eff
+        ));
+        weak.push(json!({
+            "n_per_gpu": n, "iterations": k, "unit": "µs/iteration",
+            "autarky_1gpu": s1, "autarky_2gpu": s2, "values_1gpu": t1, "values_2gpu": t2,
         }));
     }
     println!();
     for l in lines {
         println!("{l}");
     }
-    println!("{TODO}");
-    Ok(json!({ "gpus_present": count, "cases": results, "autarky_2gpu": TODO }))
+    println!("µs per iteration, median [min–max]; '2 vs 1' = autarky 1 GPU / autarky 2 GPUs (speedup); 'vs cpu2' = cpu-driven 2 GPUs / autarky 2 GPUs (> 1: autarky faster).");
+    if !weak.is_empty() {
+        println!();
+        for l in wlines {
+            println!("{l}");
+        }
+        println!("weak scaling: efficiency = time per iteration on 1 GPU (N²) / on 2 GPUs (2N × N); 100 % is flat.");
+    }
+    Ok(json!({ "gpus_present": count, "cases": results, "weak": weak }))
 }
 
 fn main() -> BoxResult<()> {
@@ -474,7 +635,7 @@ fn main() -> BoxResult<()> {
     drop(probe);
     let slug = gpu_slug(&props.name);
     println!(
-        "jacobi bench on {} (sm_{}, {} SMs): 2D {:?}, 3D {:?}, PEs {:?}, two-GPU {:?}; {} warm-up + {} timed reps per case{}",
+        "jacobi bench on {} (sm_{}, {} SMs): 2D {:?}, 3D {:?}, PEs {:?}, two-GPU {:?}, weak {:?}; {} warm-up + {} timed reps per case{}",
         props.name,
         props.arch(),
         props.sm_count,
@@ -482,6 +643,7 @@ fn main() -> BoxResult<()> {
         cfg.sizes_3d,
         cfg.sizes_pes,
         cfg.sizes_two_gpu,
+        cfg.sizes_weak,
         cfg.warmup,
         cfg.reps,
         if cfg.quick { " (QUICK)" } else { "" }
