@@ -118,8 +118,8 @@ __device__ __forceinline__ T stencil_rows(const T* in, unsigned long long i, uns
 // the loads of all R rows are in flight together. No __restrict__: that
 // could turn the loads into non-coherent ones, and another block wrote
 // this data during this kernel.
-template <class T, int K, bool CHECK, int R>
-__device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, unsigned sy, unsigned sz,
+template <class T, int K, int R>
+__device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, unsigned sy, unsigned sz, bool check,
                                      double& acc) {
     T col[R + 2];
 #pragma unroll
@@ -130,7 +130,7 @@ __device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, 
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         out[i + (unsigned long long)r * sy] = v[r];
-        if (CHECK) {
+        if (check) {
             const double d = (double)v[r] - (double)col[r + 1];
             acc += d * d;
         }
@@ -142,17 +142,21 @@ __device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, 
 
 // One sweep of the box. Work items are (z plane, 32-wide x chunk, segment
 // of up to JACOBI_RY rows); warp w takes items w, w + warps, ... and its
-// lanes the 32 x cells of the chunk (coalesced). A short segment runs as
-// 4-, 2- and 1-row pieces, each unrolled. Each cell's formula is fixed and
-// each thread's partial sums its cells in a fixed order, so the result
-// does not depend on timing.
-template <class T, int K, bool CHECK>
-__device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a) {
+// lanes the 32 x cells of the chunk (coalesced). Each cell's formula is
+// fixed and each thread's partial sums its cells in a fixed order, so the
+// result does not depend on timing. The f32 5- and 7-point stencils (the
+// ones that carry the performance targets) run a segment unrolled: 8 rows,
+// or a short one as 4-, 2- and 1-row pieces; the others go row by row.
+// (Unrolling every type and stencil made NVRTC take 14 s instead of 2.4 s
+// for the megakernel with these kinds.)
+template <class T, int K>
+__device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a, bool check) {
     const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
     const unsigned sy = a.sy, sz = a.sz;
     const unsigned chunks = (nx + 31) / 32, segs = (ny + JACOBI_RY - 1) / JACOBI_RY;
     const unsigned items = nz * chunks * segs;
     const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    constexpr bool unrolled = K == 5 || K == 7;
     double acc = 0;
     for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
         const unsigned seg = w % segs, rest = w / segs;
@@ -160,22 +164,25 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
         const unsigned x = chunk * 32 + lane;
         if (x >= nx) continue;
         const unsigned y0 = seg * JACOBI_RY;
-        const unsigned n = min(ny - y0, (unsigned)JACOBI_RY);
+        unsigned n = min(ny - y0, (unsigned)JACOBI_RY);
         unsigned long long i =
             (unsigned long long)(a.lo[0] + z) * sz + (unsigned long long)(a.lo[1] + y0) * sy + a.lo[2] + x;
-        if (n == JACOBI_RY) {
-            rows<T, K, CHECK, JACOBI_RY>(in, out, i, sy, sz, acc);
-            continue;
+        if (unrolled) {
+            if (n == JACOBI_RY) {
+                rows<T, K, unrolled ? JACOBI_RY : 1>(in, out, i, sy, sz, check, acc);
+                continue;
+            }
+            if (n & 4) {
+                rows<T, K, unrolled ? 4 : 1>(in, out, i, sy, sz, check, acc);
+                i += 4ull * sy;
+            }
+            if (n & 2) {
+                rows<T, K, unrolled ? 2 : 1>(in, out, i, sy, sz, check, acc);
+                i += 2ull * sy;
+            }
+            n &= 1;
         }
-        if (n & 4) {
-            rows<T, K, CHECK, 4>(in, out, i, sy, sz, acc);
-            i += 4ull * sy;
-        }
-        if (n & 2) {
-            rows<T, K, CHECK, 2>(in, out, i, sy, sz, acc);
-            i += 2ull * sy;
-        }
-        if (n & 1) rows<T, K, CHECK, 1>(in, out, i, sy, sz, acc);
+        for (; n > 0; --n, i += sy) rows<T, K, 1>(in, out, i, sy, sz, check, acc);
     }
     return acc;
 }
@@ -185,10 +192,10 @@ __device__ __forceinline__ void tile_k(const JacobiTile& a, unsigned n) {
     const T* in = reinterpret_cast<const T*>(a.a) + (n % 2) * a.len;
     T* out = reinterpret_cast<T*>(a.a) + ((n + 1) % 2) * a.len;
     if (!is_check(n, a.check_every, a.iterations)) {
-        sweep<T, K, false>(in, out, a);
+        sweep<T, K>(in, out, a, false);
         return;
     }
-    const double s = block_sum(sweep<T, K, true>(in, out, a));
+    const double s = block_sum(sweep<T, K>(in, out, a, true));
     if (threadIdx.x == 0) reinterpret_cast<double*>(a.partials)[(n % 4) * a.tiles + a.tile] = s;
 }
 
@@ -225,7 +232,7 @@ __device__ void pulse(autarky::TaskCtx& ctx, const JacobiPulse& a) {
 
 }  // namespace jacobi
 
-__device__ void jacobi_tile(autarky::TaskCtx& ctx) {
+__device__ __noinline__ void jacobi_tile(autarky::TaskCtx& ctx) {
     const JacobiTile& a = ctx.args<JacobiTile>();
     if (a.f64) jacobi::tile<double>(ctx, a);
     else jacobi::tile<float>(ctx, a);
