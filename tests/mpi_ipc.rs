@@ -213,6 +213,7 @@ mod gpu {
 }
 
 fn main() -> std::process::ExitCode {
+    #[cfg_attr(not(feature = "mpi"), allow(unused_mut))]
     let mut trials = vec![
         mpi_trial(
             "ranks_that_disagree_on_the_configuration_all_fail_naming_the_knob",

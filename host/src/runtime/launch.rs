@@ -297,7 +297,11 @@ impl<'a> GpuRun<'a> {
         // raiser aborts too); abort reaches that PE through its status.
         let ctrls: Vec<u64> = (0..pes)
             .map(|q| {
-                let i = if local.contains(&q) { q - local.start } else { 0 };
+                let i = if local.contains(&q) {
+                    q - local.start
+                } else {
+                    0
+                };
                 controls[i as usize].dev_ptr()
             })
             .collect();

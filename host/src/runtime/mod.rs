@@ -64,8 +64,8 @@ pub use options::{RunOptions, TraceOptions};
 pub use progress::{PeProgress, Residual};
 pub use symmetric::SymBuffer;
 use symmetric::SymHeap;
-pub use transport::Transport;
 use transport::Peers;
+pub use transport::Transport;
 
 enum Backend {
     Gpu(Box<Gpu>),

@@ -76,7 +76,9 @@ extern "C" fn finalize_at_exit() {
         std::thread::sleep(Duration::from_millis(1));
     }
     if !inner.pending.is_empty() {
-        eprintln!("autarky: an MPI exchange never completed (a rank is gone); aborting the MPI job");
+        eprintln!(
+            "autarky: an MPI exchange never completed (a rank is gone); aborting the MPI job"
+        );
         // SAFETY: MPI is initialized and not finalized.
         unsafe { mpi::ffi::MPI_Abort(inner.comm.as_raw(), 1) };
         return;
@@ -213,9 +215,7 @@ impl Peers for MpiPeers {
         let tag: [u8; 32] = Sha256::digest(what.as_bytes()).into();
         hdr[..8].copy_from_slice(&tag[..8]);
         hdr[8..].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
-        let all = self
-            .session
-            .bounded_allgather(what, &hdr, self.bound)?;
+        let all = self.session.bounded_allgather(what, &hdr, self.bound)?;
         for (r, h) in all.chunks_exact(16).enumerate() {
             if h[..8] != hdr[..8] {
                 return Err(Error::RanksDisagree {

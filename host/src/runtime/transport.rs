@@ -251,12 +251,20 @@ pub(crate) fn run_fingerprint(graph: &Graph, run: &LoweredRun, iterations: u32) 
 /// Checks that every rank launches the same run (same fingerprint).
 pub(crate) fn check_same_run(peers: &dyn Peers, fingerprint: [u8; 32]) -> Result<()> {
     let all = peers.allgather("run start", &fingerprint)?;
-    let hex = |b: &[u8]| b[..8].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let hex = |b: &[u8]| {
+        b[..8]
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
+    };
     let fields: Vec<Vec<(&'static str, String)>> = all
         .iter()
         .map(|b| vec![("graph fingerprint", hex(b))])
         .collect();
-    check_same("the graph of a run (its lowered tables, kinds and iterations)", &fields)
+    check_same(
+        "the graph of a run (its lowered tables, kinds and iterations)",
+        &fields,
+    )
 }
 
 /// `fields` as fixed-length bytes (every rank sends the same length).
@@ -346,7 +354,9 @@ mod tests {
         let a = vec![("pes_per_rank", "1".to_string()), ("threads", "128".into())];
         let b = vec![("pes_per_rank", "1".to_string()), ("threads", "256".into())];
         assert!(check_same("cfg", &[a.clone(), a.clone()]).is_ok());
-        let e = check_same("cfg", &[a.clone(), a, b]).unwrap_err().to_string();
+        let e = check_same("cfg", &[a.clone(), a, b])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rank 2 has threads = 256"), "{e}");
         assert!(e.contains("rank 0 has threads = 128"), "{e}");
     }
@@ -386,7 +396,10 @@ mod tests {
         let mk = |n: usize| {
             let mut g = Graph::new();
             let k = g
-                .add_kind(TaskKind::new("noop", "__device__ void noop(autarky::TaskCtx&) {}"))
+                .add_kind(TaskKind::new(
+                    "noop",
+                    "__device__ void noop(autarky::TaskCtx&) {}",
+                ))
                 .unwrap();
             for _ in 0..n {
                 g.add_task_bytes(k, &[]);
