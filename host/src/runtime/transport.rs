@@ -344,6 +344,34 @@ mod tests {
     }
 
     #[test]
+    fn mpi_refuses_pes_gpus_device_and_the_emulator_before_touching_mpi() {
+        let b = || crate::Runtime::builder().transport(Transport::MpiIpc);
+        for (builder, knob) in [
+            (b().pes(2), "Builder::pes"),
+            (b().gpus(2), "Builder::gpus"),
+            (b().device(1), "Builder::device"),
+            (b().emulator(2), "Builder::emulator"),
+        ] {
+            match builder.build() {
+                Err(Error::Unsupported { option, .. }) => assert_eq!(option, knob),
+                other => panic!("{knob}: expected Unsupported, got {other:?}"),
+            }
+        }
+        let e = b().pes_per_rank(0).build().unwrap_err();
+        assert!(e.to_string().contains("pes_per_rank"), "{e}");
+    }
+
+    #[cfg(not(feature = "mpi"))]
+    #[test]
+    fn without_the_mpi_feature_the_transport_says_how_to_get_it() {
+        let e = crate::Runtime::builder()
+            .transport(Transport::MpiIpc)
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("--features mpi"), "{e}");
+    }
+
+    #[test]
     fn local_pes_are_consecutive_blocks_of_pes_per_rank() {
         assert_eq!(local_pes(0, 2), 0..2);
         assert_eq!(local_pes(3, 2), 6..8);
