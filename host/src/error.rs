@@ -184,6 +184,40 @@ pub enum Error {
     /// misaligned, or racing with another access).
     #[error(transparent)]
     BufferAccess(#[from] crate::runtime::BufferAccessError),
+    /// The ranks of a multi-process run ([`crate::Transport::MpiIpc`])
+    /// disagree: on the runtime configuration, the GPU model, the graph
+    /// or the run options. Every rank reports the same disagreement.
+    #[error("the MPI ranks disagree on {what}: {detail}; every rank must build the runtime with the same configuration and run the same graph with the same options, collectively")]
+    RanksDisagree {
+        /// What they disagree on (`"the configuration"`, `"the graph"`, …).
+        what: String,
+        /// Which rank has what.
+        detail: String,
+    },
+    /// Another rank of a multi-process run failed where this one did not
+    /// (booting its GPU, allocating its memory): every rank reports it.
+    #[error("MPI rank {rank} failed: {error}")]
+    RankFailed {
+        /// The failing rank.
+        rank: u32,
+        /// Its error, as it printed it.
+        error: String,
+    },
+    /// A multi-process exchange did not complete in time: a rank died, is
+    /// stuck, or runs a different program. The MPI job cannot continue:
+    /// end every rank.
+    #[error("MPI exchange `{what}` did not complete within {waited_ms} ms: not every one of the {ranks} ranks arrived (a rank died, hung, or runs different code); end the job")]
+    RankTimeout {
+        /// The exchange (`"run start"`, `"run status"`, …).
+        what: String,
+        /// How long this rank waited.
+        waited_ms: u64,
+        /// Ranks of the job.
+        ranks: u32,
+    },
+    /// MPI could not be used (not initialized by us, or a call failed).
+    #[error("MPI: {0}")]
+    Mpi(String),
     /// File-system error (cubin cache).
     #[error("I/O error at {path}: {source}")]
     Io {

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::gpu::Gpu;
+use super::transport::{InProcess, Transport};
 use super::{Backend, Runtime};
 use crate::emulator::EmulatorConfig;
 use crate::{Error, Result};
@@ -48,6 +49,21 @@ pub(crate) struct Config {
     /// Emulator: compile the graph's CUDA source before running
     /// ([`EmulatorConfig::check_cuda`]).
     pub check_cuda: bool,
+    /// How PEs reach each other ([`Builder::transport`]).
+    pub transport: Transport,
+    /// PEs of each MPI rank ([`Builder::pes_per_rank`]).
+    pub pes_per_rank: u32,
+    /// How long a rank waits for the others in an exchange.
+    pub rank_timeout: Duration,
+    /// Ranks of the job (1 in one process; set by `build`).
+    pub ranks: u32,
+}
+
+impl Config {
+    /// PEs in each megakernel launch (on each GPU of each rank).
+    pub fn pes_per_gpu(&self) -> u32 {
+        self.pes / (self.gpus.max(1) * self.ranks.max(1))
+    }
 }
 
 /// Builds a [`Runtime`]. Defaults work: GPU 0 if present (else the
@@ -59,6 +75,9 @@ pub struct Builder {
     cfg: Config,
     /// GPU-only knobs set explicitly, refused by an explicit emulator.
     gpu_only: Vec<&'static str>,
+    /// Was [`Builder::pes`] called (refused with MPI, where PEs are ranks ×
+    /// pes_per_rank)?
+    pes_set: bool,
 }
 
 impl Default for Builder {
@@ -76,8 +95,13 @@ impl Default for Builder {
                 timeout: Duration::from_secs(10),
                 max_tasks: 1 << 24,
                 check_cuda: true,
+                transport: Transport::InProcess,
+                pes_per_rank: 1,
+                rank_timeout: Duration::from_secs(60),
+                ranks: 1,
             },
             gpu_only: Vec::new(),
+            pes_set: false,
         }
     }
 }
@@ -181,6 +205,7 @@ impl Builder {
     /// through the same peer-pointer path as GPUs do. At most
     /// `autarky::abi::MAX_LOCAL_PES` (16) per GPU.
     pub fn pes(mut self, n: u32) -> Self {
+        self.pes_set = true;
         self.cfg.pes = n;
         self
     }
@@ -215,6 +240,39 @@ impl Builder {
         self
     }
 
+    /// How the PEs of a run reach each other (default
+    /// [`Transport::InProcess`]). [`Transport::MpiIpc`] makes this process
+    /// one rank of an `mpirun` job (needs the `mpi` cargo feature): the
+    /// run's PEs are `ranks × pes_per_rank`, this rank hosts PEs `rank ×
+    /// pes_per_rank ..` on GPU `node-local rank mod visible GPUs`, and
+    /// `build()` is collective: every rank must build with the same
+    /// configuration (checked: a mismatch fails every rank with
+    /// [`Error::RanksDisagree`]). [`Builder::pes`], [`Builder::gpus`] above
+    /// 1, [`Builder::device`] and the emulator are refused with it.
+    pub fn transport(mut self, t: Transport) -> Self {
+        self.cfg.transport = t;
+        self
+    }
+
+    /// PEs of each rank with [`Transport::MpiIpc`] (default 1; virtual PEs
+    /// of the rank's megakernel). Ignored in one process.
+    pub fn pes_per_rank(mut self, n: u32) -> Self {
+        self.cfg.pes_per_rank = n;
+        self
+    }
+
+    /// How long a rank waits for the others at a collective step with
+    /// [`Transport::MpiIpc`] (default 60 s; more than zero): the build, the
+    /// first `alloc_symmetric`, the start and the end of every run. A rank
+    /// that died or never arrives ends the others with
+    /// [`Error::RankTimeout`] after this. It must cover the slowest rank's
+    /// megakernel compilation (first run of a graph) and the difference
+    /// between the ranks' run ends.
+    pub fn rank_timeout(mut self, d: Duration) -> Self {
+        self.cfg.rank_timeout = d;
+        self
+    }
+
     /// Boots the backend: for the GPU, loads the driver and retains the
     /// device's context; the megakernel is compiled per graph at launch.
     ///
@@ -223,6 +281,9 @@ impl Builder {
     /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
     pub fn build(self) -> Result<Runtime> {
         self.check()?;
+        if self.cfg.transport == Transport::MpiIpc {
+            return self.build_mpi();
+        }
         let gpus = self.cfg.gpus;
         if gpus == 0 {
             return Err(Error::InvalidConfig("gpus must be at least 1".into()));
@@ -264,12 +325,14 @@ impl Builder {
                 backend: Backend::Gpu(Box::new(Gpu::boot(&self.cfg)?)),
                 cfg: self.cfg,
                 heap: Default::default(),
+                peers: std::sync::Arc::new(InProcess),
             }),
             Want::Auto => match Gpu::boot(&self.cfg) {
                 Ok(g) => Ok(Runtime {
                     backend: Backend::Gpu(Box::new(g)),
                     cfg: self.cfg,
                     heap: Default::default(),
+                    peers: std::sync::Arc::new(InProcess),
                 }),
                 Err(Error::NoGpu { reason }) if self.cfg.gpus > 1 => Err(Error::NoGpu { reason }),
                 Err(Error::NoGpu { reason }) => {
@@ -304,6 +367,124 @@ impl Builder {
             }),
             cfg: self.cfg,
             heap: Default::default(),
+            peers: std::sync::Arc::new(InProcess),
         }
+    }
+
+    /// What [`Transport::MpiIpc`] refuses, before MPI is touched.
+    fn check_mpi(&self) -> Result<()> {
+        let c = &self.cfg;
+        let refuse = |option: &'static str, reason: &str| {
+            Err(Error::Unsupported {
+                backend: "mpi",
+                option,
+                reason: reason.into(),
+            })
+        };
+        if matches!(self.want, Want::Emulator(_)) {
+            return refuse(
+                "Builder::emulator",
+                "the emulator runs every PE in this process; use Transport::InProcess",
+            );
+        }
+        if self.pes_set {
+            return refuse(
+                "Builder::pes",
+                "with Transport::MpiIpc the PEs are ranks × pes_per_rank; set Builder::pes_per_rank",
+            );
+        }
+        if c.gpus != 1 {
+            return refuse(
+                "Builder::gpus",
+                "each rank takes one GPU; start one rank per GPU",
+            );
+        }
+        if self.gpu_only.contains(&"device") {
+            return refuse(
+                "Builder::device",
+                "each rank takes GPU (node-local rank mod visible GPUs); choose GPUs with CUDA_VISIBLE_DEVICES",
+            );
+        }
+        if c.pes_per_rank == 0 || c.pes_per_rank > autarky_shared::MAX_LOCAL_PES {
+            return Err(Error::InvalidConfig(format!(
+                "pes_per_rank must be in 1..={}, got {}",
+                autarky_shared::MAX_LOCAL_PES,
+                c.pes_per_rank
+            )));
+        }
+        if c.rank_timeout.is_zero() {
+            return Err(Error::InvalidConfig(
+                "rank_timeout must be more than zero: it bounds every wait for the other ranks"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "mpi"))]
+    fn build_mpi(self) -> Result<Runtime> {
+        self.check_mpi()?;
+        Err(Error::Unsupported {
+            backend: "gpu",
+            option: "Transport::MpiIpc",
+            reason: "this autarky was built without MPI support; rebuild with `--features mpi` (needs an MPI: apt-get install libopenmpi-dev openmpi-bin libclang-dev)".into(),
+        })
+    }
+
+    /// Joins the MPI job: agree on the configuration, boot this rank's
+    /// GPU, agree that every rank booted one of the same model.
+    #[cfg(feature = "mpi")]
+    fn build_mpi(mut self) -> Result<Runtime> {
+        use super::mpi::{MpiPeers, Session};
+        use super::transport::{agree_ok, check_same_fields, Peers};
+        self.check_mpi()?;
+        let session = Session::get()?;
+        let peers = MpiPeers {
+            session: session.clone(),
+            bound: self.cfg.rank_timeout,
+        };
+        let c = &self.cfg;
+        let fields = vec![
+            ("autarky version", env!("CARGO_PKG_VERSION").to_string()),
+            ("ABI version", autarky_shared::ABI_VERSION.to_string()),
+            (
+                "fault-injection",
+                super::options::fault_injection_enabled().to_string(),
+            ),
+            ("pes_per_rank", c.pes_per_rank.to_string()),
+            ("threads_per_block", c.threads.to_string()),
+            ("comm_blocks", c.comm_blocks.to_string()),
+            ("compute_blocks", format!("{:?}", c.compute_blocks)),
+            ("timeout", format!("{:?}", c.timeout)),
+            ("max_tasks", c.max_tasks.to_string()),
+            ("symmetric_heap_bytes", c.heap_bytes.to_string()),
+            ("rank_timeout", format!("{:?}", c.rank_timeout)),
+        ];
+        check_same_fields(&peers, "the configuration", &fields)?;
+        let ranks = peers.ranks();
+        self.cfg.ranks = ranks;
+        self.cfg.pes = ranks * self.cfg.pes_per_rank;
+        let boot = super::gpu::gpu_count().and_then(|n| {
+            self.cfg.device = session.local_rank() % n;
+            Gpu::boot(&self.cfg)
+        });
+        let gpu = agree_ok(&peers, "GPU boot", boot)?;
+        let model = vec![
+            ("GPU", gpu.ctx.props.name.clone()),
+            ("SMs", gpu.ctx.props.sm_count.to_string()),
+        ];
+        check_same_fields(&peers, "the GPU model", &model)?;
+        tracing::info!(
+            "autarky: MPI rank {} of {ranks}: GPU {} hosts PEs {:?}",
+            peers.rank(),
+            self.cfg.device,
+            super::transport::local_pes(peers.rank(), self.cfg.pes_per_rank)
+        );
+        Ok(Runtime {
+            backend: Backend::Gpu(Box::new(gpu)),
+            cfg: self.cfg,
+            heap: Default::default(),
+            peers: std::sync::Arc::new(peers),
+        })
     }
 }

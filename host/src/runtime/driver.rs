@@ -250,10 +250,56 @@ impl Drop for Context {
     }
 }
 
-/// Device memory (`cuMemAlloc`), freed on drop.
+/// Device memory (`cuMemAlloc`), freed on drop; or another process's
+/// allocation opened through CUDA IPC ([`DeviceMem::open_ipc`]), closed on
+/// drop.
 pub struct DeviceMem {
     ptr: sys::CUdeviceptr,
     bytes: usize,
+    /// `Some(base)`: an IPC mapping whose `cuIpcOpenMemHandle` returned
+    /// `base` (`ptr` may lie past it); closed instead of freed.
+    ipc_base: Option<sys::CUdeviceptr>,
+}
+
+/// What another process needs to map one of this process's allocations
+/// (`cuIpcGetMemHandle` of the allocation that holds it, and where in that
+/// allocation the memory starts). Plain bytes: it travels over MPI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpcHandle {
+    /// The driver's opaque handle of the whole allocation.
+    pub handle: [u8; 64],
+    /// Bytes from the allocation's base to the memory.
+    pub offset: u64,
+    /// Size of the memory in bytes.
+    pub bytes: u64,
+}
+
+impl IpcHandle {
+    /// Encoded size in bytes ([`IpcHandle::to_bytes`]).
+    pub const ENCODED: usize = 64 + 8 + 8;
+
+    /// `handle`, then `offset` and `bytes` little-endian.
+    pub fn to_bytes(&self) -> [u8; Self::ENCODED] {
+        let mut b = [0u8; Self::ENCODED];
+        b[..64].copy_from_slice(&self.handle);
+        b[64..72].copy_from_slice(&self.offset.to_le_bytes());
+        b[72..80].copy_from_slice(&self.bytes.to_le_bytes());
+        b
+    }
+
+    /// The inverse of [`IpcHandle::to_bytes`].
+    ///
+    /// # Panics
+    /// If `b` is shorter than [`IpcHandle::ENCODED`].
+    pub fn from_bytes(b: &[u8]) -> IpcHandle {
+        let mut handle = [0u8; 64];
+        handle.copy_from_slice(&b[..64]);
+        IpcHandle {
+            handle,
+            offset: u64::from_le_bytes(b[64..72].try_into().expect("8 bytes")),
+            bytes: u64::from_le_bytes(b[72..80].try_into().expect("8 bytes")),
+        }
+    }
 }
 
 // SAFETY: a device pointer is a plain address valid in any thread of the
@@ -270,7 +316,59 @@ impl DeviceMem {
         let ptr = via("cuMemAlloc_v2", unsafe {
             result::malloc_sync(bytes.max(1))
         })?;
-        Ok(DeviceMem { ptr, bytes })
+        Ok(DeviceMem {
+            ptr,
+            bytes,
+            ipc_base: None,
+        })
+    }
+
+    /// The IPC handle another process opens with [`DeviceMem::open_ipc`]
+    /// to reach this memory (same GPU or a peer GPU).
+    pub fn ipc_handle(&self, ctx: &Context) -> Result<IpcHandle, Error> {
+        ctx.bind()?;
+        let mut base: sys::CUdeviceptr = 0;
+        let mut size = 0usize;
+        // SAFETY: `ptr` is a live device allocation of the bound context;
+        // both out-pointers are valid.
+        unsafe { cu!(cuMemGetAddressRange_v2(&mut base, &mut size, self.ptr))? };
+        let mut h = sys::CUipcMemHandle_st { reserved: [0; 64] };
+        // SAFETY: `base` is the base of a cuMemAlloc allocation (what
+        // cuIpcGetMemHandle requires); `h` is a valid out-pointer.
+        unsafe { cu!(cuIpcGetMemHandle(&mut h, base))? };
+        Ok(IpcHandle {
+            handle: h.reserved.map(|c| c as u8),
+            offset: self.ptr - base,
+            bytes: self.bytes as u64,
+        })
+    }
+
+    /// Maps another process's allocation into `ctx` (CUDA IPC; peer access
+    /// is enabled lazily when it lives on another GPU). The mapping is
+    /// closed on drop; the exporting process must keep the memory alive
+    /// until then.
+    pub fn open_ipc(ctx: &Context, h: &IpcHandle) -> Result<DeviceMem, Error> {
+        ctx.bind()?;
+        let handle = sys::CUipcMemHandle_st {
+            reserved: h.handle.map(|b| b as std::ffi::c_char),
+        };
+        let mut base: sys::CUdeviceptr = 0;
+        // SAFETY: the context is bound; `handle` came from cuIpcGetMemHandle
+        // in another process (opening one's own handle fails with an error,
+        // not UB); `base` is a valid out-pointer; the mapping is closed once,
+        // in Drop.
+        unsafe {
+            cu!(cuIpcOpenMemHandle_v2(
+                &mut base,
+                handle,
+                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32
+            ))?
+        };
+        Ok(DeviceMem {
+            ptr: base + h.offset,
+            bytes: h.bytes as usize,
+            ipc_base: Some(base),
+        })
     }
 
     /// Allocates and fills with `data`.
@@ -379,8 +477,17 @@ impl DeviceMem {
 
 impl Drop for DeviceMem {
     fn drop(&mut self) {
-        // SAFETY: `ptr` came from cuMemAlloc and is freed once, here.
-        let _ = via("cuMemFree_v2", unsafe { result::free_sync(self.ptr) });
+        match self.ipc_base {
+            Some(base) => {
+                // SAFETY: `base` came from cuIpcOpenMemHandle and is closed
+                // once, here.
+                let _ = unsafe { cu!(cuIpcCloseMemHandle(base)) };
+            }
+            None => {
+                // SAFETY: `ptr` came from cuMemAlloc and is freed once, here.
+                let _ = via("cuMemFree_v2", unsafe { result::free_sync(self.ptr) });
+            }
+        }
     }
 }
 

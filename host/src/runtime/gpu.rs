@@ -148,7 +148,7 @@ impl Gpu {
         self.load_variant(
             kinds,
             source::Variant {
-                local_pes: self.cfg.pes / self.cfg.gpus.max(1),
+                local_pes: self.cfg.pes_per_gpu(),
                 ..Default::default()
             },
         )

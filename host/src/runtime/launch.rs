@@ -30,6 +30,7 @@ use autarky_shared::{
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
 use super::progress::PeProgress;
 use super::source::Variant;
+use super::transport::{self, Peers};
 use super::{Gpu, Loaded, RunOptions};
 use crate::graph::{Graph, LoweredRun};
 use crate::status::{RunReport, Snapshot};
@@ -41,19 +42,28 @@ use crate::{Error, Result};
 /// running kernel.
 pub struct GpuRun<'a> {
     gpu: &'a Gpu,
-    /// Every GPU of the run (`gpu` first); PE `q` lives on GPU `q / local_pes`.
+    /// Every GPU of this process (`gpu` first); local PE `q` (counted from
+    /// `first_pe`) lives on GPU `q / local_pes`.
     gpus: Vec<&'a Gpu>,
     local_pes: u32,
+    /// The first PE this process hosts (0 in one process).
+    first_pe: u32,
+    /// The other ranks (or this process alone).
+    peers: &'a dyn Peers,
+    /// CUDA IPC mappings of the other ranks' state arrays and status words
+    /// (multi-process runs), closed after the kernel ended.
+    mappings: Option<Vec<DeviceMem>>,
     graph: &'a Graph,
     run: LoweredRun,
     opts: RunOptions,
     _loaded: Vec<Arc<Loaded>>,
     /// One stream per GPU, each running that GPU's megakernel.
     streams: Vec<Stream>,
-    /// Host-mapped control words, one per PE; empty only after an
+    /// Host-mapped control words, one per local PE; empty only after an
     /// unstoppable kernel (then leaked: the kernel still reads them, and
     /// freeing pinned memory would also block until the kernel ends).
     controls: Vec<HostMapped>,
+    /// Device allocations of every local PE.
     mem: Option<Vec<PeMem>>,
     _peer_tables: Option<Vec<DeviceMem>>,
     events: Option<(Event, Event)>,
@@ -84,29 +94,51 @@ fn seeded_ring(capacity: u32, roots: &[u32]) -> Vec<QueueSlot> {
 
 impl<'a> GpuRun<'a> {
     /// Launches every PE of `run` (the front end validated the options and
-    /// lowered `graph` against this runtime's limits). `heaps` are the PEs'
-    /// symmetric heap bases.
+    /// lowered `graph` against this runtime's limits) that this process
+    /// hosts. `heaps` are the PEs' symmetric heap bases as this process
+    /// reaches them; `peers` the other ranks (collective: every rank calls
+    /// this with the same graph and options).
     pub(super) fn start(
         gpu: &'a Gpu,
         graph: &'a Graph,
         #[allow(unused_mut)] mut run: LoweredRun,
         opts: RunOptions,
         heaps: Vec<u64>,
+        peers: &'a dyn Peers,
     ) -> Result<GpuRun<'a>> {
         let pes = run.pes.len() as u32;
         let gpus: Vec<&Gpu> = std::iter::once(gpu).chain(gpu.others.iter()).collect();
         let g_count = gpus.len() as u32;
+        let ranks = peers.ranks();
+        if ranks > 1 {
+            if opts.trace.is_some() {
+                return Err(Error::Unsupported {
+                    backend: "mpi",
+                    option: "RunOptions::trace",
+                    reason: "traces are decoded per process and not gathered across ranks yet; trace a one-process run".into(),
+                });
+            }
+            // Every rank launches the same run, or none does.
+            transport::check_same_run(
+                peers,
+                transport::run_fingerprint(graph, &run, opts.iterations),
+            )?;
+        }
         for g in &gpus {
             g.check_not_stuck()?;
         }
-        if pes % g_count != 0 || pes / g_count > MAX_LOCAL_PES {
+        // The PEs this process hosts: all of them, or this rank's block.
+        let local = transport::local_pes(peers.rank(), pes / ranks);
+        let hosted = local.len() as u32;
+        if hosted % g_count != 0 || hosted / g_count > MAX_LOCAL_PES {
             return Err(Error::InvalidConfig(format!(
-                "{pes} PEs on {g_count} GPU(s): every GPU hosts the same number of PEs, at most {MAX_LOCAL_PES}"
+                "{hosted} PEs on {g_count} GPU(s): every GPU hosts the same number of PEs, at most {MAX_LOCAL_PES}"
             )));
         }
-        // PEs per GPU (virtual PEs when more than one): PE q runs on GPU
-        // q / local_pes, in block partition q % local_pes of its launch.
-        let local_pes = pes / g_count;
+        // PEs per GPU (virtual PEs when more than one): local PE q (counted
+        // from local.start) runs on GPU q / local_pes, in block partition
+        // q % local_pes of its launch.
+        let local_pes = hosted / g_count;
         // The front end checked that fault targets are tasks of the graph.
         let faults = opts.faults();
         if let Some((t, kind)) = faults.corrupt_kind {
@@ -147,11 +179,18 @@ impl<'a> GpuRun<'a> {
         let per_pe = comm_blocks + compute_blocks;
 
         // ---- per-PE tables and initial state, on the PE's GPU ---------------------
-        let mut mems = Vec::with_capacity(pes as usize);
-        let mut controls = Vec::with_capacity(pes as usize);
+        let mut mems = Vec::with_capacity(hosted as usize);
+        let mut controls = Vec::with_capacity(hosted as usize);
         let mut params = vec![[RunParams::default(); MAX_LOCAL_PES as usize]; gpus.len()];
-        for (pe, l) in run.pes.iter().enumerate() {
-            let (g, local) = (pe / local_pes as usize, pe as u32 % local_pes);
+        for (pe, l) in run
+            .pes
+            .iter()
+            .enumerate()
+            .skip(local.start as usize)
+            .take(hosted as usize)
+        {
+            let q = pe - local.start as usize;
+            let (g, local) = (q / local_pes as usize, q as u32 % local_pes);
             let ctx = &gpus[g].ctx;
             ctx.bind()?;
             let up = |bytes: &[u8]| DeviceMem::from_slice(ctx, bytes);
@@ -242,10 +281,30 @@ impl<'a> GpuRun<'a> {
         // Peer tables: every PE reaches every PE's words with plain device
         // addresses — the same GPU's, or a peer GPU's unified addresses
         // (peer access was enabled between every pair at boot; the control
-        // words are portable host-mapped memory). One copy per GPU.
-        let states: Vec<u64> = mems.iter().map(|m| m.state.ptr()).collect();
-        let statuses: Vec<u64> = mems.iter().map(|m| m.status.ptr()).collect();
-        let ctrls: Vec<u64> = controls.iter().map(|c| c.dev_ptr()).collect();
+        // words are portable host-mapped memory), or, for another rank's
+        // PE, this process's CUDA IPC mapping of its words (transport.rs).
+        // One copy per GPU.
+        let state_mems: Vec<&DeviceMem> = mems.iter().map(|m| &m.state).collect();
+        let status_mems: Vec<&DeviceMem> = mems.iter().map(|m| &m.status).collect();
+        let shared_states = transport::share(peers, &gpu.ctx, "run state arrays", &state_mems)?;
+        let shared_statuses = transport::share(peers, &gpu.ctx, "run status words", &status_mems)?;
+        let states = shared_states.reach;
+        let statuses = shared_statuses.reach;
+        let mut mappings = shared_states.mappings;
+        mappings.extend(shared_statuses.mappings);
+        // Host-mapped words cannot be exported: another rank's PE gets this
+        // process's first PE's word (raising abort there is harmless, the
+        // raiser aborts too); abort reaches that PE through its status.
+        let ctrls: Vec<u64> = (0..pes)
+            .map(|q| {
+                let i = if local.contains(&q) {
+                    q - local.start
+                } else {
+                    0
+                };
+                controls[i as usize].dev_ptr()
+            })
+            .collect();
         let mut tables = Vec::with_capacity(4 * gpus.len());
         let mut streams = Vec::with_capacity(gpus.len());
         for (g, gp) in gpus.iter().enumerate() {
@@ -311,6 +370,9 @@ impl<'a> GpuRun<'a> {
             gpu,
             gpus,
             local_pes,
+            first_pe: local.start,
+            peers,
+            mappings: Some(mappings),
             graph,
             run,
             opts,
@@ -332,6 +394,7 @@ impl<'a> GpuRun<'a> {
     fn leak_for_running_kernel(&mut self) {
         std::mem::forget(self.mem.take());
         std::mem::forget(self._peer_tables.take());
+        std::mem::forget(self.mappings.take());
         std::mem::forget(std::mem::take(&mut self.controls));
         // Keep the streams: the next run on each GPU checks they ended.
         for (g, s) in self.gpus.iter().zip(std::mem::take(&mut self.streams)) {
@@ -355,9 +418,9 @@ impl<'a> GpuRun<'a> {
     pub fn progress_snapshot(&self) -> Vec<PeProgress> {
         self.controls
             .iter()
-            .zip(&self.run.pes)
+            .zip(&self.run.pes[self.first_pe as usize..])
             .enumerate()
-            .map(|(pe, (c, l))| PeProgress::read(c, pe as u32, l.num_tasks))
+            .map(|(q, (c, l))| PeProgress::read(c, self.first_pe + q as u32, l.num_tasks))
             .collect()
     }
 
@@ -471,21 +534,38 @@ impl<'a> GpuRun<'a> {
             .as_ref()
             .expect("run memory present until the kernel ended");
         let per_pe = (self.comm_blocks + self.compute_blocks) as usize;
-        let mut statuses = Vec::new();
-        let mut all_blocks = Vec::new();
-        let mut first_error: Option<(u64, usize)> = None;
-        let mut result = Ok(());
-        for (pe, m) in mems.iter().enumerate() {
-            let l = &self.run.pes[pe];
+        let mut local_ends = Vec::with_capacity(mems.len());
+        for (q, m) in mems.iter().enumerate() {
+            let l = &self.run.pes[self.first_pe as usize + q];
             // The PE's memory lives on its GPU: copy with that context current.
-            self.gpus[pe / self.local_pes as usize].ctx.bind()?;
+            self.gpus[q / self.local_pes as usize].ctx.bind()?;
             let mut status = [Status::default()];
             m.status.download(&mut status)?;
             let mut state = vec![0u64; l.tasks.len()];
             m.state.download(&mut state)?;
             let mut blocks = vec![BlockStats::default(); per_pe];
             m.blocks.download(&mut blocks)?;
-            let s = status[0];
+            local_ends.push(PeEnd {
+                status: status[0],
+                state,
+                blocks,
+            });
+        }
+        // Every rank reports every PE's end (the same error on all ranks).
+        let ends = self.gather_ends(local_ends, per_pe)?;
+        // The other ranks' kernels have ended too: close their mappings.
+        drop(self.mappings.take());
+        let mut statuses = Vec::new();
+        let mut all_blocks = Vec::new();
+        let mut first_error: Option<(u64, usize)> = None;
+        let mut result = Ok(());
+        for (pe, end) in ends.into_iter().enumerate() {
+            let l = &self.run.pes[pe];
+            let PeEnd {
+                status: s,
+                state,
+                blocks,
+            } = end;
             // The error every PE reports is the first one recorded anywhere
             // (the others are its consequences: aborts, timeouts).
             if s.error_code != 0 && first_error.map_or(true, |(t, _)| s.error_ns < t) {
@@ -537,6 +617,50 @@ impl<'a> GpuRun<'a> {
         })
     }
 
+    /// Every PE's end, in PE order: this process's `local` ones, and with
+    /// several ranks the others', gathered (bounded by the rank timeout).
+    fn gather_ends(&self, local: Vec<PeEnd>, per_pe: usize) -> Result<Vec<PeEnd>> {
+        if self.peers.ranks() == 1 {
+            return Ok(local);
+        }
+        let mut bytes = Vec::new();
+        for e in &local {
+            bytes.extend_from_slice(bytemuck::bytes_of(&e.status));
+            bytes.extend_from_slice(bytemuck::cast_slice(&e.blocks));
+            bytes.extend_from_slice(bytemuck::cast_slice(&e.state));
+        }
+        let all = self.peers.allgather("run status", &bytes)?;
+        let per_rank = self.run.pes.len() / all.len();
+        let mut ends = Vec::with_capacity(self.run.pes.len());
+        for (r, b) in all.iter().enumerate() {
+            let mut at = 0;
+            for pe in r * per_rank..(r + 1) * per_rank {
+                let n_state = self.run.pes[pe].tasks.len();
+                let take = |at: &mut usize, n: usize| {
+                    let s = &b[*at..*at + n];
+                    *at += n;
+                    s
+                };
+                let status: Status =
+                    bytemuck::pod_read_unaligned(take(&mut at, size_of::<Status>()));
+                let blocks: Vec<BlockStats> = take(&mut at, per_pe * size_of::<BlockStats>())
+                    .chunks_exact(size_of::<BlockStats>())
+                    .map(bytemuck::pod_read_unaligned)
+                    .collect();
+                let state: Vec<u64> = take(&mut at, n_state * 8)
+                    .chunks_exact(8)
+                    .map(bytemuck::pod_read_unaligned)
+                    .collect();
+                ends.push(PeEnd {
+                    status,
+                    state,
+                    blocks,
+                });
+            }
+        }
+        Ok(ends)
+    }
+
     /// Downloads and decodes every PE's trace rings (traced runs; after the
     /// kernel ended), with the graph's labels.
     fn download_trace(&self, mems: &[PeMem], blocks: u32) -> Result<Option<Trace>> {
@@ -574,6 +698,14 @@ impl<'a> GpuRun<'a> {
             .collect();
         Ok(Some(t))
     }
+}
+
+/// What a PE left when its kernel ended: its status, task states and
+/// block counters.
+struct PeEnd {
+    status: Status,
+    state: Vec<u64>,
+    blocks: Vec<BlockStats>,
 }
 
 /// Pinned slots must exist on the PE, and dynamic tasks need a block that is

@@ -36,11 +36,14 @@ mod gpu;
 mod host_mem;
 pub mod launch;
 pub mod libs;
+#[cfg(feature = "mpi")]
+mod mpi;
 pub mod nvrtc;
 mod options;
 mod progress;
 pub mod source;
 mod symmetric;
+mod transport;
 
 use crate::emulator::{self, EmulatorConfig};
 use crate::graph::{Graph, Limits, LoweredRun, TaskKind};
@@ -61,6 +64,8 @@ pub use options::{RunOptions, TraceOptions};
 pub use progress::{PeProgress, Residual};
 pub use symmetric::SymBuffer;
 use symmetric::SymHeap;
+use transport::Peers;
+pub use transport::Transport;
 
 enum Backend {
     Gpu(Box<Gpu>),
@@ -73,6 +78,8 @@ pub struct Runtime {
     cfg: Config,
     /// Every PE's symmetric heap, reserved at the first alloc_symmetric.
     heap: std::sync::OnceLock<std::sync::Arc<SymHeap>>,
+    /// The other ranks of a multi-process run (or this process alone).
+    peers: std::sync::Arc<dyn Peers>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -165,7 +172,9 @@ impl Runtime {
     pub fn run_with(&self, graph: &Graph, opts: RunOptions) -> Result<RunReport> {
         let lowered = self.lower(graph, &opts)?;
         match &self.backend {
-            Backend::Gpu(g) => GpuRun::start(g, graph, lowered, opts, self.heap_bases())?.wait(),
+            Backend::Gpu(g) => {
+                GpuRun::start(g, graph, lowered, opts, self.heap_bases(), &*self.peers)?.wait()
+            }
             Backend::Emulator(e) => {
                 let cfg = EmulatorConfig {
                     timeout: opts.timeout.unwrap_or(e.timeout),
@@ -192,7 +201,7 @@ impl Runtime {
         match &self.backend {
             Backend::Gpu(g) => {
                 let lowered = self.lower(graph, &opts)?;
-                GpuRun::start(g, graph, lowered, opts, self.heap_bases())
+                GpuRun::start(g, graph, lowered, opts, self.heap_bases(), &*self.peers)
             }
             Backend::Emulator(_) => Err(Error::Unsupported {
                 backend: "emulator",
@@ -224,15 +233,47 @@ impl Runtime {
         match &self.backend {
             Backend::Gpu(g) => {
                 let l = g.load(kinds)?;
-                g.grid(&l, self.cfg.pes / self.cfg.gpus.max(1))
+                g.grid(&l, self.cfg.pes_per_gpu())
             }
             Backend::Emulator(e) => Ok((e.comm_threads as u32, e.compute_threads as u32)),
         }
     }
 
-    /// PEs of every run of this runtime ([`Builder::pes`]).
+    /// PEs of every run of this runtime ([`Builder::pes`]; with
+    /// [`Transport::MpiIpc`], ranks × [`Builder::pes_per_rank`]).
     pub fn num_pes(&self) -> u32 {
         self.cfg.pes
+    }
+
+    /// The PEs this process hosts: all of them in one process; with
+    /// [`Transport::MpiIpc`], this rank's `pes_per_rank` consecutive PEs.
+    /// Host-side work per PE (filling a PE's symmetric buffers) belongs to
+    /// the process that hosts the PE.
+    pub fn local_pes(&self) -> std::ops::Range<u32> {
+        transport::local_pes(self.peers.rank(), self.cfg.pes / self.peers.ranks())
+    }
+
+    /// This process's MPI rank (0 in one process).
+    pub fn rank(&self) -> u32 {
+        self.peers.rank()
+    }
+
+    /// Ranks of the MPI job (1 in one process).
+    pub fn ranks(&self) -> u32 {
+        self.peers.ranks()
+    }
+
+    /// The runtime's transport ([`Builder::transport`]).
+    pub fn transport(&self) -> Transport {
+        self.cfg.transport
+    }
+
+    /// Waits until every rank has called it (collective, bounded by
+    /// [`Builder::rank_timeout`]); returns at once in one process. Use it
+    /// between reading peers' symmetric buffers after a run and writing
+    /// them again before the next one.
+    pub fn barrier(&self) -> Result<()> {
+        self.peers.allgather("barrier", &[]).map(|_| ())
     }
 
     /// The symmetric heaps, reserved now if this is the first allocation.
@@ -242,11 +283,15 @@ impl Runtime {
         }
         let h = match &self.backend {
             Backend::Gpu(g) => {
-                // PE q's heap lives on the GPU that runs it.
-                let per_gpu = self.cfg.pes / self.cfg.gpus.max(1);
-                let ctxs: Vec<&driver::Context> = (0..self.cfg.pes)
+                // PE q's heap lives on the GPU that runs it; with several
+                // ranks, the other ranks' heaps are mapped through CUDA IPC
+                // (collective: every rank reserves its heaps now).
+                let per_gpu = self.cfg.pes_per_gpu();
+                let local = self.local_pes();
+                let ctxs: Vec<&driver::Context> = local
+                    .clone()
                     .map(|q| {
-                        let k = (q / per_gpu) as usize;
+                        let k = ((q - local.start) / per_gpu) as usize;
                         if k == 0 {
                             &*g.ctx
                         } else {
@@ -254,9 +299,13 @@ impl Runtime {
                         }
                     })
                     .collect();
-                let h = SymHeap::gpu(&ctxs, self.cfg.heap_bytes)?;
+                let mine = transport::agree_ok(
+                    &*self.peers,
+                    "symmetric heap reservation",
+                    SymHeap::alloc_gpu(&ctxs, self.cfg.heap_bytes),
+                )?;
                 g.ctx.bind()?;
-                h
+                SymHeap::gpu_shared(&*self.peers, &g.ctx, local, mine, self.cfg.heap_bytes)?
             }
             Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes),
         };

@@ -13,14 +13,19 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use std::ops::Range;
+
 use super::driver::{Context, DeviceMem};
+use super::transport::{share, Peers};
 use crate::{Error, Result};
 
 /// Alignment of every symmetric allocation (bytes).
 pub const SYM_ALIGN: usize = 256;
 
 enum HeapMem {
-    /// One device allocation per PE (all on the runtime's GPU).
+    /// One device allocation per PE, as this process reaches it: its own
+    /// allocations for the PEs it hosts, CUDA IPC mappings of the other
+    /// ranks' (multi-process runs).
     Gpu(Vec<DeviceMem>),
     /// One host allocation per PE (the emulator), 16-byte aligned words.
     Host(Vec<Box<[u128]>>),
@@ -29,21 +34,61 @@ enum HeapMem {
 /// Every PE's heap.
 pub(crate) struct SymHeap {
     mem: HeapMem,
+    /// Every PE's heap base as its own process has it (what task
+    /// arguments carry); `None`: the same as `mem`'s addresses (one
+    /// process).
+    own: Option<Vec<u64>>,
     bytes: usize,
     next: Mutex<usize>,
 }
 
 impl SymHeap {
-    /// Device heaps, `bytes` each: PE `q`'s on the GPU of `ctxs[q]`.
-    pub(crate) fn gpu(ctxs: &[&Context], bytes: usize) -> Result<SymHeap> {
+    /// Zeroed device heaps, `bytes` each, one on the GPU of every context.
+    pub(crate) fn alloc_gpu(ctxs: &[&Context], bytes: usize) -> Result<Vec<DeviceMem>> {
         let mut mems = Vec::with_capacity(ctxs.len());
         for ctx in ctxs {
             let m = DeviceMem::alloc(ctx, bytes)?;
             m.fill_bytes(0)?;
             mems.push(m);
         }
+        Ok(mems)
+    }
+
+    /// Every PE's heap: `mine` are the heaps of PEs `local` (allocated by
+    /// [`SymHeap::alloc_gpu`]); the other ranks' are mapped (collective
+    /// with several ranks; in one process, `mine` are all the heaps).
+    pub(crate) fn gpu_shared(
+        peers: &dyn Peers,
+        ctx: &Context,
+        local: Range<u32>,
+        mine: Vec<DeviceMem>,
+        bytes: usize,
+    ) -> Result<SymHeap> {
+        if peers.ranks() == 1 {
+            return Ok(SymHeap {
+                mem: HeapMem::Gpu(mine),
+                own: None,
+                bytes,
+                next: Mutex::new(0),
+            });
+        }
+        let refs: Vec<&DeviceMem> = mine.iter().collect();
+        let shared = share(peers, ctx, "symmetric heap", &refs)?;
+        let mut mapped = shared.mappings.into_iter();
+        let mut mine = mine.into_iter();
+        let mems = (0..shared.own.len() as u32)
+            .map(|q| {
+                if local.contains(&q) {
+                    mine.next()
+                } else {
+                    mapped.next()
+                }
+                .expect("share returns one entry per PE")
+            })
+            .collect();
         Ok(SymHeap {
             mem: HeapMem::Gpu(mems),
+            own: Some(shared.own),
             bytes,
             next: Mutex::new(0),
         })
@@ -59,12 +104,22 @@ impl SymHeap {
                     .map(|_| vec![0u128; words].into_boxed_slice())
                     .collect(),
             ),
+            own: None,
             bytes,
             next: Mutex::new(0),
         }
     }
 
-    /// Base address of every PE's heap (device or host addresses).
+    /// Base address of every PE's heap as its own process has it.
+    pub(crate) fn own_bases(&self) -> Vec<u64> {
+        match &self.own {
+            Some(o) => o.clone(),
+            None => self.bases(),
+        }
+    }
+
+    /// Base address of every PE's heap as this process reaches it (device
+    /// or host addresses).
     pub(crate) fn bases(&self) -> Vec<u64> {
         match &self.mem {
             HeapMem::Gpu(m) => m.iter().map(|m| m.ptr()).collect(),
@@ -142,11 +197,13 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
 
     /// PE `pe`'s copy's address: a device address on the GPU, a host
     /// address on the emulator. Put it in the arguments of tasks of PE `pe`.
+    /// In a multi-process run it is the address in the process that hosts
+    /// PE `pe` (the same value on every rank).
     ///
     /// # Panics
     /// If `pe` is not a PE of the runtime.
     pub fn addr(&self, pe: u32) -> u64 {
-        self.heap.bases()[pe as usize] + self.offset as u64
+        self.heap.own_bases()[pe as usize] + self.offset as u64
     }
 
     fn check(&self, pe: u32, n: usize) -> Result<()> {
@@ -166,7 +223,9 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
     }
 
     /// Copies `data` (exactly `len` elements) into PE `pe`'s copy. Not while
-    /// a run that uses the buffer is in flight.
+    /// a run that uses the buffer is in flight. In a multi-process run a
+    /// PE of another rank is written through its CUDA IPC mapping: order
+    /// it against that rank's own accesses ([`crate::Runtime::barrier`]).
     pub fn copy_from(&self, pe: u32, data: &[T]) -> Result<()> {
         self.check(pe, data.len())?;
         match &self.heap.mem {

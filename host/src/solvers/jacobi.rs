@@ -614,10 +614,11 @@ impl<'rt> JacobiSolver<'rt> {
         &self.tiles_per_pe
     }
 
-    /// Writes the initial values into every PE's buffers.
+    /// Writes the initial values into the buffers of every PE this process
+    /// hosts ([`Runtime::local_pes`]: all of them in one process).
     pub fn reset(&self) -> Result<()> {
-        for (q, init) in self.initial.iter().enumerate() {
-            self.a.copy_from(q as u32, init)?;
+        for q in self.rt.local_pes() {
+            self.a.copy_from(q, &self.initial[q as usize])?;
         }
         Ok(())
     }
@@ -669,6 +670,9 @@ impl<'rt> JacobiSolver<'rt> {
                 }
             }
         }
+        // Multi-process: no rank may reset (write) its PEs for the next run
+        // while another still reads them here.
+        self.rt.barrier()?;
         let converged_at = self
             .cfg
             .tol

@@ -18,6 +18,27 @@ use serde_json::json;
 use crate::cmd_dag::iterations_parser;
 use crate::{plural, CliError, Ctx};
 
+/// How PEs reach each other, on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TransportArg {
+    /// Every PE in this process (virtual PEs, or --gpus GPUs).
+    Local,
+    /// One process per MPI rank (`mpirun -n R autarky …`), one GPU per
+    /// rank, --pes PEs per rank, peers through CUDA IPC (needs a build with
+    /// `--features mpi`).
+    Ipc,
+}
+
+/// Ranks of the MPI job this process was started in (from the launcher's
+/// environment), 1 outside one.
+fn launcher_ranks() -> u32 {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// Element type on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PrecisionArg {
@@ -76,6 +97,11 @@ pub struct Common {
     #[arg(long, value_name = "G", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     gpus: u32,
+    /// `local`: every PE in this process; `ipc`: one process per rank
+    /// under mpirun (`mpirun -n 2 autarky jacobi2d … --transport ipc`),
+    /// --pes PEs per rank.
+    #[arg(long, value_enum, default_value_t = TransportArg::Local)]
+    transport: TransportArg,
     /// Element type.
     #[arg(long, value_enum, default_value_t = PrecisionArg::F32)]
     precision: PrecisionArg,
@@ -271,6 +297,18 @@ fn solve(
     stencil: Stencil,
     tile: Option<[usize; 3]>,
 ) -> Result<(), CliError> {
+    let ipc = c.transport == TransportArg::Ipc;
+    if ipc && (c.gpus > 1 || ctx.emulator.is_some()) {
+        return Err(CliError::Usage(
+            "--transport ipc: one GPU per rank (start one rank per GPU with mpirun; no --gpus, no emulator)".into(),
+        ));
+    }
+    // Every PE of the run: with ipc, --pes on each rank.
+    let mut c = c;
+    let pes_per_rank = c.pes;
+    if ipc {
+        c.pes *= launcher_ranks();
+    }
     if c.gpus > 1 && (c.pes % c.gpus != 0 || ctx.emulator.is_some()) {
         return Err(CliError::Usage(format!(
             "--gpus {}: needs the GPU backend and --pes a multiple of it (got --pes {})",
@@ -317,8 +355,24 @@ fn solve(
     }
     let n = c.size as usize;
 
-    let (rt, threads) = runtime(ctx, c.pes, c.gpus, fp.heap_per_pe as usize)?;
-    let heap_total = fp.heap_per_pe * c.pes as u64;
+    let (rt, threads) = if ipc {
+        let rt = Runtime::builder()
+            .transport(autarky::Transport::MpiIpc)
+            .pes_per_rank(pes_per_rank)
+            .symmetric_heap_bytes(fp.heap_per_pe as usize)
+            .build()?;
+        if rt.num_pes() != c.pes {
+            return Err(CliError::Usage(format!(
+                "--transport ipc: the job has {} ranks, the launcher's environment said {}",
+                rt.ranks(),
+                launcher_ranks()
+            )));
+        }
+        (rt, None)
+    } else {
+        runtime(ctx, c.pes, c.gpus, fp.heap_per_pe as usize)?
+    };
+    let heap_total = fp.heap_per_pe * rt.local_pes().len() as u64;
     match rt.device_memory() {
         Ok((free, _)) if heap_total > free as u64 => {
             return Err(CliError::Usage(format!(

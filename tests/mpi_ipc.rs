@@ -1,0 +1,254 @@
+//! Multi-process runs ([`Transport::MpiIpc`]): run under MPI, e.g.
+//!
+//! ```text
+//! cargo test --features mpi --test mpi_ipc --no-run      # prints the binary
+//! mpirun --allow-run-as-root --oversubscribe -n 2 target/debug/deps/mpi_ipc-<hash>
+//! ```
+//!
+//! Two ranks may share one GPU (CUDA IPC works between processes on one
+//! device) or take one GPU each. Every rank runs every trial, in the same
+//! order, one at a time (the runtime's steps are collective). Without
+//! `mpirun` (no `OMPI_COMM_WORLD_SIZE`/`PMI_SIZE` in the environment) or
+//! without the `mpi` feature, every trial is reported as ignored, with the
+//! reason. The configuration trial needs no GPU: it runs under `mpirun` on
+//! any machine. `a_rank_that_never_arrives…` is opt-in (`-- --ignored`):
+//! it leaves a collective pending on purpose, so the job ends with
+//! MPI_Abort at exit after the trial passed.
+
+mod common;
+
+use autarky::{Builder, Runtime, Transport};
+use libtest_mimic::{Arguments, Trial};
+
+/// Ranks of the MPI job this process belongs to, from the launcher's
+/// environment (Open MPI, or PMI-based launchers).
+fn mpi_ranks() -> Option<u32> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+fn mpi_rank() -> u32 {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Why MPI trials cannot run here, if they cannot.
+fn mpi_skip() -> Option<String> {
+    if !cfg!(feature = "mpi") {
+        return Some("built without the `mpi` feature".into());
+    }
+    match mpi_ranks() {
+        None => Some("not started by mpirun (run the binary under `mpirun -n 2`)".into()),
+        Some(n) if n < 2 => Some(format!("needs 2 or more MPI ranks, the job has {n}")),
+        Some(_) => None,
+    }
+}
+
+fn mpi_trial(name: &str, needs_gpu: bool, body: fn()) -> Trial {
+    let skip = mpi_skip().or_else(|| {
+        if !needs_gpu {
+            return None;
+        }
+        common::usable_gpus().as_ref().err().cloned()
+    });
+    match skip {
+        Some(why) => Trial::test(name, || Ok(()))
+            .with_ignored_flag(true)
+            .with_kind(why),
+        None => Trial::test(name, move || {
+            body();
+            Ok(())
+        }),
+    }
+}
+
+fn mpi_builder() -> Builder {
+    Runtime::builder()
+        .transport(Transport::MpiIpc)
+        .symmetric_heap_bytes(64 << 20)
+        .compute_blocks(4)
+        .rank_timeout(std::time::Duration::from_secs(120))
+}
+
+/// Every rank builds with a different `pes_per_rank`: the configuration
+/// exchange (before any CUDA call) fails on every rank, naming the knob.
+fn ranks_that_disagree_on_the_configuration_all_fail_naming_the_knob() {
+    let r = mpi_rank();
+    match mpi_builder().pes_per_rank(1 + r % 2).build() {
+        Err(autarky::Error::RanksDisagree { what, detail }) => {
+            assert!(what.contains("configuration"), "{what}");
+            assert!(detail.contains("pes_per_rank"), "{detail}");
+        }
+        other => panic!("rank {r}: expected RanksDisagree, got {other:?}"),
+    }
+}
+
+/// Rank 0 waits for the others in `build`; the others never come: rank 0
+/// fails with RankTimeout within the bound.
+fn a_rank_that_never_arrives_ends_the_others_with_rank_timeout() {
+    let r = mpi_rank();
+    if r == 0 {
+        let t = std::time::Instant::now();
+        let e = mpi_builder()
+            .rank_timeout(std::time::Duration::from_secs(2))
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, autarky::Error::RankTimeout { .. }), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(10));
+    } else {
+        std::thread::sleep(std::time::Duration::from_secs(4));
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod gpu {
+    use super::*;
+    use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
+    use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
+    use autarky::{Error, RunOptions};
+
+    fn problem(n: usize) -> JacobiProblem {
+        JacobiProblem::new([1, n, n], Stencil::FivePoint)
+            .with_init(|z, y, x| ((x * 7 + y * 13 + z * 5) % 17) as f64 / 17.0)
+            .with_dirichlet(|_, y, x| 1.0 + 0.01 * x as f64 - 0.02 * y as f64)
+    }
+
+    fn cfg(n: usize, iters: u32) -> JacobiConfig {
+        let mut c = JacobiConfig::new(problem(n), iters);
+        c.check_every = 10;
+        c.pe_grid = Some([1, 2, 1]);
+        c
+    }
+
+    /// 2 ranks × 1 PE give bitwise the grid and norms of 2 virtual PEs in
+    /// one process (each rank computes the reference on its own GPU).
+    pub fn jacobi2d_two_ranks_match_two_virtual_pes_bitwise() {
+        let (n, iters) = (96, 60);
+        let reference = {
+            let rt = Runtime::builder()
+                .gpu()
+                .pes(2)
+                .compute_blocks(4)
+                .symmetric_heap_bytes(64 << 20)
+                .build()
+                .unwrap();
+            JacobiSolver::new(&rt, cfg(n, iters))
+                .unwrap()
+                .run()
+                .unwrap()
+        };
+        let rt = mpi_builder().build().unwrap();
+        assert_eq!(rt.num_pes(), 2);
+        let solver = JacobiSolver::new(&rt, cfg(n, iters)).unwrap();
+        for round in 0..2 {
+            let got = solver.run().unwrap();
+            assert_eq!(got.iterations, iters);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got.field),
+                bits(&reference.field),
+                "rank {} round {round}: the grid differs from 2 virtual PEs",
+                rt.rank()
+            );
+            assert_eq!(got.norms, reference.norms);
+            assert!(got.field.iter().any(|&v| v != 0.0));
+        }
+    }
+
+    /// A NaN in rank 1's part of the grid: the run fails on every rank with
+    /// the same NonFinite error naming the PE, task and iteration.
+    pub fn a_nan_on_one_rank_fails_every_rank_with_the_same_named_error() {
+        let rt = mpi_builder().build().unwrap();
+        let prob = JacobiProblem::new([1, 32, 32], Stencil::FivePoint).with_init(|_, y, x| {
+            if (y, x) == (20, 5) {
+                f64::NAN
+            } else {
+                0.0
+            }
+        });
+        let mut c = JacobiConfig::new(prob, 50);
+        c.check_every = 5;
+        c.pe_grid = Some([1, 2, 1]);
+        match JacobiSolver::new(&rt, c).unwrap().run() {
+            Err(Error::NonFinite {
+                pe,
+                task,
+                iteration,
+                ..
+            }) => {
+                assert_eq!(iteration, 4, "the first check");
+                assert!(task.contains("check (global norm)"), "{task}");
+                assert!(pe < 2);
+            }
+            other => panic!("rank {}: expected NonFinite, got {other:?}", rt.rank()),
+        }
+    }
+
+    /// A task of PE 1 (rank 1) withheld: its successors wait; the run ends
+    /// on every rank with a timeout naming the PE, task and iteration.
+    #[cfg(feature = "fault-injection")]
+    pub fn a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout() {
+        let rt = mpi_builder()
+            .timeout(std::time::Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let solver = JacobiSolver::new(&rt, cfg(64, 20)).unwrap();
+        let g = solver.graph();
+        let held = (0..g.num_tasks())
+            .map(autarky::TaskId::from_index)
+            .find(|&t| g.pe_of(t) == 1)
+            .expect("PE 1 has tasks");
+        let mut opts = RunOptions::iterations(20);
+        opts.hold_task = Some(held);
+        let t = std::time::Instant::now();
+        match solver.run_with(opts) {
+            Err(Error::DeviceTimeout { task, .. }) => assert!(!task.is_empty()),
+            other => panic!("rank {}: expected DeviceTimeout, got {other:?}", rt.rank()),
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(60));
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    #[cfg_attr(not(feature = "mpi"), allow(unused_mut))]
+    let mut trials = vec![
+        mpi_trial(
+            "ranks_that_disagree_on_the_configuration_all_fail_naming_the_knob",
+            false,
+            ranks_that_disagree_on_the_configuration_all_fail_naming_the_knob,
+        ),
+        mpi_trial(
+            "a_rank_that_never_arrives_ends_the_others_with_rank_timeout",
+            false,
+            a_rank_that_never_arrives_ends_the_others_with_rank_timeout,
+        )
+        .with_ignored_flag(true),
+    ];
+    #[cfg(feature = "mpi")]
+    {
+        trials.push(mpi_trial(
+            "jacobi2d_two_ranks_match_two_virtual_pes_bitwise",
+            true,
+            gpu::jacobi2d_two_ranks_match_two_virtual_pes_bitwise,
+        ));
+        trials.push(mpi_trial(
+            "a_nan_on_one_rank_fails_every_rank_with_the_same_named_error",
+            true,
+            gpu::a_nan_on_one_rank_fails_every_rank_with_the_same_named_error,
+        ));
+        #[cfg(feature = "fault-injection")]
+        trials.push(mpi_trial(
+            "a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout",
+            true,
+            gpu::a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout,
+        ));
+    }
+    let mut args = Arguments::from_args();
+    // The runtime's steps are collective: every rank runs the trials in
+    // the same order, one at a time.
+    args.test_threads = Some(1);
+    libtest_mimic::run(&args, trials).exit_code()
+}
