@@ -315,7 +315,9 @@ pub fn goal_lines(cases: &[&Case]) -> Vec<String> {
                         (None, None) => None,
                     };
                     match (measured, c.verdict()) {
-                        (Some(m), Some(ok)) => format!("{m}: {}", if ok { "met" } else { "MISSED" }),
+                        (Some(m), Some(ok)) => {
+                            format!("{m}: {}", if ok { "met" } else { "MISSED" })
+                        }
                         (Some(m), None) => format!("{m}: undecided"),
                         (None, _) => "no measurement (baseline unavailable?)".into(),
                     }

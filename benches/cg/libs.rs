@@ -119,7 +119,9 @@ fn load(dirs: &[PathBuf]) -> Result<(Found, Vec<Library>), String> {
                 sources.push(format!(
                     "{}: {}",
                     w.name,
-                    files.last().map_or(String::new(), |f| f.display().to_string())
+                    files
+                        .last()
+                        .map_or(String::new(), |f| f.display().to_string())
                 ));
                 keep.extend(opened);
                 done = true;
@@ -161,7 +163,9 @@ pub fn find_in(dir: &Path, prefix: &str) -> Option<PathBuf> {
             || name
                 .strip_prefix(prefix)
                 .and_then(|rest| rest.strip_prefix('.'))
-                .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+                .is_some_and(|v| {
+                    !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.')
+                });
         if ok && best.as_ref().map_or(true, |(l, _)| name.len() > *l) {
             best = Some((name.len(), e.path()));
         }
@@ -228,7 +232,10 @@ fn site_packages(prefix: &Path) -> Vec<PathBuf> {
     };
     let mut out = Vec::new();
     for e in rd.flatten() {
-        if e.file_name().to_str().is_some_and(|n| n.starts_with("python3")) {
+        if e.file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with("python3"))
+        {
             for s in ["site-packages", "dist-packages"] {
                 let p = e.path().join(s);
                 if p.is_dir() {

@@ -155,7 +155,10 @@ fn readings(
         });
     }
     if let Some(b) = base {
-        for (what, mode) in [(HOST_SYNC, PointerMode::Host), (DEV_PTR, PointerMode::Device)] {
+        for (what, mode) in [
+            (HOST_SYNC, PointerMode::Host),
+            (DEV_PTR, PointerMode::Device),
+        ] {
             let o = b.run(mode, k).map_err(|e| format!("{name}: {what}: {e}"))?;
             let x = b.solution()?;
             out.push(Reading {
@@ -274,7 +277,13 @@ fn run_case(
         let rt2 = runtime_for(&a)?;
         let s2 = CgSolver::new(&rt2, &a, cg_config(CgVariant::Standard, kc))?;
         let sr2 = CgSolver::new(&rt2, &a, cg_config(CgVariant::SingleReduction, kc))?;
-        let r = readings(&a, [(AUTARKY, &s2), (AUTARKY_SR, &sr2)], base.as_ref(), kc, &name)?;
+        let r = readings(
+            &a,
+            [(AUTARKY, &s2), (AUTARKY_SR, &sr2)],
+            base.as_ref(),
+            kc,
+            &name,
+        )?;
         (kc, r)
     };
     let worst_rec = check::recursive_agree(&name, &at_kc[0], &at_kc[1..])?;
@@ -310,9 +319,12 @@ fn run_case(
             }
         }
         if let Some(b) = &base {
-            for (i, (what, mode)) in [(HOST_SYNC, PointerMode::Host), (DEV_PTR, PointerMode::Device)]
-                .into_iter()
-                .enumerate()
+            for (i, (what, mode)) in [
+                (HOST_SYNC, PointerMode::Host),
+                (DEV_PTR, PointerMode::Device),
+            ]
+            .into_iter()
+            .enumerate()
             {
                 let o = b.run(mode, k).map_err(|e| format!("{name}: {what}: {e}"))?;
                 same(2 + i, what, o.rel_residual)?;

@@ -351,14 +351,7 @@ impl Blas {
         let n = blas_len(x, y)?;
         // SAFETY: live vectors of n f64.
         cublas_check("cublasDcopy_v2", unsafe {
-            blas::cublasDcopy_v2(
-                self.h,
-                n,
-                x.ptr() as *const f64,
-                1,
-                y.ptr() as *mut f64,
-                1,
-            )
+            blas::cublasDcopy_v2(self.h, n, x.ptr() as *const f64, 1, y.ptr() as *mut f64, 1)
         })
     }
 }
@@ -554,7 +547,10 @@ impl Spmv {
         x: &Vector,
         y: &Vector,
     ) -> Result<Spmv> {
-        assert!(x.len() == a.n && y.len() == a.n, "SpMV vectors of the wrong length");
+        assert!(
+            x.len() == a.n && y.len() == a.n,
+            "SpMV vectors of the wrong length"
+        );
         // SAFETY: the caller keeps x and y alive.
         let (dx, dy) = unsafe { (DnVec::new(x)?, DnVec::new(y)?) };
         let mut bytes = 0usize;
@@ -605,7 +601,10 @@ impl Spmv {
     /// # Panics
     /// If `a` is not the matrix the plan was made for (a bench bug).
     pub fn run(&self, h: &Sparse, a: &CsrMatrix) -> Result<()> {
-        assert!(ptr::eq(self.mat, a.desc), "SpMV plan used with another matrix");
+        assert!(
+            ptr::eq(self.mat, a.desc),
+            "SpMV plan used with another matrix"
+        );
         // SAFETY: live handle, matrix and descriptors (the plan's contract
         // keeps their memory alive); the buffer is the one sized for this
         // plan; α, β are host constants read during the call.
