@@ -432,3 +432,32 @@ fn the_library_search_lists_the_toolkit_and_leaves_out_stubs() {
     uniq.dedup();
     assert_eq!(uniq.len(), dirs.len(), "{dirs:?}");
 }
+
+#[test]
+fn cusparse_preloaded_from_cg_bench_cuda_libs_is_what_cudarc_calls() {
+    // Opt-in: needs a directory holding libcusparse (e.g. a pip wheel's
+    // nvidia/cu13/lib) that is NOT on the linker path, to exercise the
+    // preload. No GPU is needed: only a status string is asked for.
+    let Some(dir) = std::env::var_os("CG_BENCH_CUDA_LIBS").filter(|v| !v.is_empty()) else {
+        eprintln!("skipping: set CG_BENCH_CUDA_LIBS to a directory holding libcusparse.so*");
+        return;
+    };
+    let dirs: Vec<std::path::PathBuf> = std::env::split_paths(&dir).collect();
+    let from = libs::load(libs::Lib::Cusparse, &dirs).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        from.contains("libcusparse.so") || from == "on the linker path",
+        "{from}"
+    );
+    // SAFETY: cusparseGetErrorString takes any status and returns a static
+    // NUL-terminated string (or null); cudarc resolves it in the library
+    // just loaded (it would panic if it found none).
+    let s = unsafe {
+        cudarc::cusparse::sys::cusparseGetErrorString(
+            cudarc::cusparse::sys::cusparseStatus_t::CUSPARSE_STATUS_NOT_INITIALIZED,
+        )
+    };
+    assert!(!s.is_null());
+    // SAFETY: non-null results are static NUL-terminated strings.
+    let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy();
+    assert!(text.to_lowercase().contains("init"), "{text}");
+}

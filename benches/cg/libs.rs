@@ -11,11 +11,13 @@
 //!    `lib64`s, `LD_LIBRARY_PATH`, pip wheels' `nvidia/*/lib`, the
 //!    directory autarky loaded NVRTC from) and `dlopen` the files by
 //!    absolute path with `RTLD_NOW | RTLD_GLOBAL`, dependencies first
-//!    (`libnvJitLink` for cuSPARSE, `libcublasLt` for cuBLAS), keeping the
-//!    handles for the life of the process. glibc resolves a later `dlopen`
-//!    of a bare name to an already loaded object with that SONAME, so
-//!    cudarc's lookup then finds the preloaded file (the scheme autarky's
-//!    `runtime/libs.rs` uses for NVRTC);
+//!    when they sit next to it (`libnvJitLink` for cuSPARSE, `libcublasLt`
+//!    for cuBLAS), keeping the handles for the life of the process. glibc
+//!    resolves a later `dlopen` of a bare name to an already loaded object
+//!    with that SONAME, so cudarc's lookup then finds the preloaded file
+//!    (the scheme autarky's `runtime/libs.rs` uses for NVRTC; checked
+//!    without a GPU by `tests/cg_bench.rs` with a CUDA 13 pip wheel, whose
+//!    `libcusparse.so.12` cudarc then found);
 //! 3. ask cudarc again; if it still fails, the baseline is unavailable and
 //!    [`ensure`] says where it looked. The bench then reports autarky
 //!    alone and says why.
@@ -26,129 +28,131 @@ use std::sync::OnceLock;
 
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
 
-/// One library the baseline needs: what it is called, and the file-name
-/// prefixes of it and of the libraries it needs that may not be on the
-/// linker path (loaded in this order).
-struct Wanted {
-    name: &'static str,
-    /// `libcublasLt.so` before `libcublas.so`, …
-    files: &'static [&'static str],
-    /// cudarc's own lookup (`sys::is_culib_present`).
-    present: fn() -> bool,
+/// A library the baseline needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lib {
+    /// `libcublas.so.13` (needs `libcublasLt.so.13`).
+    Cublas,
+    /// `libcusparse.so.12` in CUDA 13 (may load `libnvJitLink.so.13`).
+    Cusparse,
 }
 
-fn cublas_present() -> bool {
-    // SAFETY: `is_culib_present` only dlopens and closes candidate names;
-    // it has no precondition beyond dlopen's (see `open_global`).
-    unsafe { cudarc::cublas::sys::is_culib_present() }
-}
+impl Lib {
+    /// Its name for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lib::Cublas => "cuBLAS",
+            Lib::Cusparse => "cuSPARSE",
+        }
+    }
 
-fn cusparse_present() -> bool {
-    // SAFETY: as in `cublas_present`.
-    unsafe { cudarc::cusparse::sys::is_culib_present() }
-}
+    /// The file-name prefix of the library itself.
+    fn file(self) -> &'static str {
+        match self {
+            Lib::Cublas => "libcublas.so",
+            Lib::Cusparse => "libcusparse.so",
+        }
+    }
 
-const WANTED: [Wanted; 2] = [
-    Wanted {
-        name: "cuBLAS",
-        files: &["libcublasLt.so", "libcublas.so"],
-        present: cublas_present,
-    },
-    Wanted {
-        name: "cuSPARSE",
-        files: &["libnvJitLink.so", "libcusparse.so"],
-        present: cusparse_present,
-    },
-];
+    /// Libraries it loads that are preloaded first when they sit next to it.
+    fn deps(self) -> &'static [&'static str] {
+        match self {
+            Lib::Cublas => &["libcublasLt.so"],
+            Lib::Cusparse => &["libnvJitLink.so"],
+        }
+    }
+
+    /// Whether cudarc's own lookup by name finds it.
+    fn present(self) -> bool {
+        // SAFETY: `is_culib_present` only dlopens and closes candidate
+        // names; it has no precondition beyond dlopen's (see `open_global`).
+        unsafe {
+            match self {
+                Lib::Cublas => cudarc::cublas::sys::is_culib_present(),
+                Lib::Cusparse => cudarc::cusparse::sys::is_culib_present(),
+            }
+        }
+    }
+}
 
 /// Where the libraries came from (for the bench's header and JSON).
 #[derive(Clone, Debug)]
 pub struct Found {
-    /// One line per library: `cuBLAS: linker path` or `cuBLAS: /dir/libcublas.so.13`.
+    /// One line per library: `cuBLAS: on the linker path` or
+    /// `cuBLAS: /dir/libcublas.so.13`.
     pub sources: Vec<String>,
 }
 
-/// Handles of the preloaded files, kept (never unloaded) for the process.
-static LOADED: OnceLock<Result<(Found, Vec<Library>), String>> = OnceLock::new();
+static FOUND: OnceLock<Result<Found, String>> = OnceLock::new();
 
 /// Makes sure cudarc's cuBLAS and cuSPARSE calls will find their libraries
 /// (module docs); the outcome is computed once. `extra_dir` is searched
-/// first (the NVRTC directory autarky uses, where pip wheels put their
-/// siblings).
+/// first after `CG_BENCH_CUDA_LIBS` (the NVRTC directory autarky uses,
+/// where pip wheels put their siblings).
 pub fn ensure(extra_dir: Option<&Path>) -> Result<Found, String> {
-    let r = LOADED.get_or_init(|| load(&search_dirs(extra_dir)));
-    match r {
-        Ok((found, _)) => Ok(found.clone()),
-        Err(e) => Err(e.clone()),
-    }
-}
-
-fn load(dirs: &[PathBuf]) -> Result<(Found, Vec<Library>), String> {
-    let mut sources = Vec::new();
-    let mut keep = Vec::new();
-    let mut missing = Vec::new();
-    for w in &WANTED {
-        if (w.present)() {
-            sources.push(format!("{}: on the linker path", w.name));
-            continue;
-        }
-        let mut looked = Vec::new();
-        let mut done = false;
-        for dir in dirs {
-            let files: Option<Vec<PathBuf>> = w.files.iter().map(|p| find_in(dir, p)).collect();
-            let Some(files) = files else {
-                looked.push(format!("{} (not all of {:?})", dir.display(), w.files));
-                continue;
-            };
-            let mut opened = Vec::new();
-            let mut why = None;
-            for f in &files {
-                match open_global(f.as_os_str()) {
-                    Ok(l) => opened.push(l),
-                    Err(e) => {
-                        why = Some(format!("{}: {e}", f.display()));
-                        break;
-                    }
+    FOUND
+        .get_or_init(|| {
+            let dirs = search_dirs(extra_dir);
+            let (mut sources, mut missing) = (Vec::new(), Vec::new());
+            for lib in [Lib::Cublas, Lib::Cusparse] {
+                match load(lib, &dirs) {
+                    Ok(s) => sources.push(format!("{}: {s}", lib.name())),
+                    Err(e) => missing.push(e),
                 }
             }
-            if let Some(why) = why {
-                looked.push(why);
-                continue;
+            if missing.is_empty() {
+                Ok(Found { sources })
+            } else {
+                Err(format!(
+                    "{}. Put the CUDA 13 toolkit's lib64 (or a pip wheel's nvidia/cu13/lib) on \
+                     LD_LIBRARY_PATH or in CG_BENCH_CUDA_LIBS",
+                    missing.join(". ")
+                ))
             }
-            if (w.present)() {
-                sources.push(format!(
-                    "{}: {}",
-                    w.name,
-                    files
-                        .last()
-                        .map_or(String::new(), |f| f.display().to_string())
+        })
+        .clone()
+}
+
+/// Makes `lib` reachable by cudarc: already on the linker path, or
+/// preloaded from the first of `dirs` that holds it (its dependencies that
+/// sit next to it first). Returns where it came from, or every place
+/// looked. A preloaded library is never unloaded: cudarc keeps function
+/// pointers into it for the life of the process.
+pub fn load(lib: Lib, dirs: &[PathBuf]) -> Result<String, String> {
+    if lib.present() {
+        return Ok("on the linker path".into());
+    }
+    let mut looked = Vec::new();
+    for dir in dirs {
+        let Some(file) = find_in(dir, lib.file()) else {
+            looked.push(format!("{} (no {}*)", dir.display(), lib.file()));
+            continue;
+        };
+        let deps = lib.deps().iter().filter_map(|d| find_in(dir, d));
+        let opened: Result<Vec<Library>, String> = deps
+            .chain(std::iter::once(file.clone()))
+            .map(|f| open_global(f.as_os_str()).map_err(|e| format!("{}: {e}", f.display())))
+            .collect();
+        match opened {
+            Err(why) => looked.push(why),
+            Ok(handles) => {
+                if lib.present() {
+                    // Kept for the process (doc comment).
+                    handles.into_iter().for_each(std::mem::forget);
+                    return Ok(file.display().to_string());
+                }
+                looked.push(format!(
+                    "{} (loaded, but cudarc's lookup by name still fails)",
+                    file.display()
                 ));
-                keep.extend(opened);
-                done = true;
-                break;
             }
-            looked.push(format!(
-                "{} (loaded, but cudarc's lookup by name still fails)",
-                dir.display()
-            ));
-        }
-        if !done {
-            missing.push(format!(
-                "{} not found by name on the linker path nor in: {}",
-                w.name,
-                looked.join("; ")
-            ));
         }
     }
-    if missing.is_empty() {
-        Ok((Found { sources }, keep))
-    } else {
-        Err(format!(
-            "{}. Put the CUDA 13 toolkit's lib64 (or a pip wheel's nvidia/cu13/lib) on LD_LIBRARY_PATH \
-             or in CG_BENCH_CUDA_LIBS",
-            missing.join(". ")
-        ))
-    }
+    Err(format!(
+        "{} is not on the linker path nor in: {}",
+        lib.name(),
+        looked.join("; ")
+    ))
 }
 
 /// The file in `dir` whose name is `prefix` or `prefix.<version>`,
