@@ -1,0 +1,174 @@
+//! What the CG bench runs, from the environment and the command line
+//! (cargo passes `--bench` to harness-less benches; it is ignored, and so
+//! is anything else not listed, with a warning).
+
+use crate::BoxResult;
+
+/// The bench's knobs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `--quick`: fewer reps, no 256³.
+    pub quick: bool,
+    /// 3D Poisson sizes N (7-point, N³ rows).
+    pub sizes_3d: Vec<u32>,
+    /// 2D Poisson sizes N (5-point, N² rows).
+    pub sizes_2d: Vec<u32>,
+    /// Timed repetitions per case (after `warmup` untimed ones).
+    pub reps: usize,
+    /// Untimed repetitions before them.
+    pub warmup: usize,
+    /// Iterations of every case instead of the per-size default.
+    pub iterations: Option<u32>,
+    /// Skip the cuSPARSE/cuBLAS baseline (autarky alone).
+    pub no_baseline: bool,
+}
+
+/// `"64,1_024"` → `[64, 1024]`; `"none"` or `""` → `[]`.
+pub fn parse_list(what: &str, s: &str, max: u64) -> BoxResult<Vec<u32>> {
+    let s = s.trim();
+    if s.is_empty() || s == "none" {
+        return Ok(Vec::new());
+    }
+    s.split(',')
+        .map(|v| match v.trim().replace('_', "").parse::<u64>() {
+            Ok(x) if (1..=max).contains(&x) => Ok(x as u32),
+            _ => Err(format!(
+                "{what} must be integers in 1..={max} separated by commas (or 'none'), got {s:?}"
+            )
+            .into()),
+        })
+        .collect()
+}
+
+/// Largest 3D size (`poisson3d` accepts up to 1290; 512³ already needs
+/// ~30 GB of device memory for autarky's two solvers and the baseline).
+pub const MAX_3D: u64 = 512;
+/// Largest 2D size.
+pub const MAX_2D: u64 = 8192;
+/// Most iterations a case may be given (see [`default_iterations`]).
+pub const MAX_ITERS: u64 = 100_000;
+
+/// `--help`.
+pub const HELP: &str = "\
+cg bench knobs (env or `cargo bench --bench cg -- --flag=value`):
+  --quick            CG_BENCH_QUICK=1     3D 32,64,128; 2D 1024; 5 reps (no 256³)
+  --3d=LIST          CG_BENCH_3D          3D Poisson sizes N (default 32,64,128,256), 'none' to skip
+  --2d=LIST          CG_BENCH_2D          2D Poisson sizes N (default 1024), 'none' to skip
+  --reps=R           CG_BENCH_REPS        timed reps per case (default 11; quick 5)
+  --iters=K          CG_BENCH_ITERS       CG iterations of every case (default: per size, see below)
+  --no-baseline      CG_BENCH_NO_BASELINE=1  autarky only (no cuSPARSE/cuBLAS)
+  CG_BENCH_CUDA_LIBS directories searched first for libcublas/libcusparse (colon-separated)
+  AUTARKY_BENCH_OUT  directory of results.json and the SVGs (default target/bench-report/cg)
+Default iterations: a run of ~15 ms for autarky, a multiple of 50 in 50..=500 (more
+iterations drive the recursive residual of small problems towards underflow).";
+
+/// What `from_args` found: a config, or a request for the help text.
+#[derive(Debug, PartialEq)]
+pub enum Parsed {
+    /// Run with this.
+    Run(Config, Vec<String>),
+    /// `--help` / `-h`.
+    Help,
+}
+
+impl Config {
+    /// From the process's environment and arguments; `--help` prints
+    /// [`HELP`] and exits.
+    pub fn from_env_and_args() -> BoxResult<Config> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        match Config::from_args(env, &args)? {
+            Parsed::Help => {
+                println!("{HELP}");
+                std::process::exit(0);
+            }
+            Parsed::Run(cfg, ignored) => {
+                for a in ignored {
+                    eprintln!("cg bench: ignoring unknown argument {a:?} (--help lists the knobs)");
+                }
+                Ok(cfg)
+            }
+        }
+    }
+
+    /// From `env` (a variable lookup; empty counts as unset) and `args`
+    /// (without the program name): the config and the arguments it ignored.
+    pub fn from_args(env: impl Fn(&str) -> Option<String>, args: &[String]) -> BoxResult<Parsed> {
+        let flag = |v: Option<String>| v.is_some_and(|v| v != "0");
+        let mut quick = flag(env("CG_BENCH_QUICK"));
+        let mut no_baseline = flag(env("CG_BENCH_NO_BASELINE"));
+        let mut d3 = env("CG_BENCH_3D");
+        let mut d2 = env("CG_BENCH_2D");
+        let mut reps = env("CG_BENCH_REPS");
+        let mut iters = env("CG_BENCH_ITERS");
+        let mut ignored = Vec::new();
+        for a in args {
+            if a == "--quick" || a == "quick" {
+                quick = true;
+            } else if a == "--no-baseline" {
+                no_baseline = true;
+            } else if let Some(v) = a.strip_prefix("--3d=") {
+                d3 = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--2d=") {
+                d2 = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--reps=") {
+                reps = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--iters=") {
+                iters = Some(v.into());
+            } else if a == "--help" || a == "-h" {
+                return Ok(Parsed::Help);
+            } else if a != "--bench" {
+                ignored.push(a.clone());
+            }
+        }
+        let (q3, q2, qr) = if quick {
+            ("32,64,128", "1024", "5")
+        } else {
+            ("32,64,128,256", "1024", "11")
+        };
+        let one = |what: &str, v: &str, max: u64| -> BoxResult<u32> {
+            match parse_list(what, v, max)?.as_slice() {
+                [x] => Ok(*x),
+                _ => Err(format!("{what} must be one integer in 1..={max}, got {v:?}").into()),
+            }
+        };
+        let reps = one("reps", reps.as_deref().unwrap_or(qr), 1000)?;
+        let iterations = match iters {
+            Some(v) => Some(one("iters", &v, MAX_ITERS)?),
+            None => None,
+        };
+        let cfg = Config {
+            quick,
+            sizes_3d: parse_list("3D sizes", d3.as_deref().unwrap_or(q3), MAX_3D)?,
+            sizes_2d: parse_list("2D sizes", d2.as_deref().unwrap_or(q2), MAX_2D)?,
+            reps: reps as usize,
+            warmup: 2,
+            iterations,
+            no_baseline,
+        };
+        if cfg.sizes_3d.is_empty() && cfg.sizes_2d.is_empty() {
+            return Err("no case selected: both the 3D and the 2D size lists are empty".into());
+        }
+        Ok(Parsed::Run(cfg, ignored))
+    }
+}
+
+/// Bytes one standard CG iteration moves at least: the CSR matrix once
+/// (8-byte value, 4-byte column per entry, 8-byte row offset per row)
+/// and about 12 passes over n-vectors of f64 (SpMV's input and output,
+/// two dot products, three vector updates).
+pub fn bytes_per_iteration(rows: u64, nnz: u64) -> u64 {
+    12 * nnz + 8 * rows + 12 * 8 * rows
+}
+
+/// Iterations of a case of `rows` rows and `nnz` entries: enough that an
+/// autarky run lasts about 15 ms (estimated at 3 TB/s, at least 5 µs an
+/// iteration), a multiple of 50 in 50..=500. The cap keeps small problems
+/// away from underflow: CG's recursive residual keeps shrinking after
+/// convergence (on Poisson 32³, by ~10⁻¹⁰⁰ after 1000 iterations; the
+/// single-reduction recurrence breaks down near iteration 1660).
+pub fn default_iterations(rows: u64, nnz: u64) -> u32 {
+    let est_us = (bytes_per_iteration(rows, nnz) as f64 / 3.0e6).max(5.0);
+    let k = (15_000.0 / est_us / 50.0).round() as u32 * 50;
+    k.clamp(50, 500)
+}

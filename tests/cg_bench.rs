@@ -1,0 +1,463 @@
+//! The CG bench's host side without a GPU: its scalar kernels compile with
+//! NVRTC alone (sm_90, no toolkit headers), its knobs parse (and bad ones
+//! are refused), its iteration counts give runs of milliseconds without
+//! driving small problems into underflow, its residual checks tell right
+//! from wrong, its table applies the issue's targets, and its library
+//! search finds versioned files.
+
+#![allow(clippy::result_large_err)]
+
+#[path = "../benches/cg/baselines.rs"]
+#[allow(dead_code)]
+mod baselines;
+#[path = "../benches/cg/cases.rs"]
+#[allow(dead_code)]
+mod cases;
+#[path = "../benches/cg/check.rs"]
+#[allow(dead_code)]
+mod check;
+#[path = "../benches/cg/config.rs"]
+#[allow(dead_code)]
+mod config;
+#[path = "../benches/cg/libs.rs"]
+#[allow(dead_code)]
+mod libs;
+#[path = "../benches/common/report.rs"]
+mod report;
+#[path = "../benches/cg/vendor.rs"]
+#[allow(dead_code)]
+mod vendor;
+
+pub type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+use autarky::runtime::nvrtc::{compile_cubin, nvrtc_info, Program};
+use autarky::solvers::cg::{cg_reference, ones_rhs, poisson3d, zero_guess, CgOptions, CgVariant};
+use autarky::Error;
+use cases::{Case, Role, AUTARKY, AUTARKY_SR, DEV_PTR, HOST_SYNC};
+use check::Reading;
+use config::{Config, Parsed};
+
+#[test]
+fn the_scalar_kernels_compile_for_sm_90_with_nvrtc_alone() {
+    match nvrtc_info() {
+        Ok(_) => {}
+        Err(e @ Error::NvrtcNotFound { .. }) => {
+            if std::env::var_os("AUTARKY_REQUIRE_NVRTC").is_some_and(|v| v == "1") {
+                panic!("AUTARKY_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
+            }
+            eprintln!("skipping: {e}");
+            return;
+        }
+        Err(e) => panic!("unexpected error looking for NVRTC: {e}"),
+    }
+    let cubin = compile_cubin(&Program {
+        name: "cg_baselines.cu",
+        source: baselines::SOURCE,
+        headers: &[],
+        options: vec!["--std=c++17".into()],
+        arch: 90,
+    })
+    .unwrap_or_else(|e| panic!("the scalar kernels do not compile: {e}"));
+    assert_eq!(&cubin[..4], b"\x7fELF", "a CUBIN is an ELF image");
+    for name in ["cg_alpha", "cg_beta"] {
+        assert!(
+            cubin.windows(name.len()).any(|w| w == name.as_bytes()),
+            "the CUBIN lacks {name}"
+        );
+    }
+}
+
+#[test]
+fn the_kernel_slots_match_the_rust_slots() {
+    use baselines::slot;
+    for (name, v) in [
+        ("RHO", slot::RHO),
+        ("RHO_NEW", slot::RHO_NEW),
+        ("PAP", slot::PAP),
+        ("ALPHA", slot::ALPHA),
+        ("NEG_ALPHA", slot::NEG_ALPHA),
+        ("BETA", slot::BETA),
+        ("FAIL_ITER", slot::FAIL_ITER),
+        ("FAIL_VALUE", slot::FAIL_VALUE),
+    ] {
+        let def = format!("#define {name} {v}\n");
+        assert!(
+            baselines::SOURCE.contains(&def),
+            "baselines.cu lacks {def:?}"
+        );
+        assert!(v < slot::LEN);
+    }
+}
+
+fn parse(env: &[(&str, &str)], args: &[&str]) -> BoxResult<Parsed> {
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    Config::from_args(
+        |k| {
+            env.iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .filter(|v| !v.is_empty())
+        },
+        &args,
+    )
+}
+
+fn run(env: &[(&str, &str)], args: &[&str]) -> (Config, Vec<String>) {
+    match parse(env, args).unwrap() {
+        Parsed::Run(c, ignored) => (c, ignored),
+        Parsed::Help => panic!("asked for help"),
+    }
+}
+
+#[test]
+fn defaults_cover_the_issue_cases_and_quick_drops_256() {
+    let (c, ignored) = run(&[], &["--bench"]);
+    assert!(ignored.is_empty(), "--bench is cargo's, not unknown");
+    assert_eq!(c.sizes_3d, vec![32, 64, 128, 256]);
+    assert_eq!(c.sizes_2d, vec![1024]);
+    assert_eq!((c.reps, c.warmup, c.quick), (11, 2, false));
+    assert_eq!(c.iterations, None);
+    assert!(!c.no_baseline);
+
+    let (q, _) = run(&[], &["--bench", "--quick"]);
+    assert!(q.quick);
+    assert_eq!(q.sizes_3d, vec![32, 64, 128]);
+    assert_eq!(q.sizes_2d, vec![1024]);
+    assert!(q.reps < c.reps);
+    // The environment says the same.
+    let (e, _) = run(&[("CG_BENCH_QUICK", "1")], &[]);
+    assert_eq!(e, q);
+    // "0" means off.
+    let (z, _) = run(&[("CG_BENCH_QUICK", "0")], &[]);
+    assert!(!z.quick);
+}
+
+#[test]
+fn flags_override_the_environment_and_unknown_arguments_are_reported() {
+    let (c, ignored) = run(
+        &[("CG_BENCH_3D", "32"), ("CG_BENCH_REPS", "3")],
+        &[
+            "--3d=64,1_28",
+            "--2d=none",
+            "--reps=7",
+            "--iters=250",
+            "--no-baseline",
+            "--frobnicate",
+        ],
+    );
+    assert_eq!(c.sizes_3d, vec![64, 128]);
+    assert!(c.sizes_2d.is_empty());
+    assert_eq!(c.reps, 7);
+    assert_eq!(c.iterations, Some(250));
+    assert!(c.no_baseline);
+    assert_eq!(ignored, vec!["--frobnicate".to_string()]);
+    assert_eq!(parse(&[], &["-h"]).unwrap(), Parsed::Help);
+}
+
+#[test]
+fn bad_knobs_are_errors_that_name_the_knob() {
+    for (args, word) in [
+        (vec!["--3d=0"], "3D sizes"),
+        (vec!["--3d=abc"], "3D sizes"),
+        (vec!["--3d=100000"], "3D sizes"),
+        (vec!["--2d=-4"], "2D sizes"),
+        (vec!["--reps=0"], "reps"),
+        (vec!["--reps=3,4"], "reps"),
+        (vec!["--iters=0"], "iters"),
+        (vec!["--3d=none", "--2d=none"], "no case"),
+    ] {
+        let e = parse(&[], &args).unwrap_err().to_string();
+        assert!(e.contains(word), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn iterations_give_runs_of_milliseconds_and_stay_below_the_underflow_zone() {
+    let k = |n: u64, per_row: u64| config::default_iterations(n, n * per_row);
+    // Small problems: capped (32³ single reduction breaks down near 1660).
+    assert_eq!(k(32 * 32 * 32, 7), 500);
+    // 256³: ~3 GB per iteration, ~1 ms: the floor of 50.
+    assert_eq!(k(256 * 256 * 256, 7), 50);
+    // 2D 1024²: ~0.15 GB per iteration.
+    let k2 = k(1024 * 1024, 5);
+    assert!((250..=350).contains(&k2), "{k2}");
+    for n in [32u64, 64, 128, 256] {
+        let it = k(n * n * n, 7);
+        assert_eq!(it % 50, 0);
+        assert!((50..=500).contains(&it));
+    }
+}
+
+#[test]
+fn the_cap_keeps_32_cubed_finite_in_both_recurrences_on_the_cpu_reference() {
+    // The reason for the cap, checked: 500 iterations of either recurrence
+    // on Poisson 32³ run to the end without breakdown or a zero residual.
+    let a = poisson3d(32).unwrap();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        let r = cg_reference(
+            &a,
+            &ones_rhs(&a),
+            &zero_guess(&a),
+            &CgOptions {
+                tol: 0.0,
+                max_iters: 500,
+                variant,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{variant:?}: {e}"));
+        assert_eq!(r.iterations, 500, "{variant:?}");
+        assert!(
+            r.rel_residual > 0.0 && r.rel_residual < 1e-30,
+            "{variant:?}: {}",
+            r.rel_residual
+        );
+        assert!(
+            r.true_rel_residual < 1e-10,
+            "{variant:?}: {}",
+            r.true_rel_residual
+        );
+    }
+}
+
+fn reading(variant: &'static str, recursive: f64, true_residual: f64) -> Reading {
+    Reading {
+        variant,
+        recursive,
+        true_residual,
+    }
+}
+
+#[test]
+fn recursive_residuals_must_agree_to_the_tolerance() {
+    let a = reading(AUTARKY, 1.0e-2, 1.0e-2);
+    let close = reading(HOST_SYNC, 1.0e-2 * (1.0 + 1e-9), 1.0e-2);
+    let off = reading(DEV_PTR, 1.0e-2 * (1.0 + 1e-5), 1.0e-2);
+    let worst = check::recursive_agree("c", &a, &[close]).unwrap();
+    assert!(worst > 0.0 && worst < check::REL_TOL, "{worst}");
+    let e = check::recursive_agree("c", &a, &[close, off]).unwrap_err();
+    assert!(e.contains(DEV_PTR) && e.contains("refusing"), "{e}");
+    // A NaN never agrees.
+    assert!(check::recursive_agree("c", &a, &[reading(HOST_SYNC, f64::NAN, 0.0)]).is_err());
+    assert_eq!(check::rel_diff(0.0, 0.0), 0.0);
+    assert_eq!(check::rel_diff(1.0, f64::INFINITY), f64::INFINITY);
+}
+
+#[test]
+fn true_residuals_agree_at_rounding_level_but_not_for_a_wrong_solution() {
+    // Converged: both at rounding level, different digits: fine.
+    let a = reading(AUTARKY, 1e-54, 8.6e-14);
+    let b = reading(AUTARKY_SR, 1e-52, 8.7e-14);
+    check::true_agree("c", &a, &[b]).unwrap();
+    // A baseline whose x is wrong has a large true residual.
+    let wrong = reading(HOST_SYNC, 1e-54, 0.3);
+    let e = check::true_agree("c", &a, &[b, wrong]).unwrap_err();
+    assert!(e.contains(HOST_SYNC), "{e}");
+    // Far from convergence, a 1e-4 relative difference is too much.
+    let c = reading(AUTARKY, 0.5, 0.5);
+    assert!(check::true_agree("c", &c, &[reading(DEV_PTR, 0.5, 0.50005)]).is_err());
+    assert!(check::comparable(0.5) && !check::comparable(1e-12) && !check::comparable(f64::NAN));
+}
+
+#[test]
+fn the_true_residual_of_the_exact_solution_is_zero_and_of_zero_is_one() {
+    let a = poisson3d(4).unwrap();
+    assert!((check::true_rel_residual_ones(&a, &vec![0.0; a.n_rows()]) - 1.0).abs() < 1e-15);
+    let r = cg_reference(
+        &a,
+        &ones_rhs(&a),
+        &zero_guess(&a),
+        &CgOptions {
+            tol: 1e-14,
+            max_iters: 1000,
+            variant: CgVariant::Standard,
+        },
+    )
+    .unwrap();
+    let t = check::true_rel_residual_ones(&a, &r.x);
+    assert!(
+        (t - r.true_rel_residual).abs() < 1e-15,
+        "{t} vs {}",
+        r.true_rel_residual
+    );
+}
+
+fn case(family: &'static str, n: u32, autarky_us: f64, host_us: f64, baseline: bool) -> Case {
+    let k = 100;
+    let mut variants = vec![(AUTARKY, Role::Autarky), (AUTARKY_SR, Role::Reference)];
+    if baseline {
+        variants.extend([(HOST_SYNC, Role::Baseline), (DEV_PTR, Role::Baseline)]);
+    }
+    let rows = (n as u64).pow(if family == "poisson3d" { 3 } else { 2 });
+    let mut c = Case::new("h200", family, n, (rows, 7 * rows), k, &variants);
+    for i in 0..3 {
+        let jitter = 1.0 + 0.01 * (i as f64 - 1.0);
+        c.push(AUTARKY, autarky_us * jitter * 1e-6 * k as f64);
+        c.push(AUTARKY_SR, 0.9 * autarky_us * 1e-6 * k as f64);
+        if baseline {
+            c.push(HOST_SYNC, host_us * 1e-6 * k as f64);
+            c.push(DEV_PTR, 0.5 * host_us * 1e-6 * k as f64);
+        }
+    }
+    c
+}
+
+#[test]
+fn the_64_target_is_twice_as_fast_as_host_sync() {
+    assert_eq!(
+        case("poisson3d", 64, 10.0, 25.0, true).verdict(),
+        Some(true)
+    );
+    assert_eq!(
+        case("poisson3d", 64, 10.0, 19.0, true).verdict(),
+        Some(false)
+    );
+    // Without a baseline the lead cannot be decided.
+    assert_eq!(case("poisson3d", 64, 10.0, 25.0, false).verdict(), None);
+    // No target at 32³.
+    assert_eq!(case("poisson3d", 32, 10.0, 25.0, true).verdict(), None);
+}
+
+#[test]
+fn the_256_target_is_no_slower_and_the_2d_target_is_35_us() {
+    assert_eq!(
+        case("poisson3d", 256, 900.0, 900.0, true).verdict(),
+        Some(true)
+    );
+    assert_eq!(
+        case("poisson3d", 256, 910.0, 900.0, true).verdict(),
+        Some(false)
+    );
+    assert_eq!(
+        case("poisson2d", 1024, 34.0, 10.0, false).verdict(),
+        Some(true)
+    );
+    assert_eq!(
+        case("poisson2d", 1024, 36.0, 100.0, true).verdict(),
+        Some(false)
+    );
+}
+
+#[test]
+fn the_table_and_the_report_carry_every_variant_ratio_and_verdict() {
+    let a = case("poisson3d", 64, 10.0, 25.0, true);
+    let b = case("poisson2d", 1024, 36.0, 100.0, true);
+    let c = case("poisson3d", 32, 5.0, 20.0, false);
+    let t = cases::table(&[&a, &b, &c]);
+    for want in [
+        "h200/poisson3d/64",
+        "262144",
+        "1835008",
+        HOST_SYNC,
+        DEV_PTR,
+        "2.50×",
+        "1.25×",
+        "≥ 2× host-sync ok",
+        "≤ 35 µs MISS",
+        "10.00 [9.900–10.10]",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+    // The case without a baseline prints dashes, not numbers.
+    let last = t.lines().last().unwrap();
+    assert!(
+        last.contains("h200/poisson3d/32") && last.contains('—'),
+        "{last}"
+    );
+
+    let r = a.to_result().unwrap();
+    assert_eq!(r.unit, "µs/iteration");
+    assert_eq!(r.meets_target, Some(true));
+    assert_eq!(r.baselines.len(), 2);
+    assert_eq!(r.references.len(), 1);
+    assert_eq!(r.params["iterations"], 100);
+    assert_eq!(r.params["rows"], 262144);
+    assert!((r.autarky.spread.median - 10.0).abs() < 1e-9);
+    let host = r.baselines.iter().find(|s| s.variant == HOST_SYNC).unwrap();
+    assert!((host.ratio_baseline_over_autarky.unwrap() - 2.5).abs() < 1e-9);
+
+    let lines = cases::goal_lines(&[&a, &b]);
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines[0].contains("poisson3d 64") && lines[0].contains("met"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("poisson3d 256") && lines[1].contains("not run"),
+        "{lines:?}"
+    );
+    assert!(lines[2].contains("36.00 µs/iteration: MISSED"), "{lines:?}");
+}
+
+#[test]
+fn the_library_search_prefers_the_most_specific_versioned_file() {
+    let dir = std::env::temp_dir().join(format!("cg-bench-libs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in [
+        "libcublas.so",
+        "libcublas.so.13",
+        "libcublas.so.13.1.0.3",
+        "libcublasLt.so.13",
+        "libcublas.so.bak-old",
+        "libcusparse_static.a",
+    ] {
+        std::fs::write(dir.join(f), b"").unwrap();
+    }
+    let got = libs::find_in(&dir, "libcublas.so").unwrap();
+    assert_eq!(got.file_name().unwrap(), "libcublas.so.13.1.0.3");
+    let lt = libs::find_in(&dir, "libcublasLt.so").unwrap();
+    assert_eq!(lt.file_name().unwrap(), "libcublasLt.so.13");
+    assert_eq!(libs::find_in(&dir, "libcusparse.so"), None);
+    assert_eq!(libs::find_in(&dir.join("missing"), "libcublas.so"), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_library_search_lists_the_toolkit_and_leaves_out_stubs() {
+    let dirs = libs::search_dirs(Some(std::path::Path::new("/opt/x/nvidia/cu13/lib")));
+    let pos = |p: &str| dirs.iter().position(|d| d == std::path::Path::new(p));
+    let extra = pos("/opt/x/nvidia/cu13/lib").expect("the extra dir");
+    let toolkit = pos("/usr/local/cuda/lib64").expect("the toolkit dir");
+    assert!(extra < toolkit, "{dirs:?}");
+    assert!(dirs
+        .iter()
+        .all(|d| !d.components().any(|c| c.as_os_str() == "stubs")));
+    // Each directory once.
+    let mut uniq = dirs.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(uniq.len(), dirs.len(), "{dirs:?}");
+}
+
+#[test]
+fn cusparse_preloaded_from_cg_bench_cuda_libs_is_what_cudarc_calls() {
+    // Opt-in: needs a directory holding libcusparse (e.g. a pip wheel's
+    // nvidia/cu13/lib) that is NOT on the linker path, to exercise the
+    // preload. No GPU is needed: only a status string is asked for.
+    let Some(dir) = std::env::var_os("CG_BENCH_CUDA_LIBS").filter(|v| !v.is_empty()) else {
+        eprintln!("skipping: set CG_BENCH_CUDA_LIBS to a directory holding libcusparse.so*");
+        return;
+    };
+    let dirs: Vec<std::path::PathBuf> = std::env::split_paths(&dir).collect();
+    let from = libs::load(libs::Lib::Cusparse, &dirs).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        from.contains("libcusparse.so") || from == "on the linker path",
+        "{from}"
+    );
+    // SAFETY: cusparseGetErrorString takes any status and returns a static
+    // NUL-terminated string (or null); cudarc resolves it in the library
+    // just loaded (it would panic if it found none).
+    let s = unsafe {
+        cudarc::cusparse::sys::cusparseGetErrorString(
+            cudarc::cusparse::sys::cusparseStatus_t::CUSPARSE_STATUS_NOT_INITIALIZED,
+        )
+    };
+    assert!(!s.is_null());
+    // SAFETY: non-null results are static NUL-terminated strings.
+    let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy();
+    assert!(text.to_lowercase().contains("init"), "{text}");
+}
