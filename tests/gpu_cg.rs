@@ -46,7 +46,9 @@ fn rt(a: &Csr<f64>, pes: u32) -> Runtime {
         .gpu()
         .pes(pes)
         .comm_blocks(2)
-        .symmetric_heap_bytes(heap_bytes_needed(a, pes).unwrap())
+        // Up to four solvers per runtime, and symmetric allocations are
+        // never freed: room for four.
+        .symmetric_heap_bytes(4 * heap_bytes_needed(a, pes).unwrap())
         .timeout(Duration::from_secs(20))
         .build()
         .unwrap_or_else(|e| panic!("GPU runtime with {pes} PEs: {e}"))

@@ -417,7 +417,9 @@ fn invalid(msg: impl Into<String>) -> CgSolveError {
 }
 
 /// Symmetric heap bytes per PE a solve of `a` over `pes` PEs needs
-/// (give it to [`crate::runtime::Builder::symmetric_heap_bytes`]).
+/// (give it to [`crate::runtime::Builder::symmetric_heap_bytes`]). Symmetric
+/// allocations live as long as the runtime, so a runtime that builds several
+/// solvers needs the sum of theirs.
 ///
 /// Errors: the rows cannot be split over `pes`, or `a` is not square.
 pub fn heap_bytes_needed(a: &Csr<f64>, pes: u32) -> Result<usize> {
