@@ -25,6 +25,16 @@ fn main() -> std::process::ExitCode {
             jacobi_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes,
         ),
         gpus_trial(
+            "jacobi_5_and_7_point_on_2_gpus_x_2_pes_is_bitwise_4_virtual_pes",
+            2,
+            jacobi_5_and_7_point_on_2_gpus_x_2_pes_is_bitwise_4_virtual_pes,
+        ),
+        gpus_trial(
+            "cg_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes",
+            2,
+            cg_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes,
+        ),
+        gpus_trial(
             "abort_on_gpu_1_reaches_gpu_0",
             2,
             abort_on_gpu_1_reaches_gpu_0,
@@ -108,6 +118,69 @@ fn jacobi_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes() {
             diff, 0,
             "{stencil:?}: 2 GPUs differ from 2 virtual PEs in {diff} cells"
         );
+    }
+}
+
+fn jacobi_5_and_7_point_on_2_gpus_x_2_pes_is_bitwise_4_virtual_pes() {
+    for (dims, stencil, check_every) in [
+        ([1, 200, 136], Stencil::FivePoint, 10),
+        ([24, 20, 36], Stencil::SevenPoint, 7),
+    ] {
+        let prob = JacobiProblem::new(dims, stencil)
+            .with_init(|z, y, x| ((x * 5 + y * 3 + z * 2) % 13) as f64 / 13.0)
+            .with_dirichlet(|z, y, x| 1.0 + 0.02 * x as f64 - 0.01 * (y + z) as f64);
+        let mut runs = Vec::new();
+        for gpus in [1, 2] {
+            let rt = rt(4, gpus);
+            let mut cfg = JacobiConfig::new(prob.clone(), 60);
+            cfg.check_every = check_every;
+            runs.push(JacobiSolver::new(&rt, cfg).unwrap().run().unwrap());
+        }
+        let diff = runs[0]
+            .field
+            .iter()
+            .zip(&runs[1].field)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(
+            diff, 0,
+            "{stencil:?}: 2 GPUs x 2 PEs differ from 4 virtual PEs in {diff} cells"
+        );
+        // The norms too: the same reduction order on every PE count layout.
+        assert_eq!(runs[0].norms, runs[1].norms, "{stencil:?}: norms differ");
+        assert!(!runs[0].norms.is_empty());
+    }
+}
+
+fn cg_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes() {
+    use autarky::solvers::cg::{heap_bytes_needed, poisson3d, CgConfig, CgSolver, CgVariant};
+    let a = poisson3d(20).unwrap();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        let mut runs = Vec::new();
+        for gpus in [1, 2] {
+            let rt = Runtime::builder()
+                .gpu()
+                .gpus(gpus)
+                .pes(2)
+                .comm_blocks(2)
+                .symmetric_heap_bytes(heap_bytes_needed(&a, 2).unwrap())
+                .timeout(Duration::from_secs(20))
+                .build()
+                .unwrap();
+            let cfg = CgConfig {
+                variant,
+                ..CgConfig::new(1e-8, 10_000)
+            };
+            runs.push(CgSolver::new(&rt, &a, cfg).unwrap().run().unwrap());
+        }
+        assert!(runs[0].converged, "{variant:?}: {:?}", runs[0].iterations);
+        assert_eq!(runs[0].iterations, runs[1].iterations, "{variant:?}");
+        let same = runs[0]
+            .x
+            .iter()
+            .zip(&runs[1].x)
+            .all(|(u, v)| u.to_bits() == v.to_bits());
+        assert!(same, "{variant:?}: x on 2 GPUs differs from 2 virtual PEs");
     }
 }
 

@@ -39,6 +39,29 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
         states.lower_limit(n.max(iteration + 1));
         Ok(())
     };
+    let wait =
+        |word: &std::sync::atomic::AtomicU32, wanted: u32, word_id: u32| -> Result<(), u32> {
+            let mut w = Waiter::new(run, pe, block, false);
+            loop {
+                let v = word.load(std::sync::atomic::Ordering::Acquire);
+                if (v.wrapping_sub(wanted) as i32) >= 0 {
+                    w.done();
+                    return Ok(());
+                }
+                if w.poll(
+                    WaitKind::UserWord,
+                    word_id,
+                    v as u64,
+                    wanted as u64,
+                    task,
+                    iteration,
+                )
+                .is_break()
+                {
+                    return Err(CpuCtx::WAIT_ABANDONED);
+                }
+            }
+        };
     let ctx = CpuCtx {
         task,
         global: d.global,
@@ -49,6 +72,7 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
         args: &l.args[d.arg_offset as usize..(d.arg_offset + d.arg_len) as usize],
         finish: &finish,
         heaps: run.heaps,
+        wait: &wait,
     };
     let body = &p.bodies[task as usize];
     let role = p.role(block);

@@ -1,6 +1,7 @@
 //! Task kinds: a CUDA C++ device function (and optionally a Rust body for
 //! the CPU emulator) with a declared argument size.
 
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 use super::GraphError;
@@ -39,6 +40,8 @@ pub struct CpuCtx<'a> {
     pub(crate) finish: &'a (dyn Fn(u32) -> Result<(), u32> + Sync),
     /// Every PE's symmetric heap base, as host addresses.
     pub(crate) heaps: &'a [u64],
+    /// The emulator's bounded wait (`CpuCtx::wait_geq`).
+    pub(crate) wait: &'a (dyn Fn(&AtomicU32, u32, u32) -> Result<(), u32> + Sync),
 }
 
 impl std::fmt::Debug for CpuCtx<'_> {
@@ -84,6 +87,21 @@ impl CpuCtx<'_> {
     pub fn finish_at(&self, n: u32) -> Result<(), u32> {
         (self.finish)(n)
     }
+
+    /// Bounded wait until `*word >= wanted` (wraparound-safe, acquire), like
+    /// the device's `ctx.wait_geq`: for bodies that wait on data produced
+    /// outside the graph's edges. `word_id` names the word in the error.
+    ///
+    /// Errors: `Err(CpuCtx::WAIT_ABANDONED)` when the run aborted or the
+    /// wait timed out (the run then ends with that abort's cause, or with a
+    /// [`crate::Error::DeviceTimeout`]-style timeout naming the word); the
+    /// body must return the error at once.
+    pub fn wait_geq(&self, word: &AtomicU32, wanted: u32, word_id: u32) -> Result<(), u32> {
+        (self.wait)(word, wanted, word_id)
+    }
+
+    /// The code [`CpuCtx::wait_geq`] returns when the wait was abandoned.
+    pub const WAIT_ABANDONED: u32 = 0xA8A4D0;
 
     /// The address `local_addr` of this PE's symmetric heap as PE `pe` has
     /// it, like the device's `ctx.peer(ptr, pe)`: every PE's heap has the

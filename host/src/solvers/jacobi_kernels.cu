@@ -17,6 +17,7 @@ struct JacobiTile {
     unsigned long long a;         // local base of the buffer pair
     unsigned long long len;       // elements per buffer
     unsigned long long partials;  // double[4][tiles] (slot = iteration % 4)
+    unsigned long long arrivals;  // unsigned: partials written at check iterations, summed
     unsigned lo[3], hi[3];        // the box, padded coordinates (z, y, x)
     unsigned sy, sz;              // strides of y and z (x stride is 1)
     unsigned tile, tiles;
@@ -42,6 +43,7 @@ struct JacobiCheck {
     unsigned long long partials;  // double[4][tiles] (local)
     unsigned long long slots;     // double[4][pes] (symmetric)
     unsigned long long norms;     // double[checks] (local): global norm per check
+    unsigned long long arrivals;  // unsigned (local): the tiles' arrival counter
     unsigned tiles, pes;
     unsigned check_every, iterations;
     unsigned stop_slack;  // finish_at(n + stop_slack) at convergence
@@ -54,6 +56,14 @@ namespace jacobi {
 __device__ __forceinline__ bool is_check(unsigned n, unsigned every, unsigned iterations) {
     return every != 0 && ((n + 1) % every == 0 || n + 1 == iterations);
 }
+
+// Check iterations among 0..=n (every > 0).
+__device__ __forceinline__ unsigned checks_upto(unsigned n, unsigned every, unsigned iterations) {
+    return (n + 1) / every + (((n + 1) % every != 0 && n + 1 == iterations) ? 1u : 0u);
+}
+
+// The word check_local's wait names in a timeout (wait_index).
+constexpr unsigned ARRIVALS_WORD = 0xA7;
 
 template <class T>
 __device__ __forceinline__ T stencil_at(const T* in, unsigned long long i, unsigned sy, unsigned sz, unsigned kind) {
@@ -196,7 +206,11 @@ __device__ __forceinline__ void tile_k(const JacobiTile& a, unsigned n) {
         return;
     }
     const double s = block_sum(sweep<T, K>(in, out, a, true));
-    if (threadIdx.x == 0) reinterpret_cast<double*>(a.partials)[(n % 4) * a.tiles + a.tile] = s;
+    if (threadIdx.x == 0) {
+        reinterpret_cast<double*>(a.partials)[(n % 4) * a.tiles + a.tile] = s;
+        // Release: the partial before the arrival that check_local acquires.
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(a.arrivals) : "memory");
+    }
 }
 
 template <class T>
@@ -248,6 +262,10 @@ __device__ void jacobi_check_local(autarky::TaskCtx& ctx) {
     const JacobiCheck& a = ctx.args<JacobiCheck>();
     const unsigned n = ctx.iteration;
     if (threadIdx.x != 0 || !jacobi::is_check(n, a.check_every, a.iterations)) return;
+    // Every tile's partial of this check (acquire). No edges from the tiles:
+    // they would make this task poll every tile at every iteration.
+    const unsigned wanted = a.tiles * jacobi::checks_upto(n, a.check_every, a.iterations);
+    if (!ctx.wait_geq(reinterpret_cast<const unsigned*>(a.arrivals), wanted, jacobi::ARRIVALS_WORD)) return;
     const double* part = reinterpret_cast<const double*>(a.partials) + (n % 4) * a.tiles;
     double s = 0;
     for (unsigned t = 0; t < a.tiles; ++t) s += part[t];  // tile order: deterministic
