@@ -85,6 +85,15 @@ impl Case {
     ///
     /// # Panics
     /// If the case has no such variant (a typo in the bench).
+    /// One more variant (a column), timed like the others.
+    pub fn add_variant(&mut self, variant: &'static str, role: Role) {
+        self.rows.push(Row {
+            variant,
+            role,
+            seconds: Vec::new(),
+        });
+    }
+
     pub fn push(&mut self, variant: &str, seconds: f64) {
         let name = &self.name;
         self.rows
@@ -104,7 +113,7 @@ impl Case {
         r.seconds.iter().map(|&s| us(s, self.iterations)).collect()
     }
 
-    fn spread(&self, variant: &str) -> Option<Spread> {
+    pub fn spread(&self, variant: &str) -> Option<Spread> {
         let r = self.rows.iter().find(|r| r.variant == variant)?;
         Spread::of(&self.values(r))
     }

@@ -61,7 +61,7 @@ use autarky::runtime::driver;
 use autarky::runtime::nvrtc;
 use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
 use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
-use autarky::{Error, RunOptions, Runtime};
+use autarky::{Error, RunOptions, Runtime, TraceOptions};
 use serde_json::json;
 
 use baselines::{Grid, Kernels};
@@ -148,12 +148,30 @@ fn check(case: &str, what: &str, diff: f64) -> BoxResult<()> {
     Ok(())
 }
 
+/// Run every single-GPU case once more traced (AUTARKY_BENCH_TRACE=1):
+/// the tracing overhead, traced / untraced.
+fn bench_traced() -> bool {
+    std::env::var("AUTARKY_BENCH_TRACE").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
 /// One timed autarky run of `solver` (reset first, outside the timing).
 fn time_autarky(rt: &Runtime, solver: &JacobiSolver, k: u32, what: &str) -> BoxResult<f64> {
+    time_autarky_with(rt, solver, k, what, None)
+}
+
+/// [`time_autarky`], traced with `trace` when given.
+fn time_autarky_with(
+    rt: &Runtime,
+    solver: &JacobiSolver,
+    k: u32,
+    what: &str,
+    trace: Option<TraceOptions>,
+) -> BoxResult<f64> {
     solver.reset()?;
     let opts = RunOptions {
         iterations: k,
         timed: true,
+        trace,
         ..Default::default()
     };
     let r = rt
@@ -195,8 +213,11 @@ fn single_case(cfg: &Config, slug: &str, dim: u32, n: u32) -> BoxResult<Case> {
             ("launch", Role::Baseline),
             ("cuda-graph", Role::Baseline),
             ("grid-barrier", Role::Baseline),
-        ],
+        ][..],
     );
+    if bench_traced() {
+        case.add_variant("autarky traced", Role::Reference);
+    }
     let name = case.name.clone();
     eprintln!("{name}: {k} iterations per run; building …");
     let rt = Runtime::builder()
@@ -278,6 +299,15 @@ fn single_case(cfg: &Config, slug: &str, dim: u32, n: u32) -> BoxResult<Case> {
         let mut row = Vec::with_capacity(6);
         for (what, s) in &solvers {
             row.push((*what, time_autarky(&rt, s, k, what)?));
+        }
+        if bench_traced() {
+            let t = TraceOptions {
+                records_per_block: 4096,
+            };
+            row.push((
+                "autarky traced",
+                time_autarky_with(&rt, &solvers[0].1, k, "traced", Some(t))?,
+            ));
         }
         row.push(("launch", kern.launches(&grid, k)?));
         row.push(("cuda-graph", kern.replay(&exec)?));
@@ -677,6 +707,14 @@ fn main() -> BoxResult<()> {
     }
     for c in cases.iter().chain(&pes) {
         println!("checked {}: {}", c.name, c.checked);
+    }
+    if bench_traced() {
+        println!("tracing overhead (AUTARKY_BENCH_TRACE=1, 4096 records per block): traced / untraced, medians");
+        for c in &cases {
+            if let (Some(t), Some(u)) = (c.spread("autarky traced"), c.spread("autarky")) {
+                println!("  {:<28} {:.3}×", c.name, t.median / u.median);
+            }
+        }
     }
     let two = two_gpu_part(&cfg, props.arch())?;
 
