@@ -815,6 +815,50 @@ out:
     if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
 }
 
+// A pinned comm task with more predecessors than this is polled by the
+// whole block (each thread a share, eight polls in flight per thread)
+// instead of by thread 0 alone: a reduction over a thousand tiles cost
+// thread 0 ~130 serial L2 round trips per instance (CG at 1024^2: 800 µs
+// per iteration on the H200).
+constexpr uint32_t WIDE_POLL_MIN = 16;
+
+// Are instance n's predecessors of d done now? Every thread of the block
+// calls it (it ends with a barrier); the result is the same for all. A
+// thread that saw its share done fences (acquire, system scope when a
+// proxy is among them) before the barrier, so the predecessors' data is
+// visible to every thread after it.
+__device__ __noinline__ bool preds_done_block(const RunParams& p, const TaskDesc& d, uint32_t n) {
+    const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+    bool ok = true, remote = false;
+    for (uint32_t base = 0; ok && base < d.pred_count; base += 8 * blockDim.x) {
+        uint64_t words[8];
+        uint32_t need[8];
+#pragma unroll
+        for (uint32_t j = 0; j < 8; ++j) {
+            words[j] = 0;
+            need[j] = 0;
+            const uint32_t k = base + j * blockDim.x + threadIdx.x;
+            if (k < d.pred_count) {
+                const Edge e = preds[k];
+                if (n + 1 > e.distance) {
+                    need[j] = n + 1 - e.distance;
+                    const bool proxy = is_proxy(p, e.task);
+                    remote |= proxy;
+                    words[j] = proxy ? ld_relaxed_sys_u64(&state_of(p)[e.task])
+                                     : ld_relaxed_gpu_u64(&state_of(p)[e.task]);
+                }
+            }
+        }
+#pragma unroll
+        for (uint32_t j = 0; j < 8; ++j) ok = ok && geq_u32(state_done(words[j]), need[j]);
+    }
+    if (ok) {
+        if (remote) fence_acq_rel_sys();
+        else fence_acq_rel_gpu();
+    }
+    return __syncthreads_and(ok) != 0;
+}
+
 // Relays proxies (this comm block's share: j ≡ block mod comm_blocks) whose
 // value changed since the last look to their dynamic successors.
 __device__ __noinline__ bool relay_proxies(Who w) {
@@ -873,21 +917,41 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     uint64_t last_publish = 0, watch_start = 0, watch_progress = 0;
     ProgressSweep sweep;  // publisher: HostControl::iterations_done (progress.cuh)
     const bool publisher = w.block == 0;
+    // Thread 0: poll counters, kept across the block-wide polls of a wide
+    // pinned task (so the abort, progress and watchdog checks every 64
+    // polls still run while one waits), and whose turn it is: a failed
+    // block-wide poll is followed by one poll of the other work (ring,
+    // relays) before the next, so a wide task never starves them.
+    uint32_t polls = 0, idle = 0;
+    bool wide_turn = true;
     if (threadIdx.x == 0) sh.failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
             uint32_t run = 0;
             AUTARKY_TRACE_IDLE_SCOPE(p, w.block);  // trace: idle time, WaitEnd when the loop is left
-            for (uint32_t polls = 1, idle = 0;; ++polls, ++idle) {
+            for (;;) {
+                ++polls;
+                ++idle;
 #ifndef AUTARKY_NO_PINNED
                 if (len > 0 && n < run_limit(p)) {
                     const uint32_t t = list[k];
                     const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
-                    if (preds_done_now(p, d, n) && n < run_limit(p)) {
+                    if (d.pred_count > WIDE_POLL_MIN) {
+                        if (wide_turn) {
+                            wide_turn = false;
+                            run = 3;  // a block-wide poll of its predecessors
+                            sh.task = t;
+                            sh.iter = n;
+                            sh.desc = d;
+                            break;
+                        }
+                        wide_turn = true;
+                    } else if (preds_done_now(p, d, n) && n < run_limit(p)) {
                         run = 2;
                         sh.task = t;
                         sh.iter = n;
                         sh.desc = d;
+                        idle = 0;
                         break;
                     }
                 }
@@ -896,6 +960,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                 uint32_t t, it;
                 if (comm_try_pop(p, &t, &it)) {
                     run = 1;
+                    idle = 0;
                     sh.task = t;
                     sh.iter = it;
                     sh.desc = reinterpret_cast<const TaskDesc*>(p.tasks)[t];
@@ -947,8 +1012,26 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
         // Publish: sh.run/task/iter/desc (and, for a pinned instance, the
         // predecessors' data acquired by thread 0) to the block.
         __syncthreads();
-        const uint32_t run = sh.run;
+        uint32_t run = sh.run;
         if (run == 0) break;
+#ifndef AUTARKY_NO_PINNED
+        if (run == 3) {
+            // Every thread: sh is not written again before the barrier in
+            // preds_done_block.
+            const TaskDesc d = sh.desc;
+            const uint32_t at = sh.iter;
+            if (!preds_done_block(p, d, at)) continue;
+            // The limit is read again after the acquire, as for a narrow
+            // task; thread 0 decides for the block.
+            if (threadIdx.x == 0) {
+                sh.run = at < run_limit(p) ? 2u : 3u;
+                if (sh.run == 2) idle = 0;
+            }
+            __syncthreads();
+            if (sh.run != 2) continue;
+            run = 2;
+        }
+#endif
         if (!run_body(w, sh)) break;
         if (threadIdx.x == 0) {
             bool ok;
