@@ -245,3 +245,105 @@ impl Peers for MpiPeers {
         Ok(flat.chunks_exact(bytes.len()).map(<[u8]>::to_vec).collect())
     }
 }
+
+/// The exchange layer on 2 or more real MPI ranks, no GPU needed. Ignored
+/// by a plain `cargo test` (they need `mpirun`); `.ci/run` runs them with
+/// `mpirun -n 2 <lib test binary> runtime::mpi::tests --ignored
+/// --test-threads=1`. Every rank runs them in the same order, one at a
+/// time (each test's exchanges are collective).
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peers() -> MpiPeers {
+        let session = Session::get().expect("MPI initializes");
+        assert!(
+            session.ranks() >= 2,
+            "run these tests under `mpirun -n 2` (this job has {} rank)",
+            session.ranks()
+        );
+        MpiPeers {
+            session,
+            bound: Duration::from_secs(60),
+        }
+    }
+
+    /// A payload that names its rank and length.
+    fn payload(rank: u32, len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i as u32 * 31 + rank * 7) as u8).collect()
+    }
+
+    /// A zero-length payload (what `Runtime::barrier` sends) must not reach
+    /// MPI as an empty slice: its dangling pointer is `(void*)1`, Open MPI's
+    /// `MPI_IN_PLACE`, and `MPI_Iallgather` ends the job with MPI_ERR_ARG.
+    /// A barrier also waits for the slowest rank.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn an_empty_exchange_is_a_barrier_that_waits_for_the_slowest_rank() {
+        let p = peers();
+        for round in 0..3u32 {
+            let slow = round % p.ranks();
+            let t = Instant::now();
+            if p.rank() == slow {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            let all = p.allgather("barrier", &[]).unwrap();
+            assert_eq!(all, vec![Vec::<u8>::new(); p.ranks() as usize]);
+            assert!(
+                t.elapsed() >= Duration::from_millis(250),
+                "rank {} left barrier round {round} after {:?}, before rank {slow} arrived",
+                p.rank(),
+                t.elapsed()
+            );
+        }
+    }
+
+    /// Exchanges of several sizes back to back, one rank late to each:
+    /// every rank gets every rank's bytes, in rank order.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn back_to_back_exchanges_return_every_ranks_bytes_in_rank_order() {
+        let p = peers();
+        for (i, len) in [1usize, 16, 0, 1025, 3, 0, 0, 100_000, 8].into_iter().enumerate() {
+            if p.rank() == (i as u32 % p.ranks()) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let all = p.allgather("sizes", &payload(p.rank(), len)).unwrap();
+            let want: Vec<Vec<u8>> = (0..p.ranks()).map(|r| payload(r, len)).collect();
+            assert_eq!(all, want, "exchange {i} of {len} bytes");
+        }
+    }
+
+    /// Ranks that send different lengths (zero on one of them) all fail
+    /// with RanksDisagree, and stay in step: the next exchange works.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn different_lengths_fail_every_rank_and_leave_the_ranks_in_step() {
+        let p = peers();
+        for lens in [[0usize, 4], [5, 9]] {
+            let len = lens[(p.rank() as usize).min(1)];
+            match p.allgather("uneven", &payload(p.rank(), len)) {
+                Err(Error::RanksDisagree { what, .. }) => {
+                    assert!(what.contains("size of exchange `uneven`"), "{what}")
+                }
+                other => panic!("rank {}: expected RanksDisagree, got {other:?}", p.rank()),
+            }
+            let all = p.allgather("after", &payload(p.rank(), 2)).unwrap();
+            assert_eq!(all[0], payload(0, 2));
+        }
+    }
+
+    /// Ranks in different exchanges (by name) all fail with RanksDisagree.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn ranks_in_different_exchanges_all_fail_naming_the_sequence() {
+        let p = peers();
+        let name = if p.rank() == 0 { "run start" } else { "barrier" };
+        match p.allgather(name, &[1, 2, 3]) {
+            Err(Error::RanksDisagree { what, .. }) => {
+                assert!(what.contains("sequence of collective calls"), "{what}")
+            }
+            other => panic!("rank {}: expected RanksDisagree, got {other:?}", p.rank()),
+        }
+    }
+}
