@@ -146,8 +146,21 @@ impl Session {
     }
 
     /// One `MPI_Iallgather` of `bytes` (the same length on every rank),
-    /// polled until `deadline`.
+    /// polled until `bound` has passed.
+    ///
+    /// # Panics
+    ///
+    /// If `bytes` is empty (a programmer error: [`MpiPeers::allgather`]
+    /// never exchanges an empty payload). An empty slice's pointer is
+    /// dangling, `1` for bytes, and Open MPI defines `MPI_IN_PLACE` as
+    /// `(void *) 1`: `MPI_Iallgather` would read it as an in-place receive
+    /// buffer and end the whole job with `MPI_ERR_ARG` (errors are fatal
+    /// on our communicator).
     fn bounded_allgather(&self, what: &str, bytes: &[u8], bound: Duration) -> Result<Vec<u8>> {
+        assert!(
+            !bytes.is_empty(),
+            "bounded_allgather of an empty payload (exchange `{what}`): its dangling pointer is MPI_IN_PLACE to Open MPI"
+        );
         let mut inner = self.inner.lock();
         let ranks = self.ranks as usize;
         // 'static buffers (leaked now, reclaimed once the request completed)
@@ -238,10 +251,14 @@ impl Peers for MpiPeers {
                 });
             }
         }
-        let flat = self.session.bounded_allgather(what, bytes, self.bound)?;
+        // Every rank sends `bytes.len()` bytes (checked above). An empty
+        // payload (a barrier) is not exchanged: the header exchange already
+        // waited for every rank, and an empty slice must never reach MPI
+        // (`bounded_allgather` says why).
         if bytes.is_empty() {
             return Ok(vec![Vec::new(); self.ranks() as usize]);
         }
+        let flat = self.session.bounded_allgather(what, bytes, self.bound)?;
         Ok(flat.chunks_exact(bytes.len()).map(<[u8]>::to_vec).collect())
     }
 }
