@@ -164,11 +164,16 @@ impl Session {
         let mut inner = self.inner.lock();
         let ranks = self.ranks as usize;
         // 'static buffers (leaked now, reclaimed once the request completed)
-        // so a request that times out can be left to MPI safely.
-        let send: &'static [u8] = Box::leak(bytes.to_vec().into_boxed_slice());
-        let recv: &'static mut [u8] = Box::leak(vec![0u8; bytes.len() * ranks].into_boxed_slice());
-        let send_ptr = send as *const [u8] as *mut [u8];
-        let recv_ptr = recv as *mut [u8];
+        // so a request that times out can be left to MPI safely. The
+        // receive buffer is exactly ranks × len bytes (rsmpi divides its
+        // length by the ranks for the receive count).
+        let send_ptr = Box::into_raw(bytes.to_vec().into_boxed_slice());
+        let recv_ptr = Box::into_raw(vec![0u8; bytes.len() * ranks].into_boxed_slice());
+        // SAFETY: both pointers come from Box::into_raw just above: valid,
+        // aligned, initialized, and not aliased (only MPI uses them until
+        // they are reclaimed below, or never if the request times out).
+        let (send, recv): (&'static [u8], &'static mut [u8]) =
+            unsafe { (&*send_ptr, &mut *recv_ptr) };
         let mut req = inner
             .comm
             .immediate_all_gather_into(StaticScope, send, recv);
@@ -196,8 +201,9 @@ impl Session {
                 std::thread::sleep(Duration::from_micros(100));
             }
         }
-        // SAFETY: the request completed, so MPI no longer touches either
-        // buffer; both came from Box::leak above and are reclaimed once.
+        // SAFETY: the request completed (and was consumed), so neither MPI
+        // nor `send`/`recv` touch either buffer any more; both came from
+        // Box::into_raw above and are reclaimed once.
         let (out, _send) = unsafe { (Box::from_raw(recv_ptr), Box::from_raw(send_ptr)) };
         Ok(out.into_vec())
     }
@@ -321,7 +327,10 @@ mod tests {
     #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
     fn back_to_back_exchanges_return_every_ranks_bytes_in_rank_order() {
         let p = peers();
-        for (i, len) in [1usize, 16, 0, 1025, 3, 0, 0, 100_000, 8].into_iter().enumerate() {
+        for (i, len) in [1usize, 16, 0, 1025, 3, 0, 0, 100_000, 8]
+            .into_iter()
+            .enumerate()
+        {
             if p.rank() == (i as u32 % p.ranks()) {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -355,7 +364,11 @@ mod tests {
     #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
     fn ranks_in_different_exchanges_all_fail_naming_the_sequence() {
         let p = peers();
-        let name = if p.rank() == 0 { "run start" } else { "barrier" };
+        let name = if p.rank() == 0 {
+            "run start"
+        } else {
+            "barrier"
+        };
         match p.allgather(name, &[1, 2, 3]) {
             Err(Error::RanksDisagree { what, .. }) => {
                 assert!(what.contains("sequence of collective calls"), "{what}")
