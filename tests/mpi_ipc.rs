@@ -108,7 +108,9 @@ mod gpu {
     use super::*;
     use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
     use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
-    use autarky::{Error, RunOptions};
+    #[cfg(feature = "fault-injection")]
+    use autarky::RunOptions;
+    use autarky::{Error, Graph, TaskKind};
 
     fn problem(n: usize) -> JacobiProblem {
         JacobiProblem::new([1, n, n], Stencil::FivePoint)
@@ -155,6 +157,39 @@ mod gpu {
             );
             assert_eq!(got.norms, reference.norms);
             assert!(got.field.iter().any(|&v| v != 0.0));
+        }
+    }
+
+    /// PE 0 (rank 0) has 5 tasks, PE 1 (rank 1) 1, so the ranks' ends
+    /// (status, blocks, one state word per task) differ in length: the end
+    /// exchange still has one length on every rank, and every rank reports
+    /// every PE's instances (a size disagreement on `run status` before).
+    pub fn ranks_whose_pes_have_different_task_counts_report_every_instance() {
+        let rt = mpi_builder().build().unwrap();
+        let mut g = Graph::new();
+        let noop = g
+            .add_kind(TaskKind::new(
+                "noop",
+                "__device__ void noop(autarky::TaskCtx&) {}",
+            ))
+            .unwrap();
+        let on0: Vec<_> = (0..5).map(|_| g.add_task_bytes(noop, &[])).collect();
+        for w in on0.windows(2) {
+            g.add_edge(w[0], w[1]);
+        }
+        let on1 = g.add_task_bytes(noop, &[]);
+        g.set_pe(on1, 1);
+        g.add_edge(on0[4], on1);
+        let iters = 7;
+        for round in 0..2 {
+            let report = rt.run(&g, iters).unwrap();
+            assert_eq!(
+                report.instances,
+                6 * iters as u64,
+                "rank {} round {round}",
+                rt.rank()
+            );
+            assert_eq!(report.iterations, iters);
         }
     }
 
@@ -233,6 +268,11 @@ fn main() -> std::process::ExitCode {
             "jacobi2d_two_ranks_match_two_virtual_pes_bitwise",
             true,
             gpu::jacobi2d_two_ranks_match_two_virtual_pes_bitwise,
+        ));
+        trials.push(mpi_trial(
+            "ranks_whose_pes_have_different_task_counts_report_every_instance",
+            true,
+            gpu::ranks_whose_pes_have_different_task_counts_report_every_instance,
         ));
         trials.push(mpi_trial(
             "a_nan_on_one_rank_fails_every_rank_with_the_same_named_error",

@@ -619,18 +619,44 @@ impl<'a> GpuRun<'a> {
 
     /// Every PE's end, in PE order: this process's `local` ones, and with
     /// several ranks the others', gathered (bounded by the rank timeout).
+    ///
+    /// A rank's ends are as long as its PEs' state arrays, and PEs have
+    /// different task counts (a decomposition that does not divide evenly,
+    /// a PE with the reduction root), but an exchange has one length on
+    /// every rank: each rank pads its bytes to the longest rank's, which
+    /// every rank computes alike from the lowered run (the same on every
+    /// rank: `check_same_run`).
     fn gather_ends(&self, local: Vec<PeEnd>, per_pe: usize) -> Result<Vec<PeEnd>> {
-        if self.peers.ranks() == 1 {
+        let ranks = self.peers.ranks() as usize;
+        if ranks == 1 {
             return Ok(local);
         }
-        let mut bytes = Vec::new();
+        let per_rank = self.run.pes.len() / ranks;
+        let pe_bytes = |pe: usize| {
+            size_of::<Status>()
+                + per_pe * size_of::<BlockStats>()
+                + self.run.pes[pe].tasks.len() * size_of::<u64>()
+        };
+        let longest = (0..ranks)
+            .map(|r| {
+                (r * per_rank..(r + 1) * per_rank)
+                    .map(pe_bytes)
+                    .sum::<usize>()
+            })
+            .max()
+            .unwrap_or(0);
+        let mut bytes = Vec::with_capacity(longest);
         for e in &local {
             bytes.extend_from_slice(bytemuck::bytes_of(&e.status));
             bytes.extend_from_slice(bytemuck::cast_slice(&e.blocks));
             bytes.extend_from_slice(bytemuck::cast_slice(&e.state));
         }
+        debug_assert!(
+            bytes.len() <= longest,
+            "this rank's ends fit the padded length"
+        );
+        bytes.resize(longest, 0);
         let all = self.peers.allgather("run status", &bytes)?;
-        let per_rank = self.run.pes.len() / all.len();
         let mut ends = Vec::with_capacity(self.run.pes.len());
         for (r, b) in all.iter().enumerate() {
             let mut at = 0;

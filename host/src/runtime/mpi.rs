@@ -146,16 +146,34 @@ impl Session {
     }
 
     /// One `MPI_Iallgather` of `bytes` (the same length on every rank),
-    /// polled until `deadline`.
+    /// polled until `bound` has passed.
+    ///
+    /// # Panics
+    ///
+    /// If `bytes` is empty (a programmer error: [`MpiPeers::allgather`]
+    /// never exchanges an empty payload). An empty slice's pointer is
+    /// dangling, `1` for bytes, and Open MPI defines `MPI_IN_PLACE` as
+    /// `(void *) 1`: `MPI_Iallgather` would read it as an in-place receive
+    /// buffer and end the whole job with `MPI_ERR_ARG` (errors are fatal
+    /// on our communicator).
     fn bounded_allgather(&self, what: &str, bytes: &[u8], bound: Duration) -> Result<Vec<u8>> {
+        assert!(
+            !bytes.is_empty(),
+            "bounded_allgather of an empty payload (exchange `{what}`): its dangling pointer is MPI_IN_PLACE to Open MPI"
+        );
         let mut inner = self.inner.lock();
         let ranks = self.ranks as usize;
         // 'static buffers (leaked now, reclaimed once the request completed)
-        // so a request that times out can be left to MPI safely.
-        let send: &'static [u8] = Box::leak(bytes.to_vec().into_boxed_slice());
-        let recv: &'static mut [u8] = Box::leak(vec![0u8; bytes.len() * ranks].into_boxed_slice());
-        let send_ptr = send as *const [u8] as *mut [u8];
-        let recv_ptr = recv as *mut [u8];
+        // so a request that times out can be left to MPI safely. The
+        // receive buffer is exactly ranks × len bytes (rsmpi divides its
+        // length by the ranks for the receive count).
+        let send_ptr = Box::into_raw(bytes.to_vec().into_boxed_slice());
+        let recv_ptr = Box::into_raw(vec![0u8; bytes.len() * ranks].into_boxed_slice());
+        // SAFETY: both pointers come from Box::into_raw just above: valid,
+        // aligned, initialized, and not aliased (only MPI uses them until
+        // they are reclaimed below, or never if the request times out).
+        let (send, recv): (&'static [u8], &'static mut [u8]) =
+            unsafe { (&*send_ptr, &mut *recv_ptr) };
         let mut req = inner
             .comm
             .immediate_all_gather_into(StaticScope, send, recv);
@@ -183,8 +201,9 @@ impl Session {
                 std::thread::sleep(Duration::from_micros(100));
             }
         }
-        // SAFETY: the request completed, so MPI no longer touches either
-        // buffer; both came from Box::leak above and are reclaimed once.
+        // SAFETY: the request completed (and was consumed), so neither MPI
+        // nor `send`/`recv` touch either buffer any more; both came from
+        // Box::into_raw above and are reclaimed once.
         let (out, _send) = unsafe { (Box::from_raw(recv_ptr), Box::from_raw(send_ptr)) };
         Ok(out.into_vec())
     }
@@ -238,10 +257,123 @@ impl Peers for MpiPeers {
                 });
             }
         }
-        let flat = self.session.bounded_allgather(what, bytes, self.bound)?;
+        // Every rank sends `bytes.len()` bytes (checked above). An empty
+        // payload (a barrier) is not exchanged: the header exchange already
+        // waited for every rank, and an empty slice must never reach MPI
+        // (`bounded_allgather` says why).
         if bytes.is_empty() {
             return Ok(vec![Vec::new(); self.ranks() as usize]);
         }
+        let flat = self.session.bounded_allgather(what, bytes, self.bound)?;
         Ok(flat.chunks_exact(bytes.len()).map(<[u8]>::to_vec).collect())
+    }
+}
+
+/// The exchange layer on 2 or more real MPI ranks, no GPU needed. Ignored
+/// by a plain `cargo test` (they need `mpirun`); `.ci/run` runs them with
+/// `mpirun -n 2 <lib test binary> runtime::mpi::tests --ignored
+/// --test-threads=1`. Every rank runs them in the same order, one at a
+/// time (each test's exchanges are collective).
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peers() -> MpiPeers {
+        let session = Session::get().expect("MPI initializes");
+        assert!(
+            session.ranks() >= 2,
+            "run these tests under `mpirun -n 2` (this job has {} rank)",
+            session.ranks()
+        );
+        MpiPeers {
+            session,
+            bound: Duration::from_secs(60),
+        }
+    }
+
+    /// A payload that names its rank and length.
+    fn payload(rank: u32, len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i as u32 * 31 + rank * 7) as u8).collect()
+    }
+
+    /// A zero-length payload (what `Runtime::barrier` sends) must not reach
+    /// MPI as an empty slice: its dangling pointer is `(void*)1`, Open MPI's
+    /// `MPI_IN_PLACE`, and `MPI_Iallgather` ends the job with MPI_ERR_ARG.
+    /// A barrier also waits for the slowest rank.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn an_empty_exchange_is_a_barrier_that_waits_for_the_slowest_rank() {
+        let p = peers();
+        for round in 0..3u32 {
+            let slow = round % p.ranks();
+            let t = Instant::now();
+            if p.rank() == slow {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            let all = p.allgather("barrier", &[]).unwrap();
+            assert_eq!(all, vec![Vec::<u8>::new(); p.ranks() as usize]);
+            assert!(
+                t.elapsed() >= Duration::from_millis(250),
+                "rank {} left barrier round {round} after {:?}, before rank {slow} arrived",
+                p.rank(),
+                t.elapsed()
+            );
+        }
+    }
+
+    /// Exchanges of several sizes back to back, one rank late to each:
+    /// every rank gets every rank's bytes, in rank order.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn back_to_back_exchanges_return_every_ranks_bytes_in_rank_order() {
+        let p = peers();
+        for (i, len) in [1usize, 16, 0, 1025, 3, 0, 0, 100_000, 8]
+            .into_iter()
+            .enumerate()
+        {
+            if p.rank() == (i as u32 % p.ranks()) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let all = p.allgather("sizes", &payload(p.rank(), len)).unwrap();
+            let want: Vec<Vec<u8>> = (0..p.ranks()).map(|r| payload(r, len)).collect();
+            assert_eq!(all, want, "exchange {i} of {len} bytes");
+        }
+    }
+
+    /// Ranks that send different lengths (zero on one of them) all fail
+    /// with RanksDisagree, and stay in step: the next exchange works.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn different_lengths_fail_every_rank_and_leave_the_ranks_in_step() {
+        let p = peers();
+        for lens in [[0usize, 4], [5, 9]] {
+            let len = lens[(p.rank() as usize).min(1)];
+            match p.allgather("uneven", &payload(p.rank(), len)) {
+                Err(Error::RanksDisagree { what, .. }) => {
+                    assert!(what.contains("size of exchange `uneven`"), "{what}")
+                }
+                other => panic!("rank {}: expected RanksDisagree, got {other:?}", p.rank()),
+            }
+            let all = p.allgather("after", &payload(p.rank(), 2)).unwrap();
+            assert_eq!(all[0], payload(0, 2));
+        }
+    }
+
+    /// Ranks in different exchanges (by name) all fail with RanksDisagree.
+    #[test]
+    #[ignore = "needs mpirun -n 2 (.ci/run runs it)"]
+    fn ranks_in_different_exchanges_all_fail_naming_the_sequence() {
+        let p = peers();
+        let name = if p.rank() == 0 {
+            "run start"
+        } else {
+            "barrier"
+        };
+        match p.allgather(name, &[1, 2, 3]) {
+            Err(Error::RanksDisagree { what, .. }) => {
+                assert!(what.contains("sequence of collective calls"), "{what}")
+            }
+            other => panic!("rank {}: expected RanksDisagree, got {other:?}", p.rank()),
+        }
     }
 }
