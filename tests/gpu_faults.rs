@@ -52,6 +52,11 @@ fn main() -> std::process::ExitCode {
             held_dependency_times_out_and_the_report_names_it,
         ),
         gpu_trial_with(
+            "held_pinned_and_comm_tasks_time_out_naming_the_held_task",
+            quick(),
+            held_pinned_and_comm_tasks_time_out_naming_the_held_task,
+        ),
+        gpu_trial_with(
             "unknown_task_kind_in_the_tables_is_reported",
             quick(),
             unknown_task_kind_in_the_tables_is_reported,
@@ -143,6 +148,56 @@ fn held_dependency_times_out_and_the_report_names_it(rt: Runtime) {
         "abort propagation: {:.1} µs",
         f.abort_propagation_ns.unwrap() as f64 / 1e3
     );
+}
+
+/// The hold hook on the pinned compute and comm paths (before, only the
+/// dynamic path held: a held pinned task just ran, found by a
+/// multi-process test on the H200). Each case: a → b → c with `b` pinned
+/// (compute slot 0, or a comm task on comm slot 0), `b` held.
+#[cfg(feature = "fault-injection")]
+fn held_pinned_and_comm_tasks_time_out_naming_the_held_task(rt: Runtime) {
+    for comm in [false, true] {
+        let mut g = Graph::new();
+        let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
+        let kc = g
+            .add_kind(
+                TaskKind::new(
+                    "empty_comm",
+                    "__device__ void empty_comm(autarky::TaskCtx&) {}",
+                )
+                .comm(),
+            )
+            .unwrap();
+        let t = chain(&mut g, k);
+        let b = if comm {
+            let b = g.add_task_bytes(kc, &[]);
+            g.set_name(b, "pb");
+            g.add_edge(t[2], b);
+            b
+        } else {
+            g.pin(t[1], 0);
+            t[1]
+        };
+        let opts = RunOptions {
+            iterations: 10,
+            hold_task: Some(b),
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let f = rt.launch(&g, opts).unwrap().wait_detailed().unwrap();
+        let msg = match f.result {
+            Err(e @ Error::DeviceTimeout { .. }) => e.to_string(),
+            other => panic!("comm={comm}: expected DeviceTimeout, got {other:?}"),
+        };
+        let name = if comm { "(pb)" } else { "(b)" };
+        assert!(msg.contains(name), "comm={comm}: {msg}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "comm={comm}: took {:?}",
+            started.elapsed()
+        );
+        eprintln!("comm={comm}: {msg}");
+    }
 }
 
 fn non_finite_output_is_reported_for_checked_kinds(rt: Runtime) {

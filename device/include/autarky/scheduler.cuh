@@ -721,6 +721,23 @@ __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t 
 __device__ __forceinline__ bool run_body(Who w, BlockShared& sh) {
     const RunParams& p = *w.p;
     const TaskDesc d = sh.desc;
+#ifdef AUTARKY_FAULTS
+    if ((p.flags & TEST_HOLD_TASK) && sh.task == p.hold_task) {
+        // Fault injection on the pinned and comm paths (the dynamic path
+        // holds before it gets here), as the emulator holds on every path:
+        // the instance never runs; a bounded wait on nothing ends the run
+        // in a timeout naming the held task.
+        if (threadIdx.x == 0) {
+            WaitSite site{WaitKind::TestHold, sh.task, 1, sh.task, sh.iter};
+            wait_until(w, site, [](uint64_t& seen, uint32_t) -> uint32_t {
+                seen = 0;
+                return 0u;
+            });
+        }
+        __syncthreads();
+        return false;
+    }
+#endif
     TaskCtx ctx{d.global, sh.iter, p.iterations, p.pe, w.block,
                 reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh.failed, sh.task};
     AUTARKY_TRACE_T0(p, TraceKind::TaskStart, sh.task, sh.iter, 0);

@@ -261,14 +261,29 @@ __device__ void jacobi_pulse(autarky::TaskCtx& ctx) {
 __device__ void jacobi_check_local(autarky::TaskCtx& ctx) {
     const JacobiCheck& a = ctx.args<JacobiCheck>();
     const unsigned n = ctx.iteration;
-    if (threadIdx.x != 0 || !jacobi::is_check(n, a.check_every, a.iterations)) return;
+    if (!jacobi::is_check(n, a.check_every, a.iterations)) return;
     // Every tile's partial of this check (acquire). No edges from the tiles:
     // they would make this task poll every tile at every iteration.
-    const unsigned wanted = a.tiles * jacobi::checks_upto(n, a.check_every, a.iterations);
-    if (!ctx.wait_geq(reinterpret_cast<const unsigned*>(a.arrivals), wanted, jacobi::ARRIVALS_WORD)) return;
+    __shared__ unsigned arrived;
+    if (threadIdx.x == 0) {
+        const unsigned wanted = a.tiles * jacobi::checks_upto(n, a.check_every, a.iterations);
+        arrived = ctx.wait_geq(reinterpret_cast<const unsigned*>(a.arrivals), wanted, jacobi::ARRIVALS_WORD);
+    }
+    __syncthreads();  // thread 0's acquire and verdict, to the block
+    if (!arrived) return;
+    // Tile order (deterministic), staged through shared memory by the block.
     const double* part = reinterpret_cast<const double*>(a.partials) + (n % 4) * a.tiles;
+    __shared__ double chunk[512];
     double s = 0;
-    for (unsigned t = 0; t < a.tiles; ++t) s += part[t];  // tile order: deterministic
+    for (unsigned t0 = 0; t0 < a.tiles; t0 += 512) {
+        const unsigned m = min(512u, a.tiles - t0);
+        for (unsigned i = threadIdx.x; i < m; i += blockDim.x) chunk[i] = part[t0 + i];
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (unsigned i = 0; i < m; ++i) s += chunk[i];
+        __syncthreads();
+    }
+    if (threadIdx.x != 0) return;
     double* slots = reinterpret_cast<double*>(a.slots);
     for (unsigned pe = 0; pe < a.pes; ++pe) ctx.peer(slots, pe)[(n % 4) * a.pes + ctx.pe] = s;
 }
