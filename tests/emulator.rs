@@ -342,3 +342,80 @@ fn single_worker_without_comm_blocks_completes_loop_carried_graph() {
         );
     }
 }
+
+/// `CpuCtx::wait_geq` (the emulator's `ctx.wait_geq`): a body waits on a
+/// word written by an independent task, outside the graph's edges, and
+/// sees what the writer wrote before its release.
+#[test]
+fn a_body_waits_on_a_word_another_task_releases() {
+    use std::sync::atomic::AtomicU32;
+    let word = Arc::new(AtomicU32::new(0));
+    let data = Arc::new(AtomicU64::new(0));
+    let mut g = Graph::new();
+    let (w, d) = (word.clone(), data.clone());
+    let writer = g
+        .add_kind(TaskKind::new("writer", "").with_cpu(move |ctx| {
+            std::thread::sleep(Duration::from_millis(2));
+            d.store(1000 + ctx.iteration as u64, Ordering::Relaxed);
+            w.store(ctx.iteration + 1, Ordering::Release);
+            Ok(())
+        }))
+        .unwrap();
+    let (w, d) = (word.clone(), data.clone());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let waiter = g
+        .add_kind(TaskKind::new("waiter", "").with_cpu(move |ctx| {
+            ctx.wait_geq(&w, ctx.iteration + 1, 7)?;
+            s.lock().unwrap().push(d.load(Ordering::Relaxed));
+            Ok(())
+        }))
+        .unwrap();
+    let a = g.add_task_bytes(writer, &[]);
+    let b = g.add_task_bytes(waiter, &[]);
+    // Each runs its instances in order; no edge between them.
+    g.add_carried_edge(a, a).add_carried_edge(b, b);
+    emulator::run(&g, 5, &cfg(2)).unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 5);
+    for (i, &v) in seen.iter().enumerate() {
+        // The writer may be ahead, never behind what the waiter asked for.
+        assert!(v >= 1000 + i as u64, "instance {i} saw {v}");
+    }
+}
+
+/// A body whose word never arrives: the run ends in a timeout naming the
+/// word and the waiting task, and the body got `WAIT_ABANDONED`.
+#[test]
+fn a_body_wait_that_never_ends_times_out_naming_the_word() {
+    use autarky::CpuCtx;
+    use std::sync::atomic::AtomicU32;
+    let word = Arc::new(AtomicU32::new(0));
+    let got = Arc::new(Mutex::new(None));
+    let mut g = Graph::new();
+    let (w, gg) = (word.clone(), got.clone());
+    let k = g
+        .add_kind(TaskKind::new("waiter", "").with_cpu(move |ctx| {
+            let r = ctx.wait_geq(&w, 1, 7);
+            *gg.lock().unwrap() = Some(r);
+            r
+        }))
+        .unwrap();
+    let t = g.add_task_bytes(k, &[]);
+    g.set_name(t, "waiter");
+    let config = EmulatorConfig {
+        compute_threads: 1,
+        timeout: Duration::from_millis(200),
+        ..EmulatorConfig::default()
+    };
+    let t0 = std::time::Instant::now();
+    let err = emulator::run(&g, 1, &config).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::DeviceTimeout { .. }), "{err:?}");
+    assert!(
+        msg.contains("user word 7") && msg.contains("#0 (waiter)"),
+        "{msg}"
+    );
+    assert_eq!(*got.lock().unwrap(), Some(Err(CpuCtx::WAIT_ABANDONED)));
+    assert!(t0.elapsed() < Duration::from_secs(5));
+}
