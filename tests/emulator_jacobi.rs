@@ -219,3 +219,39 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
         }
     }
 }
+
+/// The pulse from PE 1 to PE 0 withheld (the GPU twin runs across two
+/// GPUs in gpu_multigpu): PE 0's tiles wait for its signal, and the run
+/// ends in a timeout whose report names the awaited pulse.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_withheld_pulse_ends_in_a_timeout_naming_it() {
+    let rt = Runtime::builder()
+        .emulator(2)
+        .pes(2)
+        .comm_blocks(2)
+        .symmetric_heap_bytes(8 << 20)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let mut cfg = JacobiConfig::new(JacobiProblem::new([1, 64, 48], Stencil::FivePoint), 30);
+    cfg.pe_grid = Some([1, 2, 1]);
+    let solver = JacobiSolver::new(&rt, cfg).unwrap();
+    let g = solver.graph();
+    let pulse = (0..g.num_tasks())
+        .map(autarky::TaskId::from_index)
+        .find(|&t| g.pe_of(t) == 1 && g.name(t).is_some_and(|n| n.contains("PE 1 → PE 0")))
+        .expect("a pulse from PE 1 to PE 0");
+    let name = g.name(pulse).unwrap().to_string();
+    let mut opts = autarky::RunOptions::iterations(30);
+    opts.hold_task = Some(pulse);
+    let t0 = std::time::Instant::now();
+    match solver.run_with(opts) {
+        Err(e @ Error::DeviceTimeout { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(&name), "the report must name {name}: {msg}");
+        }
+        other => panic!("expected DeviceTimeout, got {other:?}"),
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+}

@@ -13,7 +13,8 @@ use autarky::{Error, Graph, Runtime, TaskKind};
 use common::*;
 
 fn main() -> std::process::ExitCode {
-    run_trials(vec![
+    #[allow(unused_mut)]
+    let mut trials = vec![
         gpus_trial(
             "random_dag_over_2_gpus_x_2_pes_runs_every_instance_once_in_order",
             2,
@@ -39,7 +40,89 @@ fn main() -> std::process::ExitCode {
             2,
             abort_on_gpu_1_reaches_gpu_0,
         ),
-    ])
+        gpus_trial(
+            "a_nan_on_gpu_1_fails_the_run_naming_pe_task_and_iteration",
+            2,
+            a_nan_on_gpu_1_fails_the_run_naming_pe_task_and_iteration,
+        ),
+    ];
+    #[cfg(feature = "fault-injection")]
+    trials.push(gpus_trial(
+        "a_withheld_pulse_between_2_gpus_ends_in_a_timeout_naming_it",
+        2,
+        a_withheld_pulse_between_2_gpus_ends_in_a_timeout_naming_it,
+    ));
+    run_trials(trials)
+}
+
+/// A NaN in GPU 1's part of the grid: the first check reports NonFinite
+/// naming the global check task and its iteration (every PE computes the
+/// same norm, so the first error is a check's), promptly.
+fn a_nan_on_gpu_1_fails_the_run_naming_pe_task_and_iteration() {
+    let rt = rt(2, 2);
+    let prob = JacobiProblem::new([1, 48, 40], Stencil::FivePoint).with_init(|_, y, x| {
+        if (y, x) == (40, 7) {
+            f64::NAN
+        } else {
+            0.0
+        }
+    });
+    let mut cfg = JacobiConfig::new(prob, 50);
+    cfg.check_every = 5;
+    cfg.pe_grid = Some([1, 2, 1]);
+    let t0 = Instant::now();
+    match JacobiSolver::new(&rt, cfg).unwrap().run() {
+        Err(Error::NonFinite {
+            pe,
+            task,
+            iteration,
+            ..
+        }) => {
+            assert_eq!(iteration, 4, "the first check");
+            assert!(task.contains("check (global norm)"), "{task}");
+            assert!(pe < 2);
+        }
+        other => panic!("expected NonFinite, got {other:?}"),
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+/// The pulse from GPU 1 to GPU 0 withheld: GPU 0's tiles wait for its
+/// signal; the run ends in a timeout whose report names the awaited pulse,
+/// within the timeout, on both GPUs (one report for the run).
+#[cfg(feature = "fault-injection")]
+fn a_withheld_pulse_between_2_gpus_ends_in_a_timeout_naming_it() {
+    let rt = Runtime::builder()
+        .gpu()
+        .gpus(2)
+        .pes(2)
+        .comm_blocks(2)
+        .compute_blocks(8)
+        .symmetric_heap_bytes(64 << 20)
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let mut cfg = JacobiConfig::new(JacobiProblem::new([1, 64, 48], Stencil::FivePoint), 30);
+    cfg.pe_grid = Some([1, 2, 1]);
+    let solver = JacobiSolver::new(&rt, cfg).unwrap();
+    let g = solver.graph();
+    let pulse = (0..g.num_tasks())
+        .map(autarky::TaskId::from_index)
+        .find(|&t| g.pe_of(t) == 1 && g.name(t).is_some_and(|n| n.contains("PE 1 → PE 0")))
+        .expect("a pulse from PE 1 to PE 0");
+    let name = g.name(pulse).unwrap().to_string();
+    let mut opts = autarky::RunOptions::iterations(30);
+    opts.hold_task = Some(pulse);
+    let t0 = Instant::now();
+    match solver.run_with(opts) {
+        Err(e @ Error::DeviceTimeout { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(&name), "the report must name {name}: {msg}");
+            eprintln!("{msg}");
+        }
+        other => panic!("expected DeviceTimeout, got {other:?}"),
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 }
 
 fn rt(pes: u32, gpus: u32) -> Runtime {

@@ -167,6 +167,12 @@ impl Graph {
         self.tasks[task.index()].pe
     }
 
+    /// `task`'s name, if it was given one ([`Graph::set_name`]).
+    /// # Panics: if `task` is not in this graph.
+    pub fn name(&self, task: TaskId) -> Option<&str> {
+        self.tasks[task.index()].name.as_deref()
+    }
+
     /// Gives `task` a name used in error messages and traces.
     ///
     /// # Panics
