@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# After `../shared/tools/gpu-bundle …`: drops from .gpu/ the test binaries
+# that never touch a GPU (CI runs them) and the examples, so that what
+# travels to the GPU machine stays under its 64 MiB limit (a full bundle
+# is ~76 MB). Prints what is left.
+set -eu
+cd "$(git rev-parse --show-toplevel)"
+for t in emulator emulator_cg emulator_jacobi emulator_multipe emulator_trace \
+         proptest_emulator cli cli_cg validate config bench_report cg_bench; do
+  rm -f .gpu/tests/"$t"-*
+done
+rm -f .gpu/bin/graph .gpu/bin/jacobi2d
+du -sh .gpu
+ls .gpu/tests .gpu/bin
