@@ -132,10 +132,13 @@ pub struct Toolchain {
     pub cuda_includes: Vec<PathBuf>,
 }
 
-static TOOLCHAIN: OnceLock<Result<Toolchain, (&'static str, Vec<String>, &'static str)>> =
-    OnceLock::new();
+/// What is missing, every place looked, and how to install it (the fields
+/// of [`Error::NvshmemNotFound`], kept cloneable for the cache).
+type NotFound = (&'static str, Vec<String>, &'static str);
 
-fn find_toolchain() -> Result<Toolchain, (&'static str, Vec<String>, &'static str)> {
+static TOOLCHAIN: OnceLock<Result<Toolchain, NotFound>> = OnceLock::new();
+
+fn find_toolchain() -> Result<Toolchain, NotFound> {
     let env = NvshmemEnv::from_process();
     let nvshmem = search_nvshmem(&nvshmem_search_dirs(&env)).map_err(|looked| {
         (
