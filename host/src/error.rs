@@ -26,6 +26,37 @@ pub enum Error {
         /// The options passed to NVRTC.
         options: Vec<String>,
     },
+    /// A piece the NVSHMEM transport needs at run time (NVSHMEM itself,
+    /// nvJitLink, or the CUDA headers NVSHMEM's device headers include) was
+    /// not found.
+    #[cfg(feature = "nvshmem")]
+    #[error("{part} not found; looked in: {}. {install}", .looked.join(", "))]
+    NvshmemNotFound {
+        /// What is missing, e.g. `"NVSHMEM (libnvshmem_host.so.3)"`.
+        part: &'static str,
+        /// Every path tried, with why each was passed over.
+        looked: Vec<String>,
+        /// How to get it.
+        install: &'static str,
+    },
+    /// nvJitLink failed to link the megakernel with NVSHMEM's device library.
+    #[cfg(feature = "nvshmem")]
+    #[error("nvJitLink failed to link the megakernel with NVSHMEM's device library (options: {}):\n{log}", .options.join(" "))]
+    NvJitLink {
+        /// nvJitLink's error log (or the failing call), verbatim.
+        log: String,
+        /// The options passed to nvJitLink.
+        options: Vec<String>,
+    },
+    /// An NVSHMEM host call failed.
+    #[cfg(feature = "nvshmem")]
+    #[error("NVSHMEM call {call} failed: {reason}")]
+    Nvshmem {
+        /// The NVSHMEM function.
+        call: &'static str,
+        /// Its return code and what it means, or what was wrong.
+        reason: String,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver call {call} failed: {name} ({code})")]
     Driver {

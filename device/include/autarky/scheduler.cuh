@@ -238,6 +238,18 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
     const uint64_t* peers = reinterpret_cast<const uint64_t*>(p.peer_states);
     for (uint32_t k = 0; k < d.remote_count; ++k) {
         uint64_t* peer_state = reinterpret_cast<uint64_t*>(peers[r[k].pe]);
+#ifdef AUTARKY_NVSHMEM
+        // A consumer reachable only through NVSHMEM (table entry 0): the same
+        // word, set by an NVSHMEM signal into its state array (symmetric: at
+        // this PE's own address). The body's puts were completed by its
+        // quiet(); the fence orders this thread's own earlier signals.
+        if (peer_state == nullptr) {
+            autarky_nvshmem_fence();
+            autarky_nvshmem_signal_set(&state_of(p)[r[k].slot], state_word(i + 1, i + 1), (int)r[k].pe);
+            AUTARKY_TRACE_SIGNAL(p, i, r[k].slot, r[k].pe);
+            continue;
+        }
+#endif
         st_release_sys_u64(&peer_state[r[k].slot], state_word(i + 1, i + 1));
         AUTARKY_TRACE_SIGNAL(p, i, r[k].slot, r[k].pe);
     }

@@ -8,6 +8,7 @@
 //   }
 #pragma once
 #include "autarky/wait.cuh"
+#include "autarky/nvshmem.cuh"
 
 namespace autarky {
 
@@ -67,6 +68,51 @@ struct TaskCtx {
         const uint64_t off = reinterpret_cast<uint64_t>(local) - heaps[params->pe];
         return reinterpret_cast<T*>(heaps[pe] + off);
     }
+
+#ifdef AUTARKY_NVSHMEM
+    // Under NVSHMEM (-DAUTARKY_NVSHMEM): can this thread load from and store
+    // to PE `pe`'s heap? (Its peer-table entry is 0 when `pe` is reachable
+    // only through NVSHMEM; see autarky/nvshmem.cuh.) Without NVSHMEM every
+    // peer is, and there is no such call: bodies use `peer` directly.
+    __device__ __forceinline__ bool reachable(uint32_t pe) const {
+        return reinterpret_cast<const uint64_t*>(params->peer_heaps)[pe] != 0;
+    }
+
+    // Copies `n` elements from local memory `src` into PE `pe`'s copy of the
+    // symmetric `dst_local` (this PE's address of it), from the calling
+    // thread: stores when `pe` is reachable, else one non-blocking NVSHMEM
+    // put. `src` must stay unchanged until quiet(). Every thread that put
+    // calls quiet() before the body returns, so the data is delivered before
+    // the task's completion signals the peer.
+    template <class T>
+    __device__ __forceinline__ void put(T* dst_local, const T* src, uint64_t n, uint32_t pe) const {
+        if (!reachable(pe)) {
+            autarky_nvshmem_putmem_nbi(dst_local, src, n * sizeof(T), (int)pe);
+            return;
+        }
+        T* d = peer(dst_local, pe);
+        for (uint64_t i = 0; i < n; ++i) d[i] = src[i];
+    }
+
+    // Stores one 8-byte value into PE `pe`'s copy of the symmetric
+    // `dst_local`: a store when `pe` is reachable, else an NVSHMEM put of the
+    // value (no source buffer to keep). quiet() before returning, as for put.
+    template <class T>
+    __device__ __forceinline__ void put_value(T* dst_local, T v, uint32_t pe) const {
+        static_assert(sizeof(T) == 8, "put_value moves 8-byte values");
+        if (!reachable(pe)) {
+            unsigned long long bits;
+            memcpy(&bits, &v, 8);
+            autarky_nvshmem_p64(dst_local, bits, (int)pe);
+            return;
+        }
+        *peer(dst_local, pe) = v;
+    }
+
+    // Completes every put and put_value of the calling thread (the data is
+    // at the peers).
+    __device__ __forceinline__ void quiet() const { autarky_nvshmem_quiet(); }
+#endif
 
     // Publishes `r` as this PE's latest residual (HostControl::last_residual,
     // with this instance's iteration), for the host to read while the run

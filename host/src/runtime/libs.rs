@@ -71,7 +71,7 @@ pub(crate) struct EnvSnapshot {
 }
 
 impl EnvSnapshot {
-    fn from_process() -> Self {
+    pub(crate) fn from_process() -> Self {
         // An empty variable counts as unset: `CUDA_HOME= cmd` means "none".
         let path = |k: &str| {
             std::env::var_os(k)
@@ -107,7 +107,7 @@ fn is_stub_dir(dir: &Path) -> bool {
 }
 
 /// Pushes `p` unless already present (first occurrence keeps its rank).
-fn push_unique(out: &mut Vec<PathBuf>, p: PathBuf) {
+pub(crate) fn push_unique(out: &mut Vec<PathBuf>, p: PathBuf) {
     if !out.contains(&p) {
         out.push(p);
     }
@@ -149,7 +149,7 @@ fn subdirs_starting_with(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 /// `site-packages` / `dist-packages` directories where pip may have put the
 /// `nvidia-cuda-nvrtc` wheel, found by reading directories (no Python is
 /// spawned). Only existing directories are returned.
-fn python_package_dirs(env: &EnvSnapshot) -> Vec<PathBuf> {
+pub(crate) fn python_package_dirs(env: &EnvSnapshot) -> Vec<PathBuf> {
     // Each `lib` directory holds `python3.X/{site,dist}-packages`.
     let mut libs: Vec<PathBuf> = Vec::new();
     for prefix in [&env.virtual_env, &env.conda_prefix].into_iter().flatten() {

@@ -39,6 +39,8 @@ pub mod libs;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub mod nvrtc;
+#[cfg(feature = "nvshmem")]
+pub mod nvshmem;
 mod options;
 mod progress;
 pub mod source;

@@ -27,6 +27,10 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
         include_str!("../../../device/include/autarky/wait.cuh"),
     ),
     (
+        "autarky/nvshmem.cuh",
+        include_str!("../../../device/include/autarky/nvshmem.cuh"),
+    ),
+    (
         "autarky/task.cuh",
         include_str!("../../../device/include/autarky/task.cuh"),
     ),

@@ -224,9 +224,38 @@ __device__ void tile(autarky::TaskCtx& ctx, const JacobiTile& a) {
     }
 }
 
+#ifdef AUTARKY_NVSHMEM
+// The pulse to a peer reachable only through NVSHMEM: one non-blocking put
+// per x row of the box (rows are contiguous on both sides), spread over the
+// block's threads, each completed by its thread's quiet() before the body
+// returns (the completion then signals the peer).
+template <class T>
+__device__ void pulse_put(autarky::TaskCtx& ctx, const JacobiPulse& a, unsigned par) {
+    const T* src = reinterpret_cast<const T*>(a.a) + par * a.len;
+    T* dst = reinterpret_cast<T*>(a.a) + par * a.len;  // symmetric: the peer's copy is at the same address
+    const unsigned nx = a.shape[2], ny = a.shape[1];
+    const unsigned long long rows = (unsigned long long)a.shape[0] * ny;
+    for (unsigned long long r = threadIdx.x; r < rows; r += blockDim.x) {
+        const unsigned y = (unsigned)(r % ny);
+        const unsigned z = (unsigned)(r / ny);
+        const unsigned long long si = (unsigned long long)(a.lo[0] + z) * a.sz + (unsigned long long)(a.lo[1] + y) * a.sy + a.lo[2];
+        const unsigned long long di =
+            (unsigned long long)(a.rlo[0] + z) * a.rsz + (unsigned long long)(a.rlo[1] + y) * a.rsy + a.rlo[2];
+        ctx.put(dst + di, src + si, nx, a.to_pe);
+    }
+    ctx.quiet();
+}
+#endif
+
 template <class T>
 __device__ void pulse(autarky::TaskCtx& ctx, const JacobiPulse& a) {
     const unsigned par = (ctx.iteration + 1) % 2;
+#ifdef AUTARKY_NVSHMEM
+    if (!ctx.reachable(a.to_pe)) {
+        pulse_put<T>(ctx, a, par);
+        return;
+    }
+#endif
     const T* src = reinterpret_cast<const T*>(a.a) + par * a.len;
     T* dst = ctx.peer(reinterpret_cast<T*>(a.a), a.to_pe) + par * a.len;
     const unsigned nx = a.shape[2], ny = a.shape[1];
@@ -285,7 +314,12 @@ __device__ void jacobi_check_local(autarky::TaskCtx& ctx) {
     }
     if (threadIdx.x != 0) return;
     double* slots = reinterpret_cast<double*>(a.slots);
+#ifdef AUTARKY_NVSHMEM
+    for (unsigned pe = 0; pe < a.pes; ++pe) ctx.put_value(slots + (n % 4) * a.pes + ctx.pe, s, pe);
+    ctx.quiet();
+#else
     for (unsigned pe = 0; pe < a.pes; ++pe) ctx.peer(slots, pe)[(n % 4) * a.pes + ctx.pe] = s;
+#endif
 }
 
 __device__ void jacobi_check_global(autarky::TaskCtx& ctx) {
