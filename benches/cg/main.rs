@@ -394,8 +394,14 @@ fn main() -> BoxResult<()> {
         .clone();
     drop(probe);
     let slug = report::gpu_slug(&props.name);
-    let setup = baseline_setup(&cfg, props.arch());
-    if let Err(why) = &setup {
+    let single_gpu = !(cfg.sizes_3d.is_empty() && cfg.sizes_2d.is_empty());
+    let setup = if single_gpu {
+        baseline_setup(&cfg, props.arch())
+    } else {
+        // The two-GPU part alone compares autarky with itself.
+        Err("no single-GPU case selected".to_string())
+    };
+    if let (true, Err(why)) = (single_gpu, &setup) {
         println!("SKIP cg baseline: {why}; measuring autarky alone");
     }
     println!(
