@@ -24,6 +24,8 @@ mod config;
 mod libs;
 #[path = "../benches/common/report.rs"]
 mod report;
+#[path = "../benches/cg/scaling.rs"]
+mod scaling;
 #[path = "../benches/cg/vendor.rs"]
 #[allow(dead_code)]
 mod vendor;
@@ -35,7 +37,8 @@ use autarky::solvers::cg::{cg_reference, ones_rhs, poisson3d, zero_guess, CgOpti
 use autarky::Error;
 use cases::{Case, Role, AUTARKY, AUTARKY_SR, DEV_PTR, HOST_SYNC};
 use check::Reading;
-use config::{Config, Parsed};
+use config::{Config, Parsed, TwoGpuCase};
+use scaling::ScalingCase;
 
 #[test]
 fn the_scalar_kernels_compile_for_sm_90_with_nvrtc_alone() {
@@ -136,6 +139,115 @@ fn defaults_cover_the_issue_cases_and_quick_drops_256() {
     assert!(!z.quick);
 }
 
+fn p3(n: u32) -> TwoGpuCase {
+    TwoGpuCase {
+        family: "poisson3d",
+        n,
+    }
+}
+
+#[test]
+fn the_two_gpu_part_defaults_to_128_256_and_2d_1024_and_quick_to_128() {
+    let (c, _) = run(&[], &[]);
+    let p2 = TwoGpuCase {
+        family: "poisson2d",
+        n: 1024,
+    };
+    assert_eq!(c.two_gpu, vec![p3(128), p3(256), p2]);
+    let (q, _) = run(&[], &["--quick"]);
+    assert_eq!(q.two_gpu, vec![p3(128)]);
+    // The flag and the environment select cases; 'none' skips the part
+    // (the single-GPU lists keep the run non-empty).
+    let (f, _) = run(
+        &[("CG_BENCH_2GPU", "64")],
+        &["--two-gpu=3d:1_28,2d:512,256"],
+    );
+    assert_eq!(
+        f.two_gpu,
+        vec![
+            p3(128),
+            TwoGpuCase {
+                family: "poisson2d",
+                n: 512
+            },
+            p3(256)
+        ]
+    );
+    let (e, _) = run(&[("CG_BENCH_2GPU", "64")], &[]);
+    assert_eq!(e.two_gpu, vec![p3(64)]);
+    let (n, _) = run(&[], &["--two-gpu=none"]);
+    assert!(n.two_gpu.is_empty());
+    // The two-GPU part alone is a valid selection.
+    let (only, _) = run(&[], &["--3d=none", "--2d=none", "--two-gpu=256"]);
+    assert!(only.sizes_3d.is_empty() && only.sizes_2d.is_empty());
+    assert_eq!(only.two_gpu, vec![p3(256)]);
+}
+
+fn scaling_case(n: u32, one_gpu_ms: f64, two_gpu_ms: f64) -> ScalingCase {
+    let mut c = ScalingCase::new(
+        "h200",
+        "poisson3d",
+        n,
+        ((n as u64).pow(3), 7 * (n as u64).pow(3)),
+        50,
+    );
+    for (i, scale) in [1.0, 1.02, 0.99].into_iter().enumerate() {
+        c.push("standard", 1, one_gpu_ms * 1e-3 * scale);
+        c.push("standard", 2, two_gpu_ms * 1e-3 * scale);
+        // Single reduction: a bit faster on both, shown but not judged.
+        c.push(
+            "single-reduction",
+            1,
+            0.9 * one_gpu_ms * 1e-3 + i as f64 * 1e-6,
+        );
+        c.push(
+            "single-reduction",
+            2,
+            0.9 * two_gpu_ms * 1e-3 + i as f64 * 1e-6,
+        );
+    }
+    c
+}
+
+#[test]
+fn the_two_gpu_target_is_a_speedup_above_one_at_256_on_standard_cg() {
+    let fast = scaling_case(256, 10.0, 6.0);
+    // 10 ms / 50 iterations = 200 µs per iteration on one GPU.
+    assert!((fast.spread("standard", 1).unwrap().median - 200.0).abs() < 1e-9);
+    let s = fast.speedup("standard").unwrap();
+    assert!((s - 10.0 / 6.0).abs() < 1e-9, "{s}");
+    assert_eq!(fast.verdict(), Some(true));
+    // Slower on two GPUs, or equal, misses.
+    assert_eq!(scaling_case(256, 6.0, 10.0).verdict(), Some(false));
+    assert_eq!(scaling_case(256, 6.0, 6.0).verdict(), Some(false));
+    // Only 256³ carries the target.
+    assert_eq!(scaling_case(128, 10.0, 6.0).verdict(), None);
+    // Without 2-GPU numbers there is no verdict.
+    let mut half = ScalingCase::new("h200", "poisson3d", 256, (1, 1), 50);
+    half.push("standard", 1, 1e-3);
+    assert_eq!(half.speedup("standard"), None);
+    assert_eq!(half.verdict(), None);
+}
+
+#[test]
+fn the_two_gpu_table_shows_both_variants_speedups_and_the_verdict() {
+    let a = scaling_case(128, 4.0, 2.5);
+    let b = scaling_case(256, 30.0, 40.0);
+    let t = scaling::table(&[&a, &b]);
+    assert!(t.contains("h200/cg-2gpu/poisson3d/128"), "{t}");
+    assert!(t.contains("1.60×"), "128: 4 / 2.5: {t}");
+    assert!(t.contains("0.75×"), "256: 30 / 40: {t}");
+    assert!(t.contains("faster on 2 MISS"), "{t}");
+    assert!(!t.contains("faster on 2 ok"), "{t}");
+    let line = scaling::target_line(&[&a, &b]);
+    assert!(line.contains("0.75×") && line.contains("MISSED"), "{line}");
+    assert!(scaling::target_line(&[&a]).contains("not run"));
+    let j = b.to_json();
+    assert_eq!(j["meets_target"], serde_json::json!(false));
+    assert_eq!(j["variants"].as_array().unwrap().len(), 4);
+    assert!((j["speedup_2_over_1"]["standard"].as_f64().unwrap() - 0.75).abs() < 1e-9);
+}
+
 #[test]
 fn flags_override_the_environment_and_unknown_arguments_are_reported() {
     let (c, ignored) = run(
@@ -168,7 +280,12 @@ fn bad_knobs_are_errors_that_name_the_knob() {
         (vec!["--reps=0"], "reps"),
         (vec!["--reps=3,4"], "reps"),
         (vec!["--iters=0"], "iters"),
-        (vec!["--3d=none", "--2d=none"], "no case"),
+        (vec!["--3d=none", "--2d=none", "--two-gpu=none"], "no case"),
+        (vec!["--two-gpu=0"], "two-GPU"),
+        (vec!["--two-gpu=513"], "two-GPU"),
+        (vec!["--two-gpu=2d:8193"], "two-GPU"),
+        (vec!["--two-gpu=4d:16"], "two-GPU"),
+        (vec!["--two-gpu=128;256"], "two-GPU"),
     ] {
         let e = parse(&[], &args).unwrap_err().to_string();
         assert!(e.contains(word), "{args:?}: {e}");

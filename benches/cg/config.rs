@@ -21,6 +21,51 @@ pub struct Config {
     pub iterations: Option<u32>,
     /// Skip the cuSPARSE/cuBLAS baseline (autarky alone).
     pub no_baseline: bool,
+    /// Cases of the two-GPU part (autarky on 1 GPU against 2 GPUs).
+    pub two_gpu: Vec<TwoGpuCase>,
+}
+
+/// A matrix of the two-GPU part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TwoGpuCase {
+    /// `"poisson3d"` or `"poisson2d"`.
+    pub family: &'static str,
+    /// Grid points per axis.
+    pub n: u32,
+}
+
+/// The two-GPU part's list: `N` (or `3d:N`) is Poisson 3D N³, `2d:N` is
+/// Poisson 2D N²; `"128,256,2d:1024"` → three cases; `"none"` or `""` →
+/// none.
+pub fn parse_two_gpu(s: &str) -> BoxResult<Vec<TwoGpuCase>> {
+    let s = s.trim();
+    if s.is_empty() || s == "none" {
+        return Ok(Vec::new());
+    }
+    let bad = || -> Box<dyn std::error::Error> {
+        format!(
+            "two-GPU cases must be N (Poisson 3D, 1..={MAX_3D}), 3d:N or 2d:N (Poisson 2D, 1..={MAX_2D}) separated by commas (or 'none'), got {s:?}"
+        )
+        .into()
+    };
+    s.split(',')
+        .map(|item| {
+            let item = item.trim();
+            let (family, v, max) = match item.split_once(':') {
+                None => ("poisson3d", item, MAX_3D),
+                Some(("3d", v)) => ("poisson3d", v, MAX_3D),
+                Some(("2d", v)) => ("poisson2d", v, MAX_2D),
+                Some(_) => return Err(bad()),
+            };
+            match v.trim().replace('_', "").parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(TwoGpuCase {
+                    family,
+                    n: n as u32,
+                }),
+                _ => Err(bad()),
+            }
+        })
+        .collect()
 }
 
 /// `"64,1_024"` → `[64, 1024]`; `"none"` or `""` → `[]`.
@@ -51,12 +96,15 @@ pub const MAX_ITERS: u64 = 100_000;
 /// `--help`.
 pub const HELP: &str = "\
 cg bench knobs (env or `cargo bench --bench cg -- --flag=value`):
-  --quick            CG_BENCH_QUICK=1     3D 32,64,128; 2D 1024; 5 reps (no 256³)
+  --quick            CG_BENCH_QUICK=1     3D 32,64,128; 2D 1024; two-GPU 128; 5 reps (no 256³)
   --3d=LIST          CG_BENCH_3D          3D Poisson sizes N (default 32,64,128,256), 'none' to skip
   --2d=LIST          CG_BENCH_2D          2D Poisson sizes N (default 1024), 'none' to skip
   --reps=R           CG_BENCH_REPS        timed reps per case (default 11; quick 5)
   --iters=K          CG_BENCH_ITERS       CG iterations of every case (default: per size, see below)
   --no-baseline      CG_BENCH_NO_BASELINE=1  autarky only (no cuSPARSE/cuBLAS)
+  --two-gpu=LIST     CG_BENCH_2GPU        two-GPU part: autarky on 1 GPU vs 2 GPUs; N = Poisson 3D N³,
+                                          2d:N = Poisson 2D N² (default 128,256,2d:1024; quick 128),
+                                          'none' to skip; needs 2 GPUs, else it prints a SKIP line
   CG_BENCH_CUDA_LIBS directories searched first for libcublas/libcusparse (colon-separated)
   AUTARKY_BENCH_OUT  directory of results.json and the SVGs (default target/bench-report/cg)
 Default iterations: a run of ~15 ms for autarky, a multiple of 50 in 50..=500 (more
@@ -101,6 +149,7 @@ impl Config {
         let mut d2 = env("CG_BENCH_2D");
         let mut reps = env("CG_BENCH_REPS");
         let mut iters = env("CG_BENCH_ITERS");
+        let mut two = env("CG_BENCH_2GPU");
         let mut ignored = Vec::new();
         for a in args {
             if a == "--quick" || a == "quick" {
@@ -115,16 +164,18 @@ impl Config {
                 reps = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--iters=") {
                 iters = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--two-gpu=") {
+                two = Some(v.into());
             } else if a == "--help" || a == "-h" {
                 return Ok(Parsed::Help);
             } else if a != "--bench" {
                 ignored.push(a.clone());
             }
         }
-        let (q3, q2, qr) = if quick {
-            ("32,64,128", "1024", "5")
+        let (q3, q2, qt, qr) = if quick {
+            ("32,64,128", "1024", "128", "5")
         } else {
-            ("32,64,128,256", "1024", "11")
+            ("32,64,128,256", "1024", "128,256,2d:1024", "11")
         };
         let one = |what: &str, v: &str, max: u64| -> BoxResult<u32> {
             match parse_list(what, v, max)?.as_slice() {
@@ -145,9 +196,10 @@ impl Config {
             warmup: 2,
             iterations,
             no_baseline,
+            two_gpu: parse_two_gpu(two.as_deref().unwrap_or(qt))?,
         };
-        if cfg.sizes_3d.is_empty() && cfg.sizes_2d.is_empty() {
-            return Err("no case selected: both the 3D and the 2D size lists are empty".into());
+        if cfg.sizes_3d.is_empty() && cfg.sizes_2d.is_empty() && cfg.two_gpu.is_empty() {
+            return Err("no case selected: the 3D, 2D and two-GPU lists are all empty".into());
         }
         Ok(Parsed::Run(cfg, ignored))
     }

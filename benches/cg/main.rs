@@ -37,6 +37,14 @@
 //! host-sync; `poisson3d/256` no slower than host-sync; `poisson2d/1024`
 //! autarky ≤ 35 µs per iteration. The table marks them `ok` / `MISS`.
 //!
+//! The two-GPU part (`two_gpu.rs`, `scaling.rs`; issue 11 item 7, issue
+//! 13): autarky on 1 GPU (1 PE) against 2 GPUs (2 PEs, one per GPU) on
+//! Poisson 3D 128³, 256³ and 2D 1024² (`--two-gpu=LIST`), standard and
+//! single reduction, x on 2 GPUs checked bitwise against 2 virtual PEs of
+//! one GPU and the residuals against 1 GPU before timing; target: on two
+//! H200s, faster than one at 256³. With fewer than 2 GPUs it prints
+//! `SKIP cg two-GPU part: needs 2 GPUs, N present`.
+//!
 //! Run: `cargo bench --bench cg -- --quick` first, then `cargo bench
 //! --bench cg`. `--help` lists the knobs. Output: the table, and
 //! `results.json` plus one SVG per family in `target/bench-report/cg/`
@@ -55,6 +63,8 @@ mod config;
 mod libs;
 #[path = "../common/report.rs"]
 mod report;
+mod scaling;
+mod two_gpu;
 mod vendor;
 
 use std::error::Error as StdError;
@@ -384,17 +394,27 @@ fn main() -> BoxResult<()> {
         .clone();
     drop(probe);
     let slug = report::gpu_slug(&props.name);
-    let setup = baseline_setup(&cfg, props.arch());
-    if let Err(why) = &setup {
+    let single_gpu = !(cfg.sizes_3d.is_empty() && cfg.sizes_2d.is_empty());
+    let setup = if single_gpu {
+        baseline_setup(&cfg, props.arch())
+    } else {
+        // The two-GPU part alone compares autarky with itself.
+        Err("no single-GPU case selected".to_string())
+    };
+    if let (true, Err(why)) = (single_gpu, &setup) {
         println!("SKIP cg baseline: {why}; measuring autarky alone");
     }
     println!(
-        "cg bench on {} (sm_{}, {} SMs): poisson3d {:?}, poisson2d {:?}; f64, no preconditioner; {} warm-up + {} timed reps per case{}",
+        "cg bench on {} (sm_{}, {} SMs): poisson3d {:?}, poisson2d {:?}, two-GPU {:?}; f64, no preconditioner; {} warm-up + {} timed reps per case{}",
         props.name,
         props.arch(),
         props.sm_count,
         cfg.sizes_3d,
         cfg.sizes_2d,
+        cfg.two_gpu
+            .iter()
+            .map(|c| format!("{}/{}", c.family, c.n))
+            .collect::<Vec<_>>(),
         cfg.warmup,
         cfg.reps,
         if cfg.quick { " (QUICK)" } else { "" }
@@ -419,20 +439,23 @@ fn main() -> BoxResult<()> {
     }
 
     let refs: Vec<&Case> = cases.iter().collect();
-    println!();
-    print!("{}", cases::table(&refs));
-    println!(
-        "µs per CG iteration, median [min–max] over {} timed reps (device events); X/autarky = X's median / autarky's (> 1: autarky faster); \
-         GB/s counts the matrix once and ~12 vector passes per iteration.",
-        cfg.reps
-    );
-    println!("targets (issue 11, item 7), on autarky's standard CG:");
-    for l in cases::goal_lines(&refs) {
-        println!("{l}");
+    if !cases.is_empty() {
+        println!();
+        print!("{}", cases::table(&refs));
+        println!(
+            "µs per CG iteration, median [min–max] over {} timed reps (device events); X/autarky = X's median / autarky's (> 1: autarky faster); \
+             GB/s counts the matrix once and ~12 vector passes per iteration.",
+            cfg.reps
+        );
+        println!("targets (issue 11, item 7), on autarky's standard CG:");
+        for l in cases::goal_lines(&refs) {
+            println!("{l}");
+        }
+        for c in &cases {
+            println!("checked {}: {}", c.name, c.checked);
+        }
     }
-    for c in &cases {
-        println!("checked {}: {}", c.name, c.checked);
-    }
+    let two = two_gpu::part(&cfg, &slug)?;
 
     for (k, v) in [
         ("device", json!(props.name)),
@@ -464,6 +487,7 @@ fn main() -> BoxResult<()> {
                 .into(),
         ),
         ("targets", json!(cases::goal_lines(&refs))),
+        ("two_gpu", two),
     ] {
         facts.insert(k.to_string(), v);
     }
