@@ -19,6 +19,8 @@ mod check;
 #[path = "../benches/cg/config.rs"]
 #[allow(dead_code)]
 mod config;
+#[path = "../benches/common/knobs.rs"]
+mod knobs;
 #[path = "../benches/cg/libs.rs"]
 #[allow(dead_code)]
 mod libs;

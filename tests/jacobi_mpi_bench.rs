@@ -8,6 +8,8 @@ mod cases;
 #[path = "../benches/jacobi_mpi/config.rs"]
 #[allow(dead_code)]
 mod config;
+#[path = "../benches/common/knobs.rs"]
+mod knobs;
 #[path = "../benches/common/report.rs"]
 mod report;
 

@@ -2,6 +2,7 @@
 //! (cargo passes `--bench` to harness-less benches; it is ignored, and so
 //! is anything else not listed, with a warning).
 
+use crate::knobs;
 use crate::BoxResult;
 
 /// The bench's knobs.
@@ -64,23 +65,6 @@ pub fn parse_two_gpu(s: &str) -> BoxResult<Vec<TwoGpuCase>> {
                 }),
                 _ => Err(bad()),
             }
-        })
-        .collect()
-}
-
-/// `"64,1_024"` → `[64, 1024]`; `"none"` or `""` → `[]`.
-pub fn parse_list(what: &str, s: &str, max: u64) -> BoxResult<Vec<u32>> {
-    let s = s.trim();
-    if s.is_empty() || s == "none" {
-        return Ok(Vec::new());
-    }
-    s.split(',')
-        .map(|v| match v.trim().replace('_', "").parse::<u64>() {
-            Ok(x) if (1..=max).contains(&x) => Ok(x as u32),
-            _ => Err(format!(
-                "{what} must be integers in 1..={max} separated by commas (or 'none'), got {s:?}"
-            )
-            .into()),
         })
         .collect()
 }
@@ -178,7 +162,7 @@ impl Config {
             ("32,64,128,256", "1024", "128,256,2d:1024", "11")
         };
         let one = |what: &str, v: &str, max: u64| -> BoxResult<u32> {
-            match parse_list(what, v, max)?.as_slice() {
+            match knobs::parse_list(what, v, 1, max)?.as_slice() {
                 [x] => Ok(*x),
                 _ => Err(format!("{what} must be one integer in 1..={max}, got {v:?}").into()),
             }
@@ -190,8 +174,8 @@ impl Config {
         };
         let cfg = Config {
             quick,
-            sizes_3d: parse_list("3D sizes", d3.as_deref().unwrap_or(q3), MAX_3D)?,
-            sizes_2d: parse_list("2D sizes", d2.as_deref().unwrap_or(q2), MAX_2D)?,
+            sizes_3d: knobs::parse_list("3D sizes", d3.as_deref().unwrap_or(q3), 1, MAX_3D)?,
+            sizes_2d: knobs::parse_list("2D sizes", d2.as_deref().unwrap_or(q2), 1, MAX_2D)?,
             reps: reps as usize,
             warmup: 2,
             iterations,

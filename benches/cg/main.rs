@@ -60,6 +60,8 @@ mod baselines;
 mod cases;
 mod check;
 mod config;
+#[path = "../common/knobs.rs"]
+mod knobs;
 mod libs;
 #[path = "../common/report.rs"]
 mod report;

@@ -2,6 +2,7 @@
 //! (cargo passes `--bench` to harness-less benches; it is ignored, and so
 //! is anything else not listed, with a warning).
 
+use crate::knobs;
 use crate::BoxResult;
 
 #[derive(Clone, Debug)]
@@ -22,23 +23,6 @@ pub struct Config {
     pub warmup: usize,
     /// Iterations of every case instead of the per-size default.
     pub iterations: Option<u32>,
-}
-
-/// `"256,1_024"` → `[256, 1024]`; `"none"` or `""` → `[]`.
-fn parse_list(what: &str, s: &str, max: u64) -> BoxResult<Vec<u32>> {
-    let s = s.trim();
-    if s.is_empty() || s == "none" {
-        return Ok(Vec::new());
-    }
-    s.split(',')
-        .map(|v| match v.trim().replace('_', "").parse::<u64>() {
-            Ok(x) if (1..=max).contains(&x) => Ok(x as u32),
-            _ => Err(format!(
-                "{what} must be integers in 1..={max} separated by commas (or 'none'), got {s:?}"
-            )
-            .into()),
-        })
-        .collect()
 }
 
 pub const HELP: &str = "\
@@ -100,13 +84,13 @@ impl Config {
                 "11",
             )
         };
-        let reps = parse_list("reps", reps.as_deref().unwrap_or(qr), 1000)?;
+        let reps = knobs::parse_list("reps", reps.as_deref().unwrap_or(qr), 1, 1000)?;
         if reps.len() != 1 {
             return Err("reps must be one integer in 1..=1000".into());
         }
         let iterations = match iters {
             Some(v) => {
-                let v = parse_list("iters", &v, autarky::abi::MAX_ITERATIONS as u64)?;
+                let v = knobs::parse_list("iters", &v, 1, autarky::abi::MAX_ITERATIONS as u64)?;
                 if v.len() != 1 {
                     return Err("iters must be one integer".into());
                 }
@@ -116,11 +100,16 @@ impl Config {
         };
         Ok(Config {
             quick,
-            sizes_2d: parse_list("2D sizes", d2.as_deref().unwrap_or(q2), 1 << 16)?,
-            sizes_3d: parse_list("3D sizes", d3.as_deref().unwrap_or(q3), 2048)?,
-            sizes_pes: parse_list("PE sizes", pes.as_deref().unwrap_or(qp), 1 << 16)?,
-            sizes_two_gpu: parse_list("two-GPU sizes", two.as_deref().unwrap_or(qt), 1 << 16)?,
-            sizes_weak: parse_list("weak sizes", weak.as_deref().unwrap_or(qw), 1 << 15)?,
+            sizes_2d: knobs::parse_list("2D sizes", d2.as_deref().unwrap_or(q2), 1, 1 << 16)?,
+            sizes_3d: knobs::parse_list("3D sizes", d3.as_deref().unwrap_or(q3), 1, 2048)?,
+            sizes_pes: knobs::parse_list("PE sizes", pes.as_deref().unwrap_or(qp), 1, 1 << 16)?,
+            sizes_two_gpu: knobs::parse_list(
+                "two-GPU sizes",
+                two.as_deref().unwrap_or(qt),
+                1,
+                1 << 16,
+            )?,
+            sizes_weak: knobs::parse_list("weak sizes", weak.as_deref().unwrap_or(qw), 1, 1 << 15)?,
             reps: reps[0] as usize,
             warmup: 2,
             iterations,

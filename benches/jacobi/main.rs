@@ -49,6 +49,8 @@
 mod baselines;
 mod cases;
 mod config;
+#[path = "../common/knobs.rs"]
+mod knobs;
 #[path = "../common/report.rs"]
 mod report;
 mod two_gpu;

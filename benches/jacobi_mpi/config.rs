@@ -5,6 +5,7 @@
 //! line), so every rank runs the same cases in the same order — the
 //! runtime's steps are collective.
 
+use crate::knobs;
 use crate::BoxResult;
 
 /// The bench's knobs.
@@ -80,23 +81,6 @@ pub fn mpi_skip(ranks: Option<u32>) -> Option<String> {
         Some(2) => None,
         Some(n) => Some(format!("needs a job of 2 MPI ranks, this one has {n}")),
     }
-}
-
-/// `"256,1_024"` → `[256, 1024]`; `"none"` or `""` → `[]`.
-pub fn parse_list(what: &str, s: &str, max: u64) -> BoxResult<Vec<u32>> {
-    let s = s.trim();
-    if s.is_empty() || s == "none" {
-        return Ok(Vec::new());
-    }
-    s.split(',')
-        .map(|v| match v.trim().replace('_', "").parse::<u64>() {
-            Ok(x) if (2..=max).contains(&x) => Ok(x as u32),
-            _ => Err(format!(
-                "{what} must be integers in 2..={max} separated by commas (or 'none'), got {s:?}"
-            )
-            .into()),
-        })
-        .collect()
 }
 
 /// Largest total size of a strong-scaling case (two f32 buffers of
@@ -197,8 +181,13 @@ impl Config {
         };
         let cfg = Config {
             quick,
-            strong: parse_list("strong sizes", strong.as_deref().unwrap_or(qs), MAX_STRONG)?,
-            weak: parse_list("weak sizes", weak.as_deref().unwrap_or(qw), MAX_WEAK)?,
+            strong: knobs::parse_list(
+                "strong sizes",
+                strong.as_deref().unwrap_or(qs),
+                2,
+                MAX_STRONG,
+            )?,
+            weak: knobs::parse_list("weak sizes", weak.as_deref().unwrap_or(qw), 2, MAX_WEAK)?,
             reps: reps as usize,
             warmup: 2,
             iterations,

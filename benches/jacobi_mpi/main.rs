@@ -61,6 +61,8 @@ mod config;
 #[path = "../jacobi/config.rs"]
 #[allow(dead_code)]
 mod jacobi_config;
+#[path = "../common/knobs.rs"]
+mod knobs;
 #[path = "../common/report.rs"]
 mod report;
 
