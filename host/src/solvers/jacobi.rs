@@ -1016,3 +1016,44 @@ mod cpu {
 /// The code a Jacobi run fails with on the emulator when a checked norm is
 /// not finite (the GPU reports [`Error::NonFinite`] instead).
 pub const NON_FINITE_CODE: u32 = cpu::NON_FINITE;
+
+#[cfg(test)]
+mod tests {
+    use super::default_tile;
+
+    /// The default tile shapes are the ones the H200 sweep found fastest
+    /// (docs/performance.md, session 4), for ~1000 compute blocks.
+    #[test]
+    fn default_tiles_follow_the_measured_shapes() {
+        let blocks = 1055;
+        assert_eq!(default_tile([1, 1024, 1024], blocks), [1, 8, 256]);
+        // 15 (and 62) rows, not the 16 (64) the sweep timed: 4096² / 1055
+        // blocks is just under 16 × 1024 cells. The bench ran these shapes.
+        assert_eq!(default_tile([1, 4096, 4096], blocks), [1, 15, 1024]);
+        assert_eq!(default_tile([1, 16384, 16384], blocks), [1, 16, 1024]);
+        assert_eq!(default_tile([256, 256, 256], blocks), [1, 62, 256]);
+    }
+
+    /// Small and odd grids: a tile never exceeds the grid, never is empty.
+    #[test]
+    fn default_tiles_fit_small_and_odd_grids() {
+        for ext in [
+            [1, 1, 1],
+            [1, 7, 5],
+            [1, 256, 256],
+            [3, 5, 40],
+            [16, 14, 12],
+            [1, 3, 5000],
+        ] {
+            for blocks in [1, 4, 1055] {
+                let t = default_tile(ext, blocks);
+                for a in 0..3 {
+                    assert!(
+                        t[a] >= 1 && t[a] <= ext[a],
+                        "{ext:?} on {blocks} blocks: {t:?}"
+                    );
+                }
+            }
+        }
+    }
+}
