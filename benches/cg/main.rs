@@ -63,6 +63,8 @@ mod config;
 #[path = "../common/knobs.rs"]
 mod knobs;
 mod libs;
+#[path = "../common/probe.rs"]
+mod probe;
 #[path = "../common/report.rs"]
 mod report;
 mod scaling;
@@ -76,7 +78,7 @@ use autarky::runtime::nvrtc;
 use autarky::solvers::cg::{
     heap_bytes_needed, poisson2d, poisson3d, CgConfig, CgRun, CgSolver, CgVariant, Csr,
 };
-use autarky::{Error, RunOptions, Runtime};
+use autarky::{RunOptions, Runtime};
 use serde_json::json;
 
 use baselines::{LaunchCg, PointerMode};
@@ -380,21 +382,13 @@ fn main() -> BoxResult<()> {
         .try_init();
     let cfg = Config::from_env_and_args()?;
 
-    let probe = match Runtime::builder().gpu().build() {
-        Ok(rt) => rt,
-        Err(e @ Error::NoGpu { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("booting the GPU runtime: {e}").into()),
+    let props = match probe::gpu()? {
+        probe::Probe::Gpu(rt, props) => {
+            drop(rt); // the cases build their own runtimes
+            props
+        }
+        probe::Probe::Skip(why) => return skip(&why),
     };
-    match nvrtc::nvrtc_version() {
-        Ok(_) => {}
-        Err(e @ Error::NvrtcNotFound { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("loading NVRTC: {e}").into()),
-    }
-    let props = probe
-        .device_props()
-        .ok_or("the GPU runtime has no device properties")?
-        .clone();
-    drop(probe);
     let slug = report::gpu_slug(&props.name);
     let single_gpu = !(cfg.sizes_3d.is_empty() && cfg.sizes_2d.is_empty());
     let setup = if single_gpu {

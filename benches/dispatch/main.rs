@@ -58,14 +58,16 @@
 mod baselines;
 mod cases;
 mod config;
+#[path = "../common/probe.rs"]
+mod probe;
 #[path = "../common/report.rs"]
 mod report;
 
 use std::error::Error as StdError;
 
 use autarky::runtime::driver::DeviceMem;
-use autarky::runtime::nvrtc;
-use autarky::{Error, Graph, Runtime};
+
+use autarky::Graph;
 
 use baselines::{Baselines, ClaimBuffers};
 use cases::{chain_graph, independent_graph, run_autarky, table, Case, Metric, Role};
@@ -90,21 +92,11 @@ fn main() -> BoxResult<()> {
         .try_init();
     let cfg = Config::from_env_and_args()?;
 
-    let rt = match Runtime::builder().gpu().build() {
-        Ok(rt) => rt,
-        Err(e @ Error::NoGpu { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("booting the GPU runtime: {e}").into()),
+    let (rt, props) = match probe::gpu()? {
+        probe::Probe::Gpu(rt, props) => (rt, props),
+        probe::Probe::Skip(why) => return skip(&why),
     };
-    match nvrtc::nvrtc_version() {
-        Ok(_) => {}
-        Err(e @ Error::NvrtcNotFound { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("loading NVRTC: {e}").into()),
-    }
     let ctx = rt.context().ok_or("the GPU runtime has no context")?;
-    let props = rt
-        .device_props()
-        .ok_or("the GPU runtime has no device properties")?
-        .clone();
     let slug = gpu_slug(&props.name);
 
     // ---- graphs (all of one kind, so they share one megakernel) ----

@@ -51,6 +51,8 @@ mod cases;
 mod config;
 #[path = "../common/knobs.rs"]
 mod knobs;
+#[path = "../common/probe.rs"]
+mod probe;
 #[path = "../common/report.rs"]
 mod report;
 mod two_gpu;
@@ -63,7 +65,7 @@ use autarky::runtime::driver;
 use autarky::runtime::nvrtc;
 use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
 use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
-use autarky::{Error, RunOptions, Runtime, TraceOptions};
+use autarky::{RunOptions, Runtime, TraceOptions};
 use serde_json::json;
 
 use baselines::{Grid, Kernels};
@@ -650,21 +652,13 @@ fn main() -> BoxResult<()> {
         .try_init();
     let cfg = Config::from_env_and_args()?;
 
-    let probe = match Runtime::builder().gpu().build() {
-        Ok(rt) => rt,
-        Err(e @ Error::NoGpu { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("booting the GPU runtime: {e}").into()),
+    let props = match probe::gpu()? {
+        probe::Probe::Gpu(rt, props) => {
+            drop(rt); // the cases build their own runtimes
+            props
+        }
+        probe::Probe::Skip(why) => return skip(&why),
     };
-    match nvrtc::nvrtc_version() {
-        Ok(_) => {}
-        Err(e @ Error::NvrtcNotFound { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("loading NVRTC: {e}").into()),
-    }
-    let props = probe
-        .device_props()
-        .ok_or("the GPU runtime has no device properties")?
-        .clone();
-    drop(probe);
     let slug = gpu_slug(&props.name);
     println!(
         "jacobi bench on {} (sm_{}, {} SMs): 2D {:?}, 3D {:?}, PEs {:?}, two-GPU {:?}, weak {:?}; {} warm-up + {} timed reps per case{}",

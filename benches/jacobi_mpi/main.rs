@@ -63,6 +63,8 @@ mod config;
 mod jacobi_config;
 #[path = "../common/knobs.rs"]
 mod knobs;
+#[path = "../common/probe.rs"]
+mod probe;
 #[path = "../common/report.rs"]
 mod report;
 
@@ -71,10 +73,10 @@ use std::f64::consts::PI;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use autarky::runtime::{driver, nvrtc};
+use autarky::runtime::driver;
 use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
 use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
-use autarky::{Error, RunOptions, Runtime, Transport};
+use autarky::{RunOptions, Runtime, Transport};
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde_json::json;
@@ -332,21 +334,13 @@ fn main() -> BoxResult<()> {
     }
     let rank = env_rank();
 
-    let probe = match Runtime::builder().gpu().build() {
-        Ok(rt) => rt,
-        Err(e @ Error::NoGpu { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("booting the GPU runtime: {e}").into()),
+    let props = match probe::gpu()? {
+        probe::Probe::Gpu(rt, props) => {
+            drop(rt); // the cases build their own runtimes
+            props
+        }
+        probe::Probe::Skip(why) => return skip(&why),
     };
-    match nvrtc::nvrtc_version() {
-        Ok(_) => {}
-        Err(e @ Error::NvrtcNotFound { .. }) => return skip(&e.to_string()),
-        Err(e) => return Err(format!("loading NVRTC: {e}").into()),
-    }
-    let props = probe
-        .device_props()
-        .ok_or("the GPU runtime has no device properties")?
-        .clone();
-    drop(probe);
     // Rank 0's one-process runtime needs both GPUs; the ranks take one
     // each. A launcher that shows each rank only its own GPU leaves rank 0
     // without the second one.
