@@ -112,11 +112,13 @@ fn every_kernel_variant_compiles() {
             no_pinned: true,
             no_comm_work: true,
             no_remote: true,
+            no_counted: true,
         },
         Lean {
             no_pinned: false,
             no_comm_work: false,
             no_remote: true,
+            no_counted: false,
         },
     ] {
         for local_pes in [1, 4] {

@@ -34,6 +34,11 @@ fn main() -> std::process::ExitCode {
             random_dags_over_8_virtual_pes_run_in_order,
         ),
         gpus_trial(
+            "counted_joins_in_random_dags_over_1_2_and_4_pes_run_in_order",
+            1,
+            counted_joins_in_random_dags_over_1_2_and_4_pes_run_in_order,
+        ),
+        gpus_trial(
             "pinning_to_a_high_slot_leaves_empty_slots_that_exit",
             1,
             pinning_to_a_high_slot_leaves_empty_slots_that_exit,
@@ -62,6 +67,11 @@ fn main() -> std::process::ExitCode {
 }
 
 fn gpu_pes(test: &str, pes: u32) -> Runtime {
+    gpu_pes_counted(test, pes, autarky_shared::COUNTED_FAN_IN_DEFAULT)
+}
+
+/// [`gpu_pes`] with tasks of `counted_fan_in` or more predecessors counted.
+fn gpu_pes_counted(test: &str, pes: u32, counted_fan_in: u32) -> Runtime {
     gpu_with(
         test,
         Runtime::builder()
@@ -69,6 +79,7 @@ fn gpu_pes(test: &str, pes: u32) -> Runtime {
             .pes(pes)
             .comm_blocks(2)
             .compute_blocks(8)
+            .counted_fan_in(counted_fan_in)
             .timeout(Duration::from_secs(10)),
     )
 }
@@ -88,13 +99,22 @@ fn logged_comm_kind() -> TaskKind {
 /// (to compute slots 0..4), some of the comm role (some of them pinned to
 /// comm slot 1); checks every instance ran once, after its predecessors.
 fn random_multi_pe_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) {
+    random_multi_pe_dag_with_joins(rt, seed, n, iters, 0)
+}
+
+/// [`random_multi_pe_dag`] plus `joins` wide joins: tasks (dynamic, on a
+/// random PE) that each wait for 10–300 random earlier tasks, one of them
+/// through a loop-carried edge of distance 2 — fan-ins above the eight a
+/// completion checks one by one, so they take the block-wide check and, by
+/// default, arrival counting.
+fn random_multi_pe_dag_with_joins(rt: &Runtime, seed: u64, n: usize, iters: u32, joins: usize) {
     let pes = rt.num_pes();
-    let logged = Logged::new(rt, n, iters);
+    let logged = Logged::new(rt, n + joins, iters);
     let mut g = Graph::new();
     let k = g.add_kind(logged_kind()).unwrap();
     let kc = g.add_kind(logged_comm_kind()).unwrap();
     let mut rng = Rng(seed);
-    let ids: Vec<_> = (0..n)
+    let mut ids: Vec<_> = (0..n)
         .map(|_| {
             let comm = rng.below(5) == 0;
             let t = g.add_task(if comm { kc } else { k }, &logged.args());
@@ -121,6 +141,20 @@ fn random_multi_pe_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) {
             g.add_carried_edge(ids[j], ids[i]);
         }
     }
+    let mut total = n;
+    for _ in 0..joins {
+        let t = g.add_task(k, &logged.args());
+        g.set_pe(t, rng.below(pes as u64) as u32);
+        let inputs = (10 + rng.below(291) as usize).min(total);
+        for _ in 0..inputs {
+            let j = rng.below(total as u64) as usize;
+            g.add_edge(ids[j], t);
+        }
+        g.add_edge_with_distance(ids[rng.below(n as u64) as usize], t, 2);
+        total += 1;
+        ids.push(t);
+    }
+    let n = total;
     let report = rt.run(&g, iters).unwrap();
     assert_eq!(report.instances, n as u64 * iters as u64);
     assert_eq!(report.iterations, iters);
@@ -132,6 +166,18 @@ fn random_dags_over_2_and_4_virtual_pes_with_pinned_and_comm_tasks_run_in_order(
         let rt = gpu_pes("random_multi_pe_dag", pes);
         for seed in 1..=6 {
             random_multi_pe_dag(&rt, seed * 7919 + pes as u64, 60, 40);
+        }
+    }
+}
+
+fn counted_joins_in_random_dags_over_1_2_and_4_pes_run_in_order() {
+    // Every join counted (2), and the default (only the wide joins).
+    for counted in [2, autarky_shared::COUNTED_FAN_IN_DEFAULT] {
+        for pes in [1, 2, 4] {
+            let rt = gpu_pes_counted("counted_joins", pes, counted);
+            for seed in 1..=4 {
+                random_multi_pe_dag_with_joins(&rt, seed * 104729 + pes as u64 + counted as u64, 80, 40, 4);
+            }
         }
     }
 }

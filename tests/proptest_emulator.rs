@@ -6,6 +6,10 @@
 //! release alike (spawning the worker threads dominates), so ~4-8 s; set
 //! `AUTARKY_PROPTEST_CASES` to run more (20000 took 20 s in debug).
 //!
+//! Both properties count joins (`counted_fan_in` 2 or 3, arrival counters
+//! gating the readiness checks) in two thirds of the cases, and only joins
+//! of 9 or more (the default) in the rest.
+//!
 //! The multi-PE property places tasks randomly on 1–4 PEs, pins some of them
 //! (compute slots 0–1, comm slots 0–1) and gives some the comm role; cases:
 //! 500 by default (up to 20 worker threads each), `AUTARKY_PROPTEST_MULTIPE_CASES`
@@ -160,6 +164,7 @@ proptest! {
         (n, edges) in graphs(),
         iterations in 1u32..20,
         threads in 1usize..6,
+        counted_fan_in in prop::sample::select(vec![2u32, 3, 9]),
     ) {
         let clock = Arc::new(AtomicU64::new(0));
         let events = Arc::new(Mutex::new(Vec::new()));
@@ -177,6 +182,7 @@ proptest! {
         }
         let config = EmulatorConfig {
             compute_threads: threads,
+            counted_fan_in,
             ..EmulatorConfig::default()
         };
         let report = emulator::run(&g, iterations, &config).unwrap();
@@ -197,6 +203,7 @@ proptest! {
     fn every_instance_runs_once_after_all_it_depends_on_across_pes(
         (n, edges, pes, placement) in placed_graphs(),
         iterations in 1u32..12,
+        counted_fan_in in prop::sample::select(vec![2u32, 3, 9]),
     ) {
         let clock = Arc::new(AtomicU64::new(0));
         let events = Arc::new(Mutex::new(Vec::new()));
@@ -232,6 +239,7 @@ proptest! {
         let config = EmulatorConfig {
             compute_threads: 3,
             comm_threads: 2,
+            counted_fan_in,
             ..EmulatorConfig::default()
         };
         let report = emulator::run_pes(&g, iterations, pes, &config).unwrap();
@@ -239,4 +247,70 @@ proptest! {
         prop_assert_eq!(report.instances, (n * iters) as u64);
         check_log(&events.lock().unwrap(), n, iters, &edges)?;
     }
+}
+
+/// Runs a graph of `n` logged tasks with `edges` for `iterations` on the
+/// emulator with `config` and checks the log.
+fn run_logged(
+    n: usize,
+    edges: &[(usize, usize, u32)],
+    iterations: u32,
+    pes: u32,
+    pe_of: impl Fn(usize) -> u32,
+    config: &EmulatorConfig,
+) {
+    let clock = Arc::new(AtomicU64::new(0));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut g = Graph::new();
+    let (c, ev) = (clock.clone(), events.clone());
+    let k = g
+        .add_kind(TaskKind::new("logged", "").with_cpu(move |ctx| {
+            let start = c.fetch_add(1, Ordering::SeqCst);
+            let end = c.fetch_add(1, Ordering::SeqCst);
+            ev.lock()
+                .unwrap()
+                .push((ctx.global as usize, ctx.iteration as usize, start, end));
+            Ok(())
+        }))
+        .unwrap();
+    let ids: Vec<_> = (0..n)
+        .map(|t| {
+            let id = g.add_task_bytes(k, &[]);
+            g.set_pe(id, pe_of(t));
+            id
+        })
+        .collect();
+    for &(a, b, d) in edges {
+        g.add_edge_with_distance(ids[a], ids[b], d);
+    }
+    let report = emulator::run_pes(&g, iterations, pes, config).unwrap();
+    assert_eq!(report.instances, (n * iterations as usize) as u64);
+    check_log(&events.lock().unwrap(), n, iterations as usize, edges).unwrap();
+}
+
+#[test]
+fn wide_counted_joins_run_every_instance_once_in_order_on_one_and_three_pes() {
+    // Two reductions over 300 inputs each (counted: more than 8
+    // predecessors), the second also waiting for the first and for its own
+    // inputs two iterations back; inputs chained in pairs so they do not
+    // all run at once. On one PE, then spread over three (the joins' inputs
+    // arrive through relays).
+    let inputs = 300;
+    let (r1, r2) = (inputs, inputs + 1);
+    let mut edges: Vec<(usize, usize, u32)> = Vec::new();
+    for i in 0..inputs {
+        edges.push((i, r1, 0));
+        edges.push((i, r2, 2));
+        if i % 2 == 1 {
+            edges.push((i - 1, i, 0));
+        }
+    }
+    edges.push((r1, r2, 0));
+    let config = EmulatorConfig {
+        compute_threads: 3,
+        comm_threads: 2,
+        ..EmulatorConfig::default()
+    };
+    run_logged(inputs + 2, &edges, 30, 1, |_| 0, &config);
+    run_logged(inputs + 2, &edges, 30, 3, |t| (t % 3) as u32, &config);
 }

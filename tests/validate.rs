@@ -17,6 +17,7 @@ fn limits() -> Limits {
     Limits {
         num_pes: 1,
         max_tasks: 1 << 20,
+        ..Limits::default()
     }
 }
 
@@ -126,6 +127,7 @@ fn more_tasks_than_the_queue_holds_is_rejected() {
         .validate(&Limits {
             num_pes: 1,
             max_tasks: 8,
+            ..Limits::default()
         })
         .unwrap_err();
     assert!(

@@ -4,7 +4,9 @@
 use autarky::runtime::{driver::DeviceProps, nvrtc};
 use autarky::{Error, Runtime};
 
-/// What the machine offers the bench.
+/// What the machine offers the bench (made once per bench run, so the
+/// size of the GPU variant does not matter).
+#[allow(clippy::large_enum_variant)]
 pub enum Probe {
     /// A GPU runtime (default builder) and its device's properties.
     Gpu(Runtime, DeviceProps),

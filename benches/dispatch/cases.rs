@@ -20,34 +20,53 @@ pub enum Metric {
     HandoffUs { n: u64 },
     /// 10⁹ task instances per second (higher is better).
     RateG { instances: u64 },
+    /// µs per iteration of a graph (lower is better): seconds × 10⁶ / M.
+    /// Its target is relative: at most `FAN_IN_TARGET_FACTOR` × the
+    /// baseline row named `FAN_IN_REFERENCE`.
+    IterationUs { iterations: u64 },
 }
+
+/// Fan-in target (issue: "≤ 2× the cost of 1000 independent tasks"): the
+/// 1000 → 1 graph's iteration costs at most this factor times that of the
+/// same number of independent tasks.
+pub const FAN_IN_TARGET_FACTOR: f64 = 2.0;
+/// The fan-in case's reference row.
+pub const FAN_IN_REFERENCE: &str = "independent (same tasks, no join)";
 
 impl Metric {
     fn of(self, seconds: f64) -> f64 {
         match self {
             Metric::HandoffUs { n } => seconds * 1e6 / n as f64,
             Metric::RateG { instances } => instances as f64 / seconds / 1e9,
+            Metric::IterationUs { iterations } => seconds * 1e6 / iterations as f64,
         }
     }
     fn unit(self) -> &'static str {
         match self {
             Metric::HandoffUs { .. } => "µs/hand-off",
             Metric::RateG { .. } => "G tasks/s",
+            Metric::IterationUs { .. } => "µs/iteration",
         }
     }
     fn lower_is_better(self) -> bool {
-        matches!(self, Metric::HandoffUs { .. })
+        matches!(self, Metric::HandoffUs { .. } | Metric::IterationUs { .. })
     }
-    fn target(self) -> Target {
+    /// The target; `reference` is the median of the case's
+    /// `FAN_IN_REFERENCE` row (relative targets; `None` before it ran).
+    fn target(self, reference: Option<f64>) -> Target {
         match self {
             Metric::HandoffUs { .. } => Target::Le(TARGET_HANDOFF_US),
             Metric::RateG { .. } => Target::Ge(TARGET_RATE_G),
+            Metric::IterationUs { .. } => {
+                Target::Le(reference.map_or(f64::NAN, |r| FAN_IN_TARGET_FACTOR * r))
+            }
         }
     }
     fn target_text(self) -> String {
         match self {
             Metric::HandoffUs { .. } => format!("≤ {TARGET_HANDOFF_US} µs"),
             Metric::RateG { .. } => format!("≥ {TARGET_RATE_G} G/s"),
+            Metric::IterationUs { .. } => format!("≤ {FAN_IN_TARGET_FACTOR}× independent"),
         }
     }
 }
@@ -130,6 +149,15 @@ impl Case {
         row.seconds.iter().map(|&s| self.metric.of(s)).collect()
     }
 
+    /// The median of the relative target's reference row, if it ran.
+    fn reference_median(&self) -> Option<f64> {
+        self.rows
+            .iter()
+            .find(|r| r.variant == FAN_IN_REFERENCE)
+            .and_then(|r| Spread::of(&self.values(r)))
+            .map(|s| s.median)
+    }
+
     /// The case in the shared report's terms; `None` before any autarky rep.
     pub fn to_result(&self) -> Option<CaseResult> {
         let of = |role: Role| -> Vec<(&str, Vec<f64>)> {
@@ -149,7 +177,7 @@ impl Case {
             self.size_label,
             self.metric.unit(),
             self.metric.lower_is_better(),
-            Some(self.metric.target()),
+            Some(self.metric.target(self.reference_median())),
             self.params
                 .iter()
                 .map(|&(k, v)| (k.to_string(), v))
@@ -185,6 +213,20 @@ pub fn chain_graph(n: u32) -> Graph {
     let ids: Vec<_> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
     for w in ids.windows(2) {
         g.add_edge(w[0], w[1]);
+    }
+    g
+}
+
+/// A join: `inputs` independent empty tasks, each an input of one more
+/// (the sink, task `inputs`). Each iteration's sink instance waits for that
+/// iteration's instance of every input.
+pub fn fan_in_graph(inputs: u64) -> Graph {
+    let mut g = Graph::new();
+    let k = g.add_kind(empty_kind()).expect("a valid kind");
+    let ids: Vec<_> = (0..inputs).map(|_| g.add_task_bytes(k, &[])).collect();
+    let sink = g.add_task_bytes(k, &[]);
+    for &i in &ids {
+        g.add_edge(i, sink);
     }
     g
 }
@@ -292,7 +334,7 @@ pub fn table(cases: &[Case]) -> String {
                 Role::Autarky => format!(
                     "{} {}",
                     c.metric.target_text(),
-                    if c.metric.target().met_by(s.median) {
+                    if c.metric.target(c.reference_median()).met_by(s.median) {
                         "ok"
                     } else {
                         "MISS"

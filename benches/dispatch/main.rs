@@ -70,7 +70,10 @@ use autarky::runtime::driver::DeviceMem;
 use autarky::Graph;
 
 use baselines::{Baselines, ClaimBuffers};
-use cases::{chain_graph, independent_graph, run_autarky, table, Case, Metric, Role};
+use cases::{
+    chain_graph, fan_in_graph, independent_graph, run_autarky, table, Case, Metric, Role,
+    FAN_IN_REFERENCE,
+};
 use config::Config;
 use report::gpu_slug;
 
@@ -118,6 +121,20 @@ fn main() -> BoxResult<()> {
             throughput.push((m, t_tasks * m as u64));
         }
     }
+
+    // The fan-in case: FAN_IN inputs joined by one sink, M_FAN iterations,
+    // against the same number of independent tasks, and against the join
+    // without arrival counting (a runtime whose counted_fan_in no task
+    // reaches: every completion of an input scans the sink's inputs).
+    const FAN_IN: u64 = 1000;
+    let m_fan: u32 = if cfg.quick { 20 } else { 200 };
+    let fan = fan_in_graph(FAN_IN);
+    let fan_indep = independent_graph(FAN_IN + 1);
+    let rt_uncounted = autarky::Runtime::builder()
+        .gpu()
+        .counted_fan_in(u32::MAX)
+        .build()
+        .map_err(|e| format!("a runtime without arrival counting: {e}"))?;
 
     let base =
         Baselines::new(ctx, props.arch()).map_err(|e| format!("building the baselines: {e}"))?;
@@ -204,6 +221,22 @@ fn main() -> BoxResult<()> {
             .collect::<Vec<_>>(),
         ));
     }
+    cases.push(Case::new(
+        &slug,
+        "fan-in",
+        FAN_IN,
+        "inputs of the join",
+        Metric::IterationUs {
+            iterations: m_fan as u64,
+        },
+        vec![("inputs", FAN_IN), ("iterations", m_fan as u64)],
+        &[
+            ("autarky", Autarky),
+            ("autarky in-kernel", AutarkyInKernel),
+            (FAN_IN_REFERENCE, Baseline),
+            ("uncounted (scan per input)", Baseline),
+        ],
+    ));
     let find = |cases: &mut Vec<Case>, family: &str, size: u64| -> usize {
         cases
             .iter()
@@ -285,6 +318,19 @@ fn main() -> BoxResult<()> {
             }
             c.push("atomic-claim", claim);
             c.push("atomic-claim+bcast", claim_b);
+        }
+        let f = run_autarky(&rt, &fan, m_fan, "fan-in", None)?;
+        let fi = run_autarky(&rt, &fan_indep, m_fan, "fan-in reference", None)?;
+        let fu = run_autarky(&rt_uncounted, &fan, m_fan, "fan-in uncounted", None)?;
+        if keep {
+            let i = find(&mut cases, "fan-in", FAN_IN);
+            let c = &mut cases[i];
+            c.push("autarky", f.event_s);
+            if let Some(d) = f.device_s {
+                c.push("autarky in-kernel", d);
+            }
+            c.push(FAN_IN_REFERENCE, fi.event_s);
+            c.push("uncounted (scan per input)", fu.event_s);
         }
     }
 

@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -290,8 +290,14 @@ abi_struct! {
         pub remote_start: u32,
         /// Number of remote successor entries.
         pub remote_count: u32,
+        /// Sum of the distances of the predecessor edges (saturating): with
+        /// `pred_count` it gives the arrivals a counted task needs
+        /// ([`arrivals_needed`]).
+        pub pred_distance_sum: u32,
+        /// Padding.
+        pub _pad: u32,
     }
-    size = 40;
+    size = 48;
 }
 
 abi_struct! {
@@ -321,7 +327,7 @@ abi_struct! {
     pub struct Edge {
         /// The task at the other end of the edge.
         pub task: u32,
-        /// 0 (same iteration) or 1 (loop-carried).
+        /// 0 (same iteration) or more (loop-carried, at most [`MAX_DISTANCE`]).
         pub distance: u32,
         /// Successor entries: the successor's `TaskDesc::pred_start`.
         pub pred_start: u32,
@@ -625,10 +631,17 @@ abi_struct! {
         pub trace: u64,
         /// Records per trace ring (a power of two; 0 when not traced).
         pub trace_cap: u32,
-        /// Padding.
-        pub _pad_trace: u32,
+        /// Dynamic tasks with at least this many predecessor edges are
+        /// *counted*: every predecessor completion adds to their arrival
+        /// counter, and a readiness check runs only once the counter shows
+        /// that every predecessor may be done ([`arrivals_needed`]). At
+        /// least 2 (a sole predecessor edge is claimed without a check).
+        pub counted_fan_in: u32,
+        /// `u64[num_tasks]`: arrivals of every local task (only counted
+        /// tasks' words are used); zero at launch, only increase.
+        pub arrivals: u64,
     }
-    size = 240;
+    size = 248;
 }
 
 /// [`RunParams::flags`] bit: some task may lower [`Status::limit`], so claims
@@ -685,6 +698,22 @@ pub const fn state_word(claimed: u32, done: u32) -> u64 {
 #[inline]
 pub const fn state_parts(word: u64) -> (u32, u32) {
     ((word >> 32) as u32, word as u32)
+}
+
+/// Smallest predecessor count of a *counted* task by default
+/// ([`RunParams::counted_fan_in`]): tasks with more predecessors than the
+/// eight a completion checks one by one.
+pub const COUNTED_FAN_IN_DEFAULT: u32 = 9;
+
+/// Arrivals a counted task must have seen before instance `n` can be ready:
+/// a lower bound of `Σ_e max(0, n + 1 - distance_e)` over its `pred_count`
+/// predecessor edges, whose distances sum to `pred_distance_sum` (exact
+/// once `n + 1` reaches the largest distance). Every predecessor instance
+/// adds one arrival per edge it has to the task, so a counter below this
+/// value proves that some instance `n` needs has not arrived yet.
+#[inline]
+pub const fn arrivals_needed(pred_count: u32, pred_distance_sum: u32, n: u32) -> u64 {
+    (pred_count as u64 * (n as u64 + 1)).saturating_sub(pred_distance_sum as u64)
 }
 
 /// A ready-queue slot word `(seq << 32) | task` ([`QueueSlot::word`]).

@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 4u
+#define AUTARKY_ABI_VERSION 5u
 
 namespace autarky {
 
@@ -135,8 +135,12 @@ struct alignas(4) TaskDesc {
     uint32_t remote_start;
     // Number of remote successor entries.
     uint32_t remote_count;
+    // Sum of the distances of the predecessor edges (saturating): with `pred_count` it gives the arrivals a counted task needs ([`arrivals_needed`]).
+    uint32_t pred_distance_sum;
+    // Padding.
+    uint32_t _pad;
 };
-static_assert(sizeof(TaskDesc) == 40, "sizeof(TaskDesc) differs from Rust");
+static_assert(sizeof(TaskDesc) == 48, "sizeof(TaskDesc) differs from Rust");
 static_assert(alignof(TaskDesc) == 4, "alignof(TaskDesc) differs from Rust");
 
 // One CSR edge entry: in the successor table `task` is the successor, in
@@ -150,7 +154,7 @@ static_assert(alignof(TaskDesc) == 4, "alignof(TaskDesc) differs from Rust");
 struct alignas(4) Edge {
     // The task at the other end of the edge.
     uint32_t task;
-    // 0 (same iteration) or 1 (loop-carried).
+    // 0 (same iteration) or more (loop-carried, at most [`MAX_DISTANCE`]).
     uint32_t distance;
     // Successor entries: the successor's `TaskDesc::pred_start`.
     uint32_t pred_start;
@@ -442,10 +446,12 @@ struct alignas(8) RunParams {
     uint64_t trace;
     // Records per trace ring (a power of two; 0 when not traced).
     uint32_t trace_cap;
-    // Padding.
-    uint32_t _pad_trace;
+    // Dynamic tasks with at least this many predecessor edges are *counted*: every predecessor completion adds to their arrival counter, and a readiness check runs only once the counter shows that every predecessor may be done ([`arrivals_needed`]). At least 2 (a sole predecessor edge is claimed without a check).
+    uint32_t counted_fan_in;
+    // `u64[num_tasks]`: arrivals of every local task (only counted tasks' words are used); zero at launch, only increase.
+    uint64_t arrivals;
 };
-static_assert(sizeof(RunParams) == 240, "sizeof(RunParams) differs from Rust");
+static_assert(sizeof(RunParams) == 248, "sizeof(RunParams) differs from Rust");
 static_assert(alignof(RunParams) == 8, "alignof(RunParams) differs from Rust");
 
 }  // namespace autarky
@@ -468,6 +474,8 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.pred_count - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.remote_start - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.remote_count - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pred_distance_sum - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad - (const char*)&s);
     }
     out[i++] = sizeof(autarky::Edge);
     { autarky::Edge s{};
@@ -590,6 +598,7 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.block_stats - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.trace - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.trace_cap - (const char*)&s);
-      out[i++] = (unsigned long long)((const char*)&s._pad_trace - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.counted_fan_in - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.arrivals - (const char*)&s);
     }
 }

@@ -50,6 +50,23 @@
 // re-check-and-claim a local completion runs (try_claim_next), so the
 // publish → fence → read argument covers remote predecessors too.
 //
+// Counted tasks (RunParams::counted_fan_in; fan-in in O(1)): a dynamic task
+// with at least counted_fan_in predecessor edges has an arrival counter
+// (RunParams::arrivals, u64, only increases). Every completion of one of
+// its predecessors' instances, after its publish and fence, adds one per
+// edge to it (a relay adds how far the proxy advanced), fences again (SC),
+// and then checks the task's next unclaimed instance m only when the count
+// it got back reaches arrivals_needed(m) — below that, some instance m
+// needs has not arrived, and that arrival's check comes later. The task's
+// own completion checks its next instance only when its counter (read
+// after its publish and fence) reaches it. The last arrival m needs and
+// the task's completion of m - 1 are the two sides of a store-buffering
+// pattern (RMW; fence; read state / publish; fence; read counter), so at
+// least one of them sees the other and checks m. The counter's RMWs are
+// acq_rel: whoever reads a count acquires every earlier arrival's publish.
+// A reduction over P inputs then costs each input one atomic add and the
+// last one a single scan, instead of a scan of P words per input.
+//
 // Pinned tasks (RunParams::pinned): the block of a slot runs its list in
 // order, instance after instance; before each instance it polls the
 // predecessors' done words (relaxed, then an acquire fence), runs the body
@@ -95,6 +112,23 @@ __device__ __forceinline__ bool is_comm_task(const RunParams& p, uint32_t t) {
     return t >= p.first_comm;
 #endif
 }
+// Is a task with `pred_count` predecessor edges counted (see the protocol)?
+// Graphs without counted tasks are compiled with -DAUTARKY_NO_COUNTED.
+__device__ __forceinline__ bool is_counted(const RunParams& p, uint32_t pred_count) {
+#ifdef AUTARKY_NO_COUNTED
+    return false;
+#else
+    return pred_count >= p.counted_fan_in;
+#endif
+}
+// autarky_shared::arrivals_needed: a lower bound of the arrivals instance n
+// of a counted task needs (exact once n + 1 reaches its largest distance).
+__device__ __forceinline__ uint64_t arrivals_needed(uint32_t pred_count, uint32_t distance_sum, uint32_t n) {
+    const uint64_t all = (uint64_t)pred_count * ((uint64_t)n + 1);
+    return all > distance_sum ? all - distance_sum : 0;
+}
+// No gate: check whatever the arrival count.
+constexpr uint64_t NO_GATE = ~0ull;
 __device__ __forceinline__ bool is_proxy(const RunParams& p, uint32_t t) {
 #ifdef AUTARKY_NO_REMOTE
     return false;
@@ -255,20 +289,46 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
     }
 }
 
+// Adds k arrivals to the counted task s (after the caller's publish or
+// acquire) and returns the count after them; the SC fence orders the RMW
+// before every read that follows (see the protocol at the top).
+__device__ __forceinline__ uint64_t arrive(const RunParams& p, uint32_t s, uint32_t k) {
+    const uint64_t count = atom_add_acq_rel_gpu_u64(&reinterpret_cast<uint64_t*>(p.arrivals)[s], k) + k;
+    fence_sc_gpu();
+    return count;
+}
+// The gate of a counted task's check of its own next instance (after its
+// publish and fence): its arrival count, acquired.
+__device__ __forceinline__ uint64_t self_gate(const RunParams& p, const TaskDesc& d, uint32_t t) {
+    return is_counted(p, d.pred_count) ? ld_acquire_gpu_u64(&reinterpret_cast<const uint64_t*>(p.arrivals)[t])
+                                       : NO_GATE;
+}
+
 // The re-check every completion that reads after its fence runs: if s has
 // nothing in flight and its next instance is ready (and below the limit),
 // claim it and push it. Used for comm-task completions, pinned tasks'
 // dynamic successors and proxy relays (nobody there keeps instances).
+// `gate`: an arrival count of the counted task s (NO_GATE otherwise); the
+// predecessors are not read while it is below what the instance needs.
 // Returns false if a push was aborted.
-__device__ __noinline__ bool try_claim_next(Who w, uint32_t s, uint32_t limit) {
+__device__ __noinline__ bool try_claim_next(Who w, uint32_t s, uint32_t limit, uint64_t gate) {
     const RunParams& p = *w.p;
     const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[s]);
     const uint32_t n = state_done(word);
     if (state_claimed(word) != n || n >= limit) return true;  // in flight (its completion re-checks) or done
     const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[s];
+    if (gate < arrivals_needed(d.pred_count, d.pred_distance_sum, n)) return true;
     if (!preds_ready_serial(p, d.pred_start, d.pred_count, n, NONE, 0)) return true;
     if (!below_limit(p, n) || !claim(p, s, n)) return true;
     return queue_push(w, s, n);
+}
+
+// The re-check of successor edge e after a completion (k = 1) or a relay
+// (k = how far the proxy advanced): counted successors get the arrivals
+// first and a gated check.
+__device__ __forceinline__ bool recheck(Who w, const Edge& e, uint32_t limit, uint32_t k) {
+    const RunParams& p = *w.p;
+    return try_claim_next(w, e.task, limit, is_counted(p, e.pred_count) ? arrive(p, e.task, k) : NO_GATE);
 }
 
 struct CompletionShared {
@@ -277,8 +337,21 @@ struct CompletionShared {
     uint32_t kept_iter;
     uint32_t big_count;     // successors with large fan-in, checked block-wide
     uint32_t big[32];       // indices j into [0, succ_count] (succ_count = self)
-    uint32_t big_overflow;  // more than 32 large-fan-in successors: check them serially
+    uint32_t big_n[32];     // the instance of big[b] to check
+    uint32_t big_overflow;  // more than 32 uncounted large-fan-in successors: check them serially
+    uint64_t self_arrived;  // a counted task's arrival count, for its self check
 };
+
+// Does a counted task's arrival count (read by thread 0 after its publish
+// and fence) rule out its instance n? Then its self check is skipped.
+__device__ __forceinline__ bool self_gated_out(const RunParams& p, const TaskDesc& d, const CompletionShared& sh,
+                                               uint32_t n) {
+#ifdef AUTARKY_NO_COUNTED
+    return false;
+#else
+    return is_counted(p, d.pred_count) && sh.self_arrived < arrivals_needed(d.pred_count, d.pred_distance_sum, n);
+#endif
+}
 
 // Offers a claimed instance to the block: the first claimer keeps it, the
 // others push it. Returns false if a push was aborted.
@@ -334,6 +407,11 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         // mirror image, and without the fence both could read the old value
         // of the other's word and neither would claim the successor.
         if (d.succ_count > 0 || (self_next && !self_claimed)) fence_sc_gpu();
+        // A counted task checks its own next instance only once its
+        // arrivals say it may be ready (read after the fence).
+#ifndef AUTARKY_NO_COUNTED
+        sh.self_arrived = self_next && !self_claimed ? self_gate(p, d, t) : NO_GATE;
+#endif
         if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
         // The block's counter is published every PUBLISH_EVERY instances or
         // PUBLISH_NS (and before the block goes idle, and at exit), not every
@@ -356,16 +434,46 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         if (j == d.succ_count && self_done) continue;
         const Edge e = j < d.succ_count ? (j == threadIdx.x ? edge : successor_edge(p, d, t, j))
                                         : successor_edge(p, d, t, j);
-        const uint32_t n = i + e.distance;
+        uint32_t n = i + e.distance;
+        if (j < d.succ_count && e.pred_count > 1 && is_counted(p, e.pred_count)) {
+            // A counted successor: arrive, then check its next unclaimed
+            // instance m (not necessarily n: arrivals may lag publishes)
+            // only if the count reached what m needs.
+            const uint64_t arrived = arrive(p, e.task, 1);
+            const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[e.task]);
+            n = state_done(word);
+            if (state_claimed(word) != n || n >= limit) continue;  // in flight (its completion re-checks) or done
+            const uint32_t distance_sum = reinterpret_cast<const TaskDesc*>(p.tasks)[e.task].pred_distance_sum;
+            if (arrived < arrivals_needed(e.pred_count, distance_sum, n)) continue;
+            if (e.pred_count > SMALL_FAN_IN) {
+                const uint32_t slot = atomicAdd(&sh.big_count, 1u);
+                if (slot < 32) {
+                    sh.big[slot] = j;
+                    sh.big_n[slot] = n;
+                    continue;
+                }
+                // No room in big[]: this thread checks it alone.
+            }
+            const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
+            bool ready = true;
+            for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
+            if (ready && below_limit(p, n) && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
+            continue;
+        }
         if (n >= limit) continue;
+        if (j == d.succ_count && self_gated_out(p, d, sh, n)) continue;
         bool ready = true;
         if (j < d.succ_count && e.pred_count == 1) {
             // This edge is the successor's only predecessor edge, and we just
             // completed the instance it needs: ready without a load.
         } else if (e.pred_count > SMALL_FAN_IN) {
             const uint32_t slot = atomicAdd(&sh.big_count, 1u);
-            if (slot < 32) sh.big[slot] = j;
-            else sh.big_overflow = 1;
+            if (slot < 32) {
+                sh.big[slot] = j;
+                sh.big_n[slot] = n;
+            } else {
+                sh.big_overflow = 1;
+            }
             continue;
         } else {
             const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
@@ -379,7 +487,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
     // Successors with large fan-in: the whole block checks their predecessors.
     for (uint32_t b = 0; b < big; ++b) {
         const Edge e = successor_edge(p, d, t, sh.big[b]);
-        const uint32_t n = i + e.distance;
+        const uint32_t n = sh.big_n[b];
         const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
         bool mine = true;
         for (uint32_t k = threadIdx.x; k < e.pred_count && mine; k += blockDim.x)
@@ -392,10 +500,14 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
     }
     if (sh.big_overflow && threadIdx.x == 0) {
         // Rare: more than 32 large-fan-in successors; thread 0 checks the rest.
+        // Counted successors were checked by the thread that arrived (and
+        // the self check of a counted task is gated like theirs).
         for (uint32_t j = 0; j <= d.succ_count; ++j) {
             const Edge e = successor_edge(p, d, t, j);
             const uint32_t n = i + e.distance;
             if (n >= limit || e.pred_count <= SMALL_FAN_IN) continue;
+            if (j < d.succ_count && is_counted(p, e.pred_count)) continue;
+            if (j == d.succ_count && (self_done || self_gated_out(p, d, sh, n))) continue;
             const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
             bool ready = true;
             for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
@@ -581,7 +693,10 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         if (threadIdx.x < d.succ_count) edge = reinterpret_cast<const Edge*>(p.succ)[d.succ_start + threadIdx.x];
         // Decided by thread 0 from its prefetched edge; published to the
         // block by the barrier after the body.
-        if (threadIdx.x == 0) sh.fast = d.succ_count == 0 || (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN);
+        // (A counted successor needs the arrival, which complete() adds.)
+        if (threadIdx.x == 0)
+            sh.fast = d.succ_count == 0 ||
+                      (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN && !is_counted(p, edge.pred_count));
         // Thread 0 also prefetches the first successor's descriptor (a
         // read-only table): on a chain that successor is usually the next
         // instance this block runs, and the load then overlaps the body.
@@ -703,7 +818,7 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
         // Publish → fence → read, as in complete().
         fence_sc_gpu();
         const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
-        for (uint32_t k = 0; k < d.succ_count; ++k) ok = try_claim_next(w, succ[k].task, limit) && ok;
+        for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, 1) && ok;
     }
     if (n + 1 == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
     ++clock.completed;
@@ -721,8 +836,8 @@ __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t 
     const uint32_t limit = run_limit(p);
     bool ok = true;
     const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
-    for (uint32_t k = 0; k < d.succ_count; ++k) ok = try_claim_next(w, succ[k].task, limit) && ok;
-    if (i + 1 < limit) ok = try_claim_next(w, t, limit) && ok;
+    for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, 1) && ok;
+    if (i + 1 < limit) ok = try_claim_next(w, t, limit, self_gate(p, d, t)) && ok;
     if (i + 1 == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
     ++clock.completed;
     return !loop_tick(w, clock) && ok;
@@ -900,6 +1015,7 @@ __device__ __noinline__ bool relay_proxies(Who w) {
         const uint32_t v = state_done(ld_relaxed_sys_u64(&state_of(p)[t]));
         uint32_t* seen = reinterpret_cast<uint32_t*>(p.proxy_seen) + j;
         if (v == *seen) continue;
+        const uint32_t advanced = v - *seen;  // producer instances first seen here: arrivals
         *seen = v;
         AUTARKY_TRACE_EVENT(p, TraceKind::SignalSeen, t, v - 1, t);
         // Acquire the producer's release and order it before the re-checks
@@ -907,7 +1023,7 @@ __device__ __noinline__ bool relay_proxies(Who w) {
         fence_sc_sys();
         const uint32_t limit = run_limit(p);
         const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
-        for (uint32_t k = 0; k < d.succ_count; ++k) ok = try_claim_next(w, succ[k].task, limit) && ok;
+        for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, advanced) && ok;
     }
     return ok;
 }

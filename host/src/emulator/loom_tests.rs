@@ -154,11 +154,23 @@ fn assert_each_instance_ran_once(mut ran: Vec<(u32, u32)>, tasks: usize, iterati
 /// claims), joins them, and checks that every instance ran exactly once and
 /// every task finished.
 fn run_roots_on_threads(l: std::sync::Arc<LoweredGraph>, iterations: u32) {
+    run_roots_on_threads_mutant(l, iterations, false)
+}
+
+/// [`run_roots_on_threads`]; `arrive_without_fence`: the mutant whose
+/// arrivals at counted tasks are not followed by their SeqCst fence.
+fn run_roots_on_threads_mutant(
+    l: std::sync::Arc<LoweredGraph>,
+    iterations: u32,
+    arrive_without_fence: bool,
+) {
     let run = std::sync::Arc::new(LoweredRun {
         pes: vec![(*l).clone()],
         local: (0..l.num_tasks).map(|t| (0, t)).collect(),
     });
-    let states = Arc::new(vec![TaskStates::new(&l, iterations)]);
+    let mut st = TaskStates::new(&l, iterations);
+    st.mutant_arrive_without_fence = arrive_without_fence;
+    let states = Arc::new(vec![st]);
     let cells = Arc::new(Cells::new(l.tasks.len(), iterations));
     let handles: Vec<_> = l
         .roots
@@ -212,6 +224,56 @@ fn loop_carried_edge_never_lets_the_next_instance_run_before_its_predecessor() {
     assert_eq!(l.roots, [0, 1]);
     check("loop-carried edge", 4, move || {
         run_roots_on_threads(l.clone(), 3)
+    });
+}
+
+/// `n` tasks with `edges`, every task of 2 or more predecessor edges
+/// counted (arrival counters gate its readiness checks).
+fn counted(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
+    super::test_lowered_run_counted(&vec![0; n], &[], edges, 2)
+        .pes
+        .swap_remove(0)
+}
+
+#[test]
+fn counted_successor_of_two_predecessors_is_claimed_exactly_once_over_two_iterations() {
+    // The successor's next instance is opened either by the last arrival
+    // (which sees the successor idle) or by the successor's own completion
+    // (which sees the full count): never by neither, never twice.
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
+    assert!(l.is_counted(&l.tasks[2]));
+    check("counted, two predecessors, two iterations", 3, move || {
+        run_roots_on_threads(l.clone(), 2)
+    });
+}
+
+#[test]
+fn counted_successor_of_three_predecessors_is_claimed_exactly_once() {
+    let l = std::sync::Arc::new(counted(4, &[(0, 3, 0), (1, 3, 0), (2, 3, 0)]));
+    check("counted, three predecessors", 3, move || {
+        run_roots_on_threads(l.clone(), 1)
+    });
+}
+
+#[test]
+fn counted_successor_with_a_carried_edge_never_runs_early() {
+    // 0 → 2 (distance 0), 1 → 2 (distance 1): arrivals of different
+    // instances race for the same counter.
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 1)]));
+    check("counted, carried edge", 3, move || {
+        run_roots_on_threads(l.clone(), 2)
+    });
+}
+
+#[test]
+#[should_panic]
+fn mutant_arrival_without_its_fence_loses_the_successor() {
+    // Without the SeqCst fence after the RMW, the last arrival can read the
+    // successor's old state word (instance in flight) while the
+    // successor's completion reads the old count: neither checks.
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
+    check("mutant: arrival without fence", 3, move || {
+        run_roots_on_threads_mutant(l.clone(), 2, true)
     });
 }
 
@@ -344,6 +406,17 @@ fn successor_of_a_remote_and_a_local_producer_survives_two_iterations_of_relays(
         2,
         move || remote_and_local_producer_model(run.clone(), 2, real_relay),
     );
+}
+
+#[test]
+fn counted_successor_of_a_remote_and_a_local_producer_gets_the_relayed_arrivals() {
+    // The relay adds the proxy's advance to the counted successor's count.
+    let run = super::test_lowered_run_counted(&[0, 1, 1], &[], &[(0, 2, 0), (1, 2, 0)], 2);
+    assert!(run.pes[1].is_counted(&run.pes[1].tasks[1]));
+    let run = std::sync::Arc::new(run);
+    check("counted, remote + local producer, relay, two iterations", 2, move || {
+        remote_and_local_producer_model(run.clone(), 2, real_relay)
+    });
 }
 
 #[test]

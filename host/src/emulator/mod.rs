@@ -68,6 +68,16 @@
 //!    again; if ready, CAS `(n, n) → (n + 1, n)`: the winner owns instance
 //!    `n` of `s`. A completion that is not open reads nothing after its
 //!    publish and needs no fence;
+//!    A *counted* successor ([`LoweredGraph::is_counted`]: at least
+//!    `counted_fan_in` predecessor edges) is not checked directly: the
+//!    completion adds one arrival per edge to its counter (AcqRel RMW),
+//!    fences again (SeqCst), and `try_claim`s it only when the count
+//!    reached `arrivals_needed` for its next instance; a counted `t` checks
+//!    itself only when its counter (Acquire, after the fence) did. The last
+//!    arrival an instance needs and `t`'s completion of the previous one
+//!    form the same store-buffering pair as publish → fence → check, so at
+//!    least one of them checks (docs/design.md, "Wide joins"). Comm and
+//!    pinned completions do the same; relays add how far the proxy moved;
 //! 6. keep one: the worker runs the first *compute* instance it claimed
 //!    (its own next instance when folded) itself; the rest go to their
 //!    ring: comm tasks to the comm ring, compute tasks to the compute ring;
@@ -269,6 +279,18 @@ pub(crate) fn test_lowered_run(
     pinned: &[(usize, u32)],
     edges: &[(usize, usize, u32)],
 ) -> LoweredRun {
+    test_lowered_run_counted(pes, pinned, edges, autarky_shared::COUNTED_FAN_IN_DEFAULT)
+}
+
+/// [`test_lowered_run`] with tasks of `counted_fan_in` or more predecessor
+/// edges counted.
+#[cfg(test)]
+pub(crate) fn test_lowered_run_counted(
+    pes: &[u32],
+    pinned: &[(usize, u32)],
+    edges: &[(usize, usize, u32)],
+    counted_fan_in: u32,
+) -> LoweredRun {
     let mut g = Graph::new();
     let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
     let ids: Vec<_> = pes
@@ -287,6 +309,7 @@ pub(crate) fn test_lowered_run(
     }
     g.lower_run(&Limits {
         num_pes: pes.iter().copied().max().unwrap_or(0) + 1,
+        counted_fan_in,
         ..Limits::default()
     })
     .unwrap()
@@ -339,6 +362,9 @@ pub struct EmulatorConfig {
     /// nothing is checked. Default `true`; turn it off for graphs whose
     /// kinds have only CPU bodies but carry source that does not compile.
     pub check_cuda: bool,
+    /// Tasks with at least this many predecessor edges are counted, as on
+    /// the device ([`crate::Builder::counted_fan_in`]). Default 9; at least 2.
+    pub counted_fan_in: u32,
 }
 
 impl Default for EmulatorConfig {
@@ -353,6 +379,7 @@ impl Default for EmulatorConfig {
             hold_task: None,
             trace: None,
             check_cuda: true,
+            counted_fan_in: autarky_shared::COUNTED_FAN_IN_DEFAULT,
         }
     }
 }
@@ -417,6 +444,12 @@ pub fn run_pes(
             autarky_shared::MAX_ITERATIONS
         )));
     }
+    if cfg.counted_fan_in < 2 {
+        return Err(Error::InvalidConfig(format!(
+            "counted_fan_in must be at least 2, got {}",
+            cfg.counted_fan_in
+        )));
+    }
     if pes == 0 || pes > autarky_shared::MAX_LOCAL_PES {
         return Err(Error::InvalidConfig(format!(
             "pes must be in 1..={}, got {pes}",
@@ -425,7 +458,8 @@ pub fn run_pes(
     }
     let lowered = graph.lower_run(&Limits {
         num_pes: pes,
-        max_tasks: 1 << 24,
+        counted_fan_in: cfg.counted_fan_in,
+        ..Limits::default()
     })?;
     run_prelowered(
         graph,

@@ -6,7 +6,7 @@
 
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::graph::LoweredGraph;
-use autarky_shared::{state_parts, state_word, TaskDesc};
+use autarky_shared::{arrivals_needed, state_parts, state_word, TaskDesc};
 
 /// What a completion changed besides claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,12 @@ pub(crate) struct TaskStates {
     /// `state[t] = (claimed << 32) | done`, local tasks then proxies; see
     /// the module docs of `emulator` for who writes it.
     state: Box<[AtomicU64]>,
+    /// Arrival counter of every local task (only counted tasks' are used,
+    /// `LoweredGraph::is_counted`): every completion of a predecessor
+    /// instance adds one per edge to the task (`arrive`); a readiness check
+    /// of a counted task reads its predecessors only once the counter
+    /// reached `arrivals_needed` (`try_claim_gated`). Only increases.
+    arrivals: Box<[AtomicU64]>,
     /// Local tasks whose `done` reached the limit; only increases.
     tasks_finished: AtomicU32,
     /// Instances every task of this PE runs (`Status::limit`): starts at
@@ -34,6 +40,9 @@ pub(crate) struct TaskStates {
     stopped: AtomicBool,
     iterations: u32,
     num_tasks: u32,
+    /// Loom mutant: `arrive` without its SeqCst fence.
+    #[cfg(all(test, loom))]
+    pub mutant_arrive_without_fence: bool,
     /// Does any local task's kind call `finish_at` (`RUN_MAY_STOP`)?
     may_stop: bool,
 }
@@ -48,11 +57,14 @@ impl TaskStates {
                 .into_iter()
                 .map(AtomicU64::new)
                 .collect(),
+            arrivals: (0..lowered.num_tasks).map(|_| AtomicU64::new(0)).collect(),
             tasks_finished: AtomicU32::new(0),
             limit: AtomicU32::new(iterations),
             stopped: AtomicBool::new(false),
             iterations,
             num_tasks: lowered.num_tasks,
+            #[cfg(all(test, loom))]
+            mutant_arrive_without_fence: false,
             may_stop: lowered.may_stop,
         }
     }
@@ -264,6 +276,16 @@ impl TaskStates {
             fence(Ordering::SeqCst);
             let mut last = None;
             for e in lowered.succs(d) {
+                if lowered.is_counted(&lowered.tasks[e.task as usize]) {
+                    // A counted successor: one arrival per edge (two edges
+                    // to it arrive twice), then the check, gated by the
+                    // count the arrival returned.
+                    let arrived = self.arrive(e.task, 1);
+                    if let Some(n) = self.try_claim_gated(lowered, e.task, limit, Some(arrived)) {
+                        claims.push((e.task, n));
+                    }
+                    continue;
+                }
                 // The successor table is sorted by task, so the same
                 // successor through a distance-0 and a distance-1 edge is
                 // adjacent. Successors claimed above fail here (their
@@ -279,7 +301,8 @@ impl TaskStates {
             // The implicit self edge: our completion may make our next
             // instance ready.
             if self_next && !self_claimed {
-                if let Some(n) = self.try_claim(lowered, task, limit) {
+                let gate = self.self_gate(lowered, d, task);
+                if let Some(n) = self.try_claim_gated(lowered, task, limit, gate) {
                     claims.push((task, n));
                 }
             }
@@ -313,9 +336,10 @@ impl TaskStates {
         // Publish → SeqCst fence → read, as in `complete`.
         fence(Ordering::SeqCst);
         let limit = self.limit();
-        self.recheck_successors(lowered, d, limit, claims);
+        self.recheck_successors(lowered, d, limit, 1, claims);
         if done < limit {
-            if let Some(n) = self.try_claim(lowered, task, limit) {
+            let gate = self.self_gate(lowered, d, task);
+            if let Some(n) = self.try_claim_gated(lowered, task, limit, gate) {
                 claims.push((task, n));
             }
         }
@@ -344,7 +368,7 @@ impl TaskStates {
         if d.succ_count > 0 {
             // Publish → SeqCst fence → read, as in `complete`.
             fence(Ordering::SeqCst);
-            self.recheck_successors(lowered, d, limit, claims);
+            self.recheck_successors(lowered, d, limit, 1, claims);
         }
         self.count_finished(n + 1, limit)
     }
@@ -455,6 +479,9 @@ impl TaskStates {
             if v == seen[j as usize] {
                 continue;
             }
+            // The producer instances this relay is the first to see: their
+            // arrivals at counted successors.
+            let arrivals = u64::from(v.wrapping_sub(seen[j as usize]));
             seen[j as usize] = v;
             changed = true;
             on_seen(t, v);
@@ -471,26 +498,75 @@ impl TaskStates {
                 fence(Ordering::SeqCst);
             }
             let limit = self.limit();
-            self.recheck_successors(lowered, d, limit, claims);
+            self.recheck_successors(lowered, d, limit, arrivals, claims);
         }
         changed
     }
 
     /// The re-check of every (dynamic) successor of `d`, claims appended:
     /// what a completion that may not keep anything runs after its fence
-    /// (comm tasks, pinned tasks, relays).
+    /// (comm tasks, pinned tasks, relays). `arrivals`: the predecessor
+    /// instances this re-check announces to counted successors (1 for a
+    /// completion; for a relay, how far the proxy advanced).
     fn recheck_successors(
         &self,
         lowered: &LoweredGraph,
         d: &autarky_shared::TaskDesc,
         limit: u32,
+        arrivals: u64,
         claims: &mut Vec<(u32, u32)>,
     ) {
         for e in lowered.succs(d) {
-            if let Some(n) = self.try_claim(lowered, e.task, limit) {
+            let gate = lowered
+                .is_counted(&lowered.tasks[e.task as usize])
+                .then(|| self.arrive(e.task, arrivals));
+            if let Some(n) = self.try_claim_gated(lowered, e.task, limit, gate) {
                 claims.push((e.task, n));
             }
         }
+    }
+
+    /// Adds `k` arrivals to the counted task `task` and returns the count
+    /// after them (the device's `arrive`). Called after the caller's publish
+    /// (or, for a relay, after it acquired the producer's signal).
+    ///
+    /// AcqRel: the RMWs on one counter form a release sequence, so whoever
+    /// reads a count (by its own RMW, or the self check's Acquire load)
+    /// synchronizes with every earlier arrival and sees the predecessor
+    /// publishes that preceded them. The SeqCst fence after the RMW is what
+    /// makes skipping a check safe: the counted task's own completion
+    /// (publish; fence; read the counter) and the last arrival an instance
+    /// needs (RMW; fence; read the task's state word) are the two sides of
+    /// the same store-buffering pattern as publish → fence → check, so at
+    /// least one of them sees the other — either the arrival sees the
+    /// instance open, or the task's self check sees the full count.
+    fn arrive(&self, task: u32, k: u64) -> u64 {
+        let count = self.arrivals[task as usize].fetch_add(k, Ordering::AcqRel) + k;
+        self.arrive_fence();
+        count
+    }
+
+    #[cfg(not(all(test, loom)))]
+    fn arrive_fence(&self) {
+        fence(Ordering::SeqCst);
+    }
+
+    /// Loom models can drop the fence after an arrival (a mutant that must
+    /// lose a successor).
+    #[cfg(all(test, loom))]
+    fn arrive_fence(&self) {
+        if !self.mutant_arrive_without_fence {
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// The gate of a task's check of its own next instance, after its
+    /// publish and fence: the counter (Acquire: pairs with the arrivals'
+    /// releases) when `d` is counted, else none.
+    fn self_gate(&self, lowered: &LoweredGraph, d: &TaskDesc, task: u32) -> Option<u64> {
+        lowered
+            .is_counted(d)
+            .then(|| self.arrivals[task as usize].load(Ordering::Acquire))
     }
 
     /// Checks whether the next instance of the dynamic task `task` is ready
@@ -498,6 +574,20 @@ impl TaskStates {
     /// again after the readiness loads) and, if so, claims it. Returns the
     /// claimed iteration.
     pub fn try_claim(&self, lowered: &LoweredGraph, task: u32, limit: u32) -> Option<u32> {
+        self.try_claim_gated(lowered, task, limit, None)
+    }
+
+    /// `try_claim`, skipping the predecessor reads when `gate` (an arrival
+    /// count of the counted task `task`) is below what its next instance
+    /// needs: some predecessor instance it needs has not arrived, and that
+    /// arrival's own check (or `task`'s self check) comes later.
+    pub fn try_claim_gated(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        limit: u32,
+        gate: Option<u64>,
+    ) -> Option<u32> {
         let word = &self.state[task as usize];
         // Acquire pairs with the release store of the completion that
         // published this `done` (the self edge: the previous instance's
@@ -517,6 +607,11 @@ impl TaskStates {
         // predecessors. `done` only increases, so a predecessor seen done
         // stays done and the readiness we establish here cannot be undone.
         let d = &lowered.tasks[task as usize];
+        if let Some(count) = gate {
+            if count < arrivals_needed(d.pred_count, d.pred_distance_sum, n) {
+                return None;
+            }
+        }
         let ready = lowered
             .preds(d)
             .iter()
@@ -565,6 +660,84 @@ mod tests {
         let c = s[0].complete(&l, 2, 0, &s, &mut claims);
         assert_eq!(claims, []);
         assert!(c.run_finished);
+    }
+
+    fn counted(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
+        crate::emulator::test_lowered_run_counted(&vec![0; n], &[], edges, 2)
+            .pes
+            .swap_remove(0)
+    }
+
+    #[test]
+    fn counted_join_is_claimed_by_the_last_arrival_and_counts_every_edge() {
+        // 0, 1, 2 → 3, all counted (counted_fan_in 2): three arrivals per
+        // instance of 3; only the third completion claims it.
+        let l = counted(4, &[(0, 3, 0), (1, 3, 0), (2, 3, 0)]);
+        assert!(l.is_counted(&l.tasks[3]) && !l.is_counted(&l.tasks[0]));
+        let s = [TaskStates::new(&l, 2)];
+        let mut claims = Vec::new();
+        for t in [2, 0] {
+            s[0].complete(&l, t, 0, &s, &mut claims);
+        }
+        // 0 and 2 folded their own next instances; nothing of 3 yet.
+        assert_eq!(claims, [(2, 1), (0, 1)]);
+        assert_eq!(s[0].arrivals[3].load(Ordering::Relaxed), 2);
+        claims.clear();
+        s[0].complete(&l, 1, 0, &s, &mut claims);
+        assert_eq!(claims, [(1, 1), (3, 0)]);
+        assert_eq!(s[0].arrivals[3].load(Ordering::Relaxed), 3);
+        // Instance 1 of 3: predecessors run ahead of 3, which is still
+        // running instance 0; 3's own completion finds the count full.
+        claims.clear();
+        for t in [0, 1, 2] {
+            s[0].complete(&l, t, 1, &s, &mut claims);
+        }
+        assert_eq!(claims, []);
+        assert_eq!(s[0].arrivals[3].load(Ordering::Relaxed), 6);
+        s[0].complete(&l, 3, 0, &s, &mut claims);
+        assert_eq!(claims, [(3, 1)]);
+    }
+
+    #[test]
+    fn counted_task_with_carried_edges_needs_only_the_instances_it_waits_for() {
+        // 0 → 2 (distance 0), 1 → 2 (distance 2): instance n of 2 needs
+        // instance n of 0 and n - 2 of 1, so instances 0 and 1 need one
+        // arrival each from 0 only; arrivals_needed gives 1 and 2 (exact
+        // from n + 1 = 2 on: 2 (n + 1) - 2).
+        let l = counted(3, &[(0, 2, 0), (1, 2, 2)]);
+        assert_eq!(l.tasks[2].pred_distance_sum, 2);
+        let s = [TaskStates::new(&l, 4)];
+        let mut claims = Vec::new();
+        s[0].complete(&l, 0, 0, &s, &mut claims);
+        assert!(claims.contains(&(2, 0)), "{claims:?}");
+        claims.clear();
+        s[0].complete(&l, 2, 0, &s, &mut claims);
+        s[0].complete(&l, 0, 1, &s, &mut claims);
+        assert!(claims.contains(&(2, 1)), "{claims:?}");
+        claims.clear();
+        s[0].complete(&l, 2, 1, &s, &mut claims);
+        s[0].complete(&l, 0, 2, &s, &mut claims);
+        assert!(!claims.iter().any(|&(t, _)| t == 2), "instance 2 of 2 needs instance 0 of 1: {claims:?}");
+        claims.clear();
+        s[0].complete(&l, 1, 0, &s, &mut claims);
+        assert!(claims.contains(&(2, 2)), "{claims:?}");
+    }
+
+    #[test]
+    fn arrivals_needed_is_a_lower_bound_exact_once_past_the_largest_distance() {
+        for dists in [&[0u32, 0, 0][..], &[0, 1], &[1, 1, 3], &[5], &[0, 2, 2, 7]] {
+            let p = dists.len() as u32;
+            let sum: u32 = dists.iter().sum();
+            let max = *dists.iter().max().unwrap();
+            for n in 0..20u32 {
+                let exact: u64 = dists.iter().map(|&d| u64::from((n + 1).saturating_sub(d))).sum();
+                let bound = autarky_shared::arrivals_needed(p, sum, n);
+                assert!(bound <= exact, "{dists:?} n={n}");
+                if n + 1 >= max {
+                    assert_eq!(bound, exact, "{dists:?} n={n}");
+                }
+            }
+        }
     }
 
     #[test]

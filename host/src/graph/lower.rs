@@ -72,6 +72,9 @@ pub struct LoweredGraph {
     /// Compute tasks that are not pinned (they need a block that pops the
     /// compute ring).
     pub dynamic_compute: u32,
+    /// Tasks with at least this many predecessor edges are counted
+    /// ([`autarky_shared::RunParams::counted_fan_in`]).
+    pub counted_fan_in: u32,
 }
 
 /// The lowered tables of every PE of a run.
@@ -106,6 +109,19 @@ impl LoweredGraph {
                 // i.e. done[p] >= n - distance + 1 (trivially true when negative).
                 (n + 1).saturating_sub(e.distance) <= done(e.task)
             })
+    }
+
+    /// Is `d` a counted task: do its predecessors' completions add to its
+    /// arrival counter, and do readiness checks of it wait for the count
+    /// ([`autarky_shared::arrivals_needed`])? Only dynamic tasks are ever
+    /// checked this way (pinned tasks are in nobody's successor list).
+    pub fn is_counted(&self, d: &TaskDesc) -> bool {
+        d.pred_count >= self.counted_fan_in
+    }
+
+    /// Does some dynamic task of this PE get counted?
+    pub fn uses_counting(&self) -> bool {
+        self.succ.iter().any(|e| e.pred_count >= self.counted_fan_in)
     }
 
     /// Predecessor edges of a task.
@@ -348,6 +364,11 @@ impl Graph {
                         pred_count: pred_start[l + 1] - pred_start[l],
                         remote_start: remote_start[l],
                         remote_count: remote_start[l + 1] - remote_start[l],
+                        pred_distance_sum: pred
+                            [pred_start[l] as usize..pred_start[l + 1] as usize]
+                            .iter()
+                            .fold(0u32, |a, e| a.saturating_add(e.distance)),
+                        _pad: 0,
                     }
                 })
                 .collect();
@@ -422,6 +443,7 @@ impl Graph {
                 comm_queue_capacity: ((num_local - fc) as u32).next_power_of_two().max(2),
                 global,
                 may_stop,
+                counted_fan_in: limits.counted_fan_in.max(2),
             });
         }
         Ok(LoweredRun { pes, local })

@@ -10,6 +10,9 @@ pub struct Limits {
     pub num_pes: u32,
     /// Ready-queue capacity: the most tasks a graph may have.
     pub max_tasks: usize,
+    /// Dynamic tasks with at least this many predecessor edges are counted
+    /// ([`autarky_shared::RunParams::counted_fan_in`]); at least 2.
+    pub counted_fan_in: u32,
 }
 
 impl Default for Limits {
@@ -17,6 +20,7 @@ impl Default for Limits {
         Limits {
             num_pes: 1,
             max_tasks: 1 << 24,
+            counted_fan_in: autarky_shared::COUNTED_FAN_IN_DEFAULT,
         }
     }
 }

@@ -38,6 +38,8 @@ pub(crate) struct Config {
     pub compute_blocks: Option<u32>,
     pub timeout: Duration,
     pub max_tasks: usize,
+    /// Smallest predecessor count of a counted task ([`Builder::counted_fan_in`]).
+    pub counted_fan_in: u32,
     /// PEs in a run (virtual PEs on the GPU, or emulated PEs).
     pub pes: u32,
     /// GPUs of a run (devices `device .. device + gpus`); `pes` is split
@@ -94,6 +96,7 @@ impl Default for Builder {
                 compute_blocks: None,
                 timeout: Duration::from_secs(10),
                 max_tasks: 1 << 24,
+                counted_fan_in: autarky_shared::COUNTED_FAN_IN_DEFAULT,
                 check_cuda: true,
                 transport: Transport::InProcess,
                 pes_per_rank: 1,
@@ -162,6 +165,19 @@ impl Builder {
         self
     }
 
+    /// Tasks with at least `n` predecessor edges are *counted* (default 9):
+    /// each predecessor completion adds one to the task's arrival counter,
+    /// and the task's predecessors are read only once the counter says they
+    /// may all be done. A completion then costs O(1) per successor instead
+    /// of a scan of every predecessor of the successor (a reduction over a
+    /// thousand tasks costs one atomic add per input, not a thousand loads).
+    /// Lower values count smaller fan-ins too (the tests use 2 to run the
+    /// counted protocol on every join); at least 2.
+    pub fn counted_fan_in(mut self, n: u32) -> Self {
+        self.cfg.counted_fan_in = n;
+        self
+    }
+
     /// Every knob in range, or [`Error::InvalidConfig`] naming the knob.
     fn check(&self) -> Result<()> {
         let bad = |msg: String| Err(Error::InvalidConfig(msg));
@@ -188,6 +204,12 @@ impl Builder {
             return bad(format!(
                 "max_tasks must be in 1..={MAX_TASKS_LIMIT} (the ready queue's capacity, a 32-bit power of two), got {}",
                 c.max_tasks
+            ));
+        }
+        if c.counted_fan_in < 2 {
+            return bad(format!(
+                "counted_fan_in must be at least 2 (a task with one predecessor edge is claimed by that predecessor without a check), got {}",
+                c.counted_fan_in
             ));
         }
         if self.want == Want::Emulator(0) {
@@ -364,6 +386,7 @@ impl Builder {
                 hold_task: None,
                 trace: None,
                 check_cuda: self.cfg.check_cuda,
+                counted_fan_in: self.cfg.counted_fan_in,
             }),
             cfg: self.cfg,
             heap: Default::default(),
@@ -457,6 +480,7 @@ impl Builder {
             ("compute_blocks", format!("{:?}", c.compute_blocks)),
             ("timeout", format!("{:?}", c.timeout)),
             ("max_tasks", c.max_tasks.to_string()),
+            ("counted_fan_in", c.counted_fan_in.to_string()),
             ("symmetric_heap_bytes", c.heap_bytes.to_string()),
             ("rank_timeout", format!("{:?}", c.rank_timeout)),
         ];

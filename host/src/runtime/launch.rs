@@ -202,6 +202,8 @@ impl<'a> GpuRun<'a> {
             let args = up(&l.args)?;
             let state = DeviceMem::from_slice(ctx, &l.initial_state())?;
             let seen = DeviceMem::from_slice(ctx, &vec![0u32; l.num_proxies.max(1) as usize])?;
+            // Arrival counters (counted tasks): zero, one per local task.
+            let arrivals = DeviceMem::from_slice(ctx, &vec![0u64; l.num_tasks.max(1) as usize])?;
             let queue = DeviceMem::from_slice(ctx, &[seeded_queue_ctl(l.roots.len())])?;
             let slots = DeviceMem::from_slice(ctx, &seeded_ring(l.queue_capacity, &l.roots))?;
             let comm_queue = DeviceMem::from_slice(ctx, &[seeded_queue_ctl(l.comm_roots.len())])?;
@@ -264,13 +266,15 @@ impl<'a> GpuRun<'a> {
                 block_stats: blocks.ptr(),
                 trace: rings.as_ref().map_or(0, DeviceMem::ptr),
                 trace_cap,
+                counted_fan_in: l.counted_fan_in,
+                arrivals: arrivals.ptr(),
                 ..Default::default()
             };
             controls.push(control);
             mems.push(PeMem {
                 _tables: vec![
-                    tasks, succ, pred, remote, pinned, args, seen, queue, slots, comm_queue,
-                    comm_slots,
+                    tasks, succ, pred, remote, pinned, args, seen, arrivals, queue, slots,
+                    comm_queue, comm_slots,
                 ],
                 state,
                 status,

@@ -224,6 +224,7 @@ impl Runtime {
         Ok(graph.lower_run(&Limits {
             num_pes: self.cfg.pes,
             max_tasks: self.cfg.max_tasks,
+            counted_fan_in: self.cfg.counted_fan_in,
         })?)
     }
 

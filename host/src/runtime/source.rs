@@ -126,6 +126,8 @@ pub struct Lean {
     pub no_comm_work: bool,
     /// No edge between PEs (`-DAUTARKY_NO_REMOTE`).
     pub no_remote: bool,
+    /// No counted task anywhere (`-DAUTARKY_NO_COUNTED`).
+    pub no_counted: bool,
 }
 
 impl Lean {
@@ -141,6 +143,7 @@ impl Lean {
                 .pes
                 .iter()
                 .all(|l| l.num_proxies == 0 && l.remote.is_empty()),
+            no_counted: run.pes.iter().all(|l| !l.uses_counting()),
         }
     }
 }
@@ -173,6 +176,7 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
         (variant.lean.no_pinned, "-DAUTARKY_NO_PINNED"),
         (variant.lean.no_comm_work, "-DAUTARKY_NO_COMM_WORK"),
         (variant.lean.no_remote, "-DAUTARKY_NO_REMOTE"),
+        (variant.lean.no_counted, "-DAUTARKY_NO_COUNTED"),
     ] {
         if off {
             o.push(flag.into());

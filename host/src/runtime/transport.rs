@@ -437,6 +437,7 @@ mod tests {
         let lim = crate::graph::Limits {
             num_pes: 1,
             max_tasks: 1 << 20,
+            ..crate::graph::Limits::default()
         };
         let (g1, g2) = (mk(2), mk(3));
         let f1 = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 10);
