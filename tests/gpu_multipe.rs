@@ -176,7 +176,13 @@ fn counted_joins_in_random_dags_over_1_2_and_4_pes_run_in_order() {
         for pes in [1, 2, 4] {
             let rt = gpu_pes_counted("counted_joins", pes, counted);
             for seed in 1..=4 {
-                random_multi_pe_dag_with_joins(&rt, seed * 104729 + pes as u64 + counted as u64, 80, 40, 4);
+                random_multi_pe_dag_with_joins(
+                    &rt,
+                    seed * 104729 + pes as u64 + counted as u64,
+                    80,
+                    40,
+                    4,
+                );
             }
         }
     }

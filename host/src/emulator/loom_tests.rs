@@ -414,9 +414,11 @@ fn counted_successor_of_a_remote_and_a_local_producer_gets_the_relayed_arrivals(
     let run = super::test_lowered_run_counted(&[0, 1, 1], &[], &[(0, 2, 0), (1, 2, 0)], 2);
     assert!(run.pes[1].is_counted(&run.pes[1].tasks[1]));
     let run = std::sync::Arc::new(run);
-    check("counted, remote + local producer, relay, two iterations", 2, move || {
-        remote_and_local_producer_model(run.clone(), 2, real_relay)
-    });
+    check(
+        "counted, remote + local producer, relay, two iterations",
+        2,
+        move || remote_and_local_producer_model(run.clone(), 2, real_relay),
+    );
 }
 
 #[test]

@@ -717,7 +717,10 @@ mod tests {
         claims.clear();
         s[0].complete(&l, 2, 1, &s, &mut claims);
         s[0].complete(&l, 0, 2, &s, &mut claims);
-        assert!(!claims.iter().any(|&(t, _)| t == 2), "instance 2 of 2 needs instance 0 of 1: {claims:?}");
+        assert!(
+            !claims.iter().any(|&(t, _)| t == 2),
+            "instance 2 of 2 needs instance 0 of 1: {claims:?}"
+        );
         claims.clear();
         s[0].complete(&l, 1, 0, &s, &mut claims);
         assert!(claims.contains(&(2, 2)), "{claims:?}");
@@ -730,7 +733,10 @@ mod tests {
             let sum: u32 = dists.iter().sum();
             let max = *dists.iter().max().unwrap();
             for n in 0..20u32 {
-                let exact: u64 = dists.iter().map(|&d| u64::from((n + 1).saturating_sub(d))).sum();
+                let exact: u64 = dists
+                    .iter()
+                    .map(|&d| u64::from((n + 1).saturating_sub(d)))
+                    .sum();
                 let bound = autarky_shared::arrivals_needed(p, sum, n);
                 assert!(bound <= exact, "{dists:?} n={n}");
                 if n + 1 >= max {

@@ -121,7 +121,9 @@ impl LoweredGraph {
 
     /// Does some dynamic task of this PE get counted?
     pub fn uses_counting(&self) -> bool {
-        self.succ.iter().any(|e| e.pred_count >= self.counted_fan_in)
+        self.succ
+            .iter()
+            .any(|e| e.pred_count >= self.counted_fan_in)
     }
 
     /// Predecessor edges of a task.
@@ -364,8 +366,7 @@ impl Graph {
                         pred_count: pred_start[l + 1] - pred_start[l],
                         remote_start: remote_start[l],
                         remote_count: remote_start[l + 1] - remote_start[l],
-                        pred_distance_sum: pred
-                            [pred_start[l] as usize..pred_start[l + 1] as usize]
+                        pred_distance_sum: pred[pred_start[l] as usize..pred_start[l + 1] as usize]
                             .iter()
                             .fold(0u32, |a, e| a.saturating_add(e.distance)),
                         _pad: 0,
