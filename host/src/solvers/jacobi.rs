@@ -715,11 +715,21 @@ fn plan_order(plan: &halo::Plan) -> Vec<usize> {
 /// Measured on the H200 (f32 5-point, µs per iteration): 1024² 9.5 with
 /// the former 1 × 1024 tiles, 5.3 with 8 × 256; 4096² 78.5 with 4 × 1024,
 /// 63.1 with 16 × 1024; 16384² 1353 with 4 × 1024, 1083 with 16 × 1024.
+///
+/// Rows beyond 8 are rounded up to a multiple of 8, so no lane's last
+/// column segment is short: 4096² on 1055 blocks gets 16 × 1024 tiles
+/// (1024 of them), not the 15 × 1024 that one-tile-per-block gives
+/// (1096 of them: 41 blocks then run two), and 256³ gets 1 × 64 × 256
+/// (1024 tiles), not 1 × 62 × 256 (1280 tiles, the fifth of each plane
+/// only 8 rows) — the shapes the session-4 sweep timed fastest.
 fn default_tile(ext: [usize; 3], blocks: usize) -> [usize; 3] {
     let cells: usize = ext.iter().product();
     let target = (cells / blocks.max(1)).clamp(2048, 16 * 1024);
     let tx = (target / 8).clamp(32, 1024).min(ext[2]).max(1);
-    let rows = (target / tx).max(1);
+    let mut rows = (target / tx).max(1);
+    if rows > 8 {
+        rows = rows.div_ceil(8) * 8;
+    }
     if ext[0] == 1 {
         [1, rows.min(ext[1]), tx]
     } else {
@@ -1027,11 +1037,11 @@ mod tests {
     fn default_tiles_follow_the_measured_shapes() {
         let blocks = 1055;
         assert_eq!(default_tile([1, 1024, 1024], blocks), [1, 8, 256]);
-        // 15 (and 62) rows, not the 16 (64) the sweep timed: 4096² / 1055
-        // blocks is just under 16 × 1024 cells. The bench ran these shapes.
-        assert_eq!(default_tile([1, 4096, 4096], blocks), [1, 15, 1024]);
+        // 4096² / 1055 blocks is just under 16 × 1024 cells (15 rows);
+        // rounded up to the 16 rows (and 64 for 256³) the sweep timed.
+        assert_eq!(default_tile([1, 4096, 4096], blocks), [1, 16, 1024]);
         assert_eq!(default_tile([1, 16384, 16384], blocks), [1, 16, 1024]);
-        assert_eq!(default_tile([256, 256, 256], blocks), [1, 62, 256]);
+        assert_eq!(default_tile([256, 256, 256], blocks), [1, 64, 256]);
     }
 
     /// Small and odd grids: a tile never exceeds the grid, never is empty.
