@@ -91,6 +91,18 @@ impl<'a> Baselines<'a> {
         unsafe { self.empty.launch(&self.stream, 1, 32, &mut []) }
     }
 
+    /// `n` launches of the empty kernel on `blocks` blocks each (one per
+    /// tile of a stencil iteration), captured into a CUDA graph.
+    pub fn capture_grid(&self, n: u32, blocks: u32) -> Result<GraphExec, Error> {
+        self.stream.begin_capture()?;
+        // SAFETY: as in `launch_empty`.
+        let launched = (0..n)
+            .try_for_each(|_| unsafe { self.empty.launch(&self.stream, blocks, 128, &mut []) });
+        let exec = self.stream.end_capture();
+        launched?;
+        exec
+    }
+
     /// Seconds for `n` back-to-back launches of the empty kernel.
     pub fn launches(&self, n: u32) -> Result<f64, Error> {
         self.start.record(&self.stream)?;

@@ -71,8 +71,8 @@ use autarky::Graph;
 
 use baselines::{Baselines, ClaimBuffers};
 use cases::{
-    chain_graph, fan_in_graph, independent_graph, run_autarky, table, Case, Metric, Role,
-    FAN_IN_REFERENCE,
+    chain_graph, fan_in_graph, independent_graph, run_autarky, stencil_graph, table, Case, Metric,
+    Role, FAN_IN_REFERENCE, FAN_IN_TARGET_FACTOR, STENCIL_REFERENCE, STENCIL_TARGET_FACTOR,
 };
 use config::Config;
 use report::gpu_slug;
@@ -136,8 +136,23 @@ fn main() -> BoxResult<()> {
         .build()
         .map_err(|e| format!("a runtime without arrival counting: {e}"))?;
 
+    // The stencil case: a 32 × 32 grid of empty tiles with neighbour edges
+    // of distance 1 (about one tile per compute block), dynamic and pinned,
+    // against a CUDA graph of one 1024-block launch per iteration.
+    const STENCIL: u32 = 32;
+    let m_stencil: u32 = if cfg.quick { 50 } else { 500 };
+    let stencil = stencil_graph(STENCIL, STENCIL, false);
+    let stencil_pinned = if STENCIL * STENCIL < grid {
+        Some(stencil_graph(STENCIL, STENCIL, true))
+    } else {
+        None
+    };
+
     let base =
         Baselines::new(ctx, props.arch()).map_err(|e| format!("building the baselines: {e}"))?;
+    let stencil_exec = base
+        .capture_grid(m_stencil, STENCIL * STENCIL)
+        .map_err(|e| format!("capturing the stencil's launches: {e}"))?;
     let bufs = ClaimBuffers {
         counter: DeviceMem::alloc(ctx, 8)?,
         per_block: DeviceMem::alloc(ctx, 8 * grid as usize)?,
@@ -228,6 +243,8 @@ fn main() -> BoxResult<()> {
         "inputs of the join",
         Metric::IterationUs {
             iterations: m_fan as u64,
+            reference: FAN_IN_REFERENCE,
+            factor: FAN_IN_TARGET_FACTOR,
         },
         vec![("inputs", FAN_IN), ("iterations", m_fan as u64)],
         &[
@@ -235,6 +252,27 @@ fn main() -> BoxResult<()> {
             ("autarky in-kernel", AutarkyInKernel),
             (FAN_IN_REFERENCE, Baseline),
             ("uncounted (scan per input)", Baseline),
+        ],
+    ));
+    cases.push(Case::new(
+        &slug,
+        "stencil",
+        (STENCIL * STENCIL) as u64,
+        "tiles (32 × 32, neighbour edges of distance 1)",
+        Metric::IterationUs {
+            iterations: m_stencil as u64,
+            reference: STENCIL_REFERENCE,
+            factor: STENCIL_TARGET_FACTOR,
+        },
+        vec![
+            ("tiles", (STENCIL * STENCIL) as u64),
+            ("iterations", m_stencil as u64),
+        ],
+        &[
+            ("autarky", Autarky),
+            ("autarky in-kernel", AutarkyInKernel),
+            ("autarky pinned", Baseline),
+            (STENCIL_REFERENCE, Baseline),
         ],
     ));
     let find = |cases: &mut Vec<Case>, family: &str, size: u64| -> usize {
@@ -331,6 +369,26 @@ fn main() -> BoxResult<()> {
             }
             c.push(FAN_IN_REFERENCE, fi.event_s);
             c.push("uncounted (scan per input)", fu.event_s);
+        }
+        let st = run_autarky(&rt, &stencil, m_stencil, "stencil", None)?;
+        let sp = match &stencil_pinned {
+            Some(g) => Some(run_autarky(&rt, g, m_stencil, "stencil pinned", None)?),
+            None => None,
+        };
+        let sg = base
+            .replay(&stencil_exec)
+            .map_err(|e| format!("stencil cuda-graph baseline: {e}"))?;
+        if keep {
+            let i = find(&mut cases, "stencil", (STENCIL * STENCIL) as u64);
+            let c = &mut cases[i];
+            c.push("autarky", st.event_s);
+            if let Some(d) = st.device_s {
+                c.push("autarky in-kernel", d);
+            }
+            if let Some(p) = sp {
+                c.push("autarky pinned", p.event_s);
+            }
+            c.push(STENCIL_REFERENCE, sg);
         }
     }
 
