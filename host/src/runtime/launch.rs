@@ -282,6 +282,20 @@ impl<'a> GpuRun<'a> {
                 trace: rings,
             });
         }
+        // Host-to-device copies from pageable memory (cuMemcpyHtoD) may
+        // return before their last DMA chunk landed, and cuMemsetD8 (zeroed
+        // buffers, the symmetric heap, trace rings) is asynchronous with
+        // respect to the host: both run on the legacy default stream, which
+        // the kernel's non-blocking stream does not wait for. Wait for every
+        // GPU's outstanding work here, so the kernel sees every table, zeroed
+        // buffer and user upload made before this run, and so the peers of
+        // the exchange below (other ranks read these words through IPC) see
+        // them too.
+        for gp in &gpus {
+            gp.ctx.bind()?;
+            gp.ctx.synchronize()?;
+        }
+
         // Peer tables: every PE reaches every PE's words with plain device
         // addresses — the same GPU's, or a peer GPU's unified addresses
         // (peer access was enabled between every pair at boot; the control
@@ -337,9 +351,15 @@ impl<'a> GpuRun<'a> {
         } else {
             None
         };
-        // Every upload above was synchronous; from here on the host makes one
-        // launch per GPU (each after making its context current) and then
-        // only waits.
+        // Every upload above has landed (the context synchronize after the
+        // tables; the peer tables below it are small, and synchronized
+        // again here); from here on the host makes one launch per GPU (each
+        // after making its context current) and then only waits.
+        for gp in &gpus {
+            gp.ctx.bind()?;
+            gp.ctx.synchronize()?;
+        }
+        gpu.ctx.bind()?;
         CallLog::start();
         let started = Instant::now();
         if let Some((start, _)) = &events {
