@@ -439,11 +439,13 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             // A counted successor: arrive, then check its next unclaimed
             // instance m (not necessarily n: arrivals may lag publishes)
             // only if the count reached what m needs.
+            // (The read-only distance sum is loaded first, so its latency
+            // overlaps the RMW and the fence.)
+            const uint32_t distance_sum = reinterpret_cast<const TaskDesc*>(p.tasks)[e.task].pred_distance_sum;
             const uint64_t arrived = arrive(p, e.task, 1);
             const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[e.task]);
             n = state_done(word);
             if (state_claimed(word) != n || n >= limit) continue;  // in flight (its completion re-checks) or done
-            const uint32_t distance_sum = reinterpret_cast<const TaskDesc*>(p.tasks)[e.task].pred_distance_sum;
             if (arrived < arrivals_needed(e.pred_count, distance_sum, n)) continue;
             if (e.pred_count > SMALL_FAN_IN) {
                 const uint32_t slot = atomicAdd(&sh.big_count, 1u);
