@@ -252,12 +252,57 @@ __device__ __forceinline__ bool claim(const RunParams& p, uint32_t s, uint32_t n
 }
 
 // Are instance n's predecessors (list [start, start+count)) done, counting
-// t's instance as t_done? One thread, stops at the first one that is not.
+// t's instance as t_done? One thread, stops at the first one that is not
+// (the fast path's check: at most one or two predecessors there, and no
+// room for a batch in its registers).
 __device__ __forceinline__ bool preds_ready_serial(const RunParams& p, uint32_t start, uint32_t count, uint32_t n,
                                                    uint32_t t, uint32_t t_done) {
     const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + start;
     for (uint32_t k = 0; k < count; ++k)
         if (!pred_satisfied(p, preds[k], n, t, t_done)) return false;
+    return true;
+}
+
+// The same check with the loads overlapped: a single predecessor is one
+// acquire load; several are read PRED_BATCH at a time with relaxed loads,
+// so their round trips overlap (an ld.acquire waits before anything after
+// it issues: a stencil tile's five predecessors cost five L2 round trips
+// in a row), then one acquire fence once all are done (system scope if a
+// proxy is among them), which pairs with the release publishes the loads
+// read. Used off the single-thread fast path.
+constexpr uint32_t PRED_BATCH = 4;
+__device__ __forceinline__ bool preds_ready_batch(const RunParams& p, uint32_t start, uint32_t count, uint32_t n,
+                                                  uint32_t t, uint32_t t_done) {
+    const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + start;
+    if (count <= 1) return count == 0 || pred_satisfied(p, preds[0], n, t, t_done);
+    bool remote = false;
+    // Predecessor k's done count (relaxed) and what instance n needs of it;
+    // (0, 0) past the end or for an edge instance n does not wait on.
+    // Scalars, not arrays: an array here was placed in local memory, and
+    // every release and fence of the hot loop then waits for its stores.
+    auto fetch = [&](uint32_t k, uint32_t& have, uint32_t& need) {
+        have = 0;
+        need = 0;
+        if (k >= count) return;
+        const Edge e = preds[k];
+        if (n + 1 <= e.distance) return;
+        need = n + 1 - e.distance;
+        const bool proxy = is_proxy(p, e.task);
+        remote |= proxy;
+        have = e.task == t ? t_done
+                           : state_done(proxy ? ld_relaxed_sys_u64(&state_of(p)[e.task])
+                                              : ld_relaxed_gpu_u64(&state_of(p)[e.task]));
+    };
+    for (uint32_t k = 0; k < count; k += PRED_BATCH) {
+        uint32_t h0, h1, h2, h3, n0, n1, n2, n3;
+        fetch(k, h0, n0);
+        fetch(k + 1, h1, n1);
+        fetch(k + 2, h2, n2);
+        fetch(k + 3, h3, n3);
+        if (!geq_u32(h0, n0) || !geq_u32(h1, n1) || !geq_u32(h2, n2) || !geq_u32(h3, n3)) return false;
+    }
+    if (remote) fence_acq_rel_sys();
+    else fence_acq_rel_gpu();
     return true;
 }
 
@@ -319,7 +364,7 @@ __device__ __noinline__ bool try_claim_next(Who w, uint32_t s, uint32_t limit, u
     if (state_claimed(word) != n || n >= limit) return true;  // in flight (its completion re-checks) or done
     const TaskDesc d = reinterpret_cast<const TaskDesc*>(p.tasks)[s];
     if (gate < arrivals_needed(d.pred_count, d.pred_distance_sum, n)) return true;
-    if (!preds_ready_serial(p, d.pred_start, d.pred_count, n, NONE, 0)) return true;
+    if (!preds_ready_batch(p, d.pred_start, d.pred_count, n, NONE, 0)) return true;
     if (!below_limit(p, n) || !claim(p, s, n)) return true;
     return queue_push(w, s, n);
 }
@@ -390,14 +435,9 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         // is already ready: nobody else can claim it in between, because
         // claimed == done + 1 until this very store. Predecessor progress
         // only grows, so "ready" seen now stays true.
-        bool self_claimed = false;
-        if (self_next && d.pred_count <= SMALL_FAN_IN) {
-            const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
-            self_claimed = true;
-            for (uint32_t k = 0; k < d.pred_count && self_claimed; ++k)
-                self_claimed = pred_satisfied(p, preds[k], t_done, t, t_done);
-            self_claimed = self_claimed && below_limit(p, t_done);
-        }
+        const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
+                                  preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
+                                  below_limit(p, t_done);
         publish_remote(p, d, i);
         // Publish done[t] = i + 1. Release: the body's writes (ordered before
         // this by the caller's __syncthreads) are visible to whoever acquires it.
@@ -457,9 +497,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
                 }
                 // No room in big[]: this thread checks it alone.
             }
-            const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
-            bool ready = true;
-            for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
+            const bool ready = preds_ready_batch(p, e.pred_start, e.pred_count, n, t, t_done);
             if (ready && below_limit(p, n) && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
             continue;
         }
@@ -479,8 +517,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             }
             continue;
         } else {
-            const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
-            for (uint32_t k = 0; k < e.pred_count && ready; ++k) ready = pred_satisfied(p, preds[k], n, t, t_done);
+            ready = preds_ready_batch(p, e.pred_start, e.pred_count, n, t, t_done);
         }
         if (ready && below_limit(p, n) && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
     }
