@@ -528,12 +528,36 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
     for (uint32_t b = 0; b < big; ++b) {
         const Edge e = successor_edge(p, d, t, sh.big[b]);
         const uint32_t n = sh.big_n[b];
-        const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
-        bool mine = true;
-        for (uint32_t k = threadIdx.x; k < e.pred_count && mine; k += blockDim.x)
-            mine = pred_satisfied(p, preds[k], n, t, t_done);
-        // __syncthreads_and also publishes: every thread's acquire loads happen
+        // Each thread checks every blockDim-th predecessor, a batch of
+        // overlapped relaxed loads at a time (preds_ready_batch's pattern;
+        // thread 0 published done[t] before the first barrier, so t needs
+        // no short-cut), and fences (acquire) if its share is done.
+        // __syncthreads_and also publishes: every thread's acquire happens
         // before thread 0's claim.
+        const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
+        bool mine = true, remote = false;
+        for (uint32_t k = threadIdx.x; k < e.pred_count && mine; k += 2 * blockDim.x) {
+            uint32_t h0, h1, n0, n1;
+            auto fetch = [&](uint32_t q, uint32_t& have, uint32_t& need) {
+                have = 0;
+                need = 0;
+                if (q >= e.pred_count) return;
+                const Edge pe = preds[q];
+                if (n + 1 <= pe.distance) return;
+                need = n + 1 - pe.distance;
+                const bool proxy = is_proxy(p, pe.task);
+                remote |= proxy;
+                have = state_done(proxy ? ld_relaxed_sys_u64(&state_of(p)[pe.task])
+                                        : ld_relaxed_gpu_u64(&state_of(p)[pe.task]));
+            };
+            fetch(k, h0, n0);
+            fetch(k + blockDim.x, h1, n1);
+            mine = geq_u32(h0, n0) && geq_u32(h1, n1);
+        }
+        if (mine) {
+            if (remote) fence_acq_rel_sys();
+            else fence_acq_rel_gpu();
+        }
         const bool ready = __syncthreads_and(mine);
         if (threadIdx.x == 0 && ready && below_limit(p, n) && claim(p, e.task, n))
             ok = keep_or_push(w, sh, e.task, n) && ok;
