@@ -143,6 +143,25 @@ impl TaskStates {
         state_parts(self.state[task as usize].load(Ordering::Acquire)).1
     }
 
+    /// Are instance `n`'s predecessors of `d` done (the device's
+    /// `preds_ready_batch`)? One predecessor: one Acquire load. Several:
+    /// Relaxed loads (the device overlaps them), then, when all are done,
+    /// one Acquire fence, which pairs with the Release publishes they read.
+    fn preds_ready(&self, lowered: &LoweredGraph, d: &TaskDesc, n: u32) -> bool {
+        let preds = lowered.preds(d);
+        let need = |e: &autarky_shared::Edge| (n + 1).saturating_sub(e.distance);
+        if preds.len() <= 1 {
+            return preds.iter().all(|e| need(e) <= self.done(e.task));
+        }
+        let ready = preds
+            .iter()
+            .all(|e| need(e) <= state_parts(self.state[e.task as usize].load(Ordering::Relaxed)).1);
+        if ready {
+            fence(Ordering::Acquire);
+        }
+        ready
+    }
+
     /// Stores instance `i`'s completion into every consumer PE's proxy word
     /// of `d` (the device's `publish_remote`), BEFORE the local publish:
     /// the producer's next instance is claimed only after that publish is
@@ -207,12 +226,7 @@ impl TaskStates {
         // stopping predecessor lowers it before publishing, so a claim that
         // saw its publish also sees the lowered limit (exact early finish
         // for every task that depends on the stopping instance).
-        let self_claimed = self_next
-            && lowered
-                .preds(d)
-                .iter()
-                .all(|e| (done + 1).saturating_sub(e.distance) <= self.done(e.task))
-            && done < self.limit();
+        let self_claimed = self_next && self.preds_ready(lowered, d, done) && done < self.limit();
         if self_claimed {
             claims.push((task, done));
         }
@@ -612,10 +626,7 @@ impl TaskStates {
                 return None;
             }
         }
-        let ready = lowered
-            .preds(d)
-            .iter()
-            .all(|e| (n + 1).saturating_sub(e.distance) <= self.done(e.task));
+        let ready = self.preds_ready(lowered, d, n);
         // The limit again, after the acquire loads (see `complete`).
         if !ready || n >= self.limit() {
             return None;
