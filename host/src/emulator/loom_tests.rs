@@ -154,22 +154,28 @@ fn assert_each_instance_ran_once(mut ran: Vec<(u32, u32)>, tasks: usize, iterati
 /// claims), joins them, and checks that every instance ran exactly once and
 /// every task finished.
 fn run_roots_on_threads(l: std::sync::Arc<LoweredGraph>, iterations: u32) {
-    run_roots_on_threads_mutant(l, iterations, false)
+    run_roots_on_threads_mutant(l, iterations, Mutant::None)
 }
 
-/// [`run_roots_on_threads`]; `arrive_without_fence`: the mutant whose
-/// arrivals at counted tasks are not followed by their SeqCst fence.
-fn run_roots_on_threads_mutant(
-    l: std::sync::Arc<LoweredGraph>,
-    iterations: u32,
-    arrive_without_fence: bool,
-) {
+/// A deliberately broken protocol step (the model must then fail).
+#[derive(Clone, Copy, PartialEq)]
+enum Mutant {
+    None,
+    /// Arrivals at counted tasks without their SeqCst fence.
+    ArriveWithoutFence,
+    /// Readiness checks of several predecessors without their Acquire fence.
+    ReadyWithoutFence,
+}
+
+/// [`run_roots_on_threads`] with `mutant`.
+fn run_roots_on_threads_mutant(l: std::sync::Arc<LoweredGraph>, iterations: u32, mutant: Mutant) {
     let run = std::sync::Arc::new(LoweredRun {
         pes: vec![(*l).clone()],
         local: (0..l.num_tasks).map(|t| (0, t)).collect(),
     });
     let mut st = TaskStates::new(&l, iterations);
-    st.mutant_arrive_without_fence = arrive_without_fence;
+    st.mutant_arrive_without_fence = mutant == Mutant::ArriveWithoutFence;
+    st.mutant_ready_without_fence = mutant == Mutant::ReadyWithoutFence;
     let states = Arc::new(vec![st]);
     let cells = Arc::new(Cells::new(l.tasks.len(), iterations));
     let handles: Vec<_> = l
@@ -273,7 +279,19 @@ fn mutant_arrival_without_its_fence_loses_the_successor() {
     // successor's completion reads the old count: neither checks.
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
     check("mutant: arrival without fence", 3, move || {
-        run_roots_on_threads_mutant(l.clone(), 2, true)
+        run_roots_on_threads_mutant(l.clone(), 2, Mutant::ArriveWithoutFence)
+    });
+}
+
+#[test]
+#[should_panic]
+fn mutant_readiness_check_without_its_acquire_fence_reads_unpublished_data() {
+    // Two predecessors: the check reads their done words relaxed; without
+    // the Acquire fence after them, the successor's body may read a
+    // predecessor's cell without a happens-before edge to its write.
+    let l = std::sync::Arc::new(lowered(3, &[(0, 2, 0), (1, 2, 0)]));
+    check("mutant: readiness check without fence", 3, move || {
+        run_roots_on_threads_mutant(l.clone(), 1, Mutant::ReadyWithoutFence)
     });
 }
 

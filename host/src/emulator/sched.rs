@@ -43,6 +43,10 @@ pub(crate) struct TaskStates {
     /// Loom mutant: `arrive` without its SeqCst fence.
     #[cfg(all(test, loom))]
     pub mutant_arrive_without_fence: bool,
+    /// Loom mutant: `preds_ready` of several predecessors without its
+    /// Acquire fence.
+    #[cfg(all(test, loom))]
+    pub mutant_ready_without_fence: bool,
     /// Does any local task's kind call `finish_at` (`RUN_MAY_STOP`)?
     may_stop: bool,
 }
@@ -65,6 +69,8 @@ impl TaskStates {
             num_tasks: lowered.num_tasks,
             #[cfg(all(test, loom))]
             mutant_arrive_without_fence: false,
+            #[cfg(all(test, loom))]
+            mutant_ready_without_fence: false,
             may_stop: lowered.may_stop,
         }
     }
@@ -156,6 +162,10 @@ impl TaskStates {
         let ready = preds
             .iter()
             .all(|e| need(e) <= state_parts(self.state[e.task as usize].load(Ordering::Relaxed)).1);
+        #[cfg(all(test, loom))]
+        if self.mutant_ready_without_fence {
+            return ready;
+        }
         if ready {
             fence(Ordering::Acquire);
         }
