@@ -152,6 +152,25 @@ fn dag_on_the_emulator_checks_every_instance_and_says_ok() {
 }
 
 #[test]
+fn dag_with_wide_joins_counted_or_not_checks_every_instance() {
+    // Every 100th task waits for 200 more: joins above the block-wide and
+    // counted thresholds; with --counted-fan-in 2 every join is counted.
+    for extra in [&[][..], &["--counted-fan-in", "2"][..]] {
+        let mut args = vec!["--emulator=2", "dag", "600", "15", "--wide-joins", "200"];
+        args.extend_from_slice(extra);
+        let o = autarky(&args);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {out}{}", stderr(&o));
+        assert!(out.trim_end().ends_with(": OK"), "{args:?}: {out}");
+    }
+    assert_usage_error(
+        &["dag", "10", "2", "--counted-fan-in", "1"],
+        "--counted-fan-in",
+    );
+    assert_usage_error(&["dag", "10", "2", "--wide-joins", "5000"], "--wide-joins");
+}
+
+#[test]
 fn dag_with_one_task_speaks_in_the_singular_and_names_no_carried_edges() {
     let o = autarky(&["--emulator=2", "dag", "1", "1"]);
     let out = stdout(&o);

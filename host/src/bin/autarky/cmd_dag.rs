@@ -50,6 +50,17 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = TraceOptions::DEFAULT_RECORDS,
           value_parser = trace_records_parser, requires = "trace")]
     trace_records: u32,
+    /// Also make every 100th task a wide join: it waits for W random
+    /// earlier tasks (0..=4096; 0: no wide joins). Joins of more than 8
+    /// are checked block-wide and, by default, counted.
+    #[arg(long, value_name = "W", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=4096))]
+    wide_joins: u32,
+    /// Count the arrivals of every task with at least N predecessor edges
+    /// (Builder::counted_fan_in; 2..; default 9). 2 runs every join of the
+    /// graph through arrival counters.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    counted_fan_in: Option<u32>,
 }
 
 /// `--trace-records`: a power of two in the runtime's range.
@@ -180,7 +191,7 @@ struct Dag {
     carried: u64,
 }
 
-fn build(tasks: u32, seed: u64, kind: TaskKind, args: DagArgs) -> Dag {
+fn build(tasks: u32, seed: u64, wide_joins: u32, kind: TaskKind, args: DagArgs) -> Dag {
     let mut g = Graph::new();
     let k = g.add_kind(kind).expect("the dag kind is valid");
     let t: Vec<TaskId> = (0..tasks).map(|_| g.add_task(k, &args)).collect();
@@ -207,6 +218,17 @@ fn build(tasks: u32, seed: u64, kind: TaskKind, args: DagArgs) -> Dag {
                 g.add_carried_edge(t[p], t[s]);
                 edges += 1;
                 carried += 1;
+            }
+        }
+        // A wide join: up to `wide_joins` more distance-0 edges from
+        // anywhere before it.
+        if wide_joins > 0 && s % 100 == 99 {
+            for _ in 0..wide_joins {
+                let p = rnd(s);
+                if seen.insert((p, s, 0)) {
+                    g.add_edge(t[p], t[s]);
+                    edges += 1;
+                }
             }
         }
     }
@@ -276,7 +298,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             plural(a.iterations as u64, "iteration", "iterations"),
         )));
     }
-    let (rt, threads) = ctx.runtime()?;
+    let counted = a.counted_fan_in;
+    let (rt, threads) = ctx.runtime_with(|b| match counted {
+        Some(n) => b.counted_fan_in(n),
+        None => b,
+    })?;
     let gpu = rt.context().is_some();
 
     // ---- logs and the graph ----
@@ -298,7 +324,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         iterations: a.iterations,
         _pad: 0,
     });
-    let dag = build(a.tasks, a.seed, work_kind(host_log.clone()), args);
+    let dag = build(
+        a.tasks,
+        a.seed,
+        a.wide_joins,
+        work_kind(host_log.clone()),
+        args,
+    );
     let edges_text = if dag.carried > 0 {
         format!(
             "{}, with {}",

@@ -135,15 +135,23 @@ impl Ctx {
     /// The runtime: the emulator when asked, else the GPU, else (with a
     /// notice) the emulator. Returns it with its emulator thread count.
     pub fn runtime(&self) -> Result<(Runtime, Option<u32>), CliError> {
+        self.runtime_with(|b| b)
+    }
+
+    /// [`Ctx::runtime`] with the builder passed through `configure` first.
+    pub fn runtime_with(
+        &self,
+        configure: impl Fn(autarky::runtime::Builder) -> autarky::runtime::Builder,
+    ) -> Result<(Runtime, Option<u32>), CliError> {
         let emulator = |threads: u32| -> Result<(Runtime, Option<u32>), CliError> {
             Ok((
-                Runtime::builder().emulator(threads as usize).build()?,
+                configure(Runtime::builder().emulator(threads as usize)).build()?,
                 Some(threads),
             ))
         };
         match self.emulator {
             Some(t) => emulator(t.unwrap_or_else(Self::default_threads)),
-            None => match Runtime::builder().gpu().build() {
+            None => match configure(Runtime::builder().gpu()).build() {
                 Ok(rt) => Ok((rt, None)),
                 Err(Error::NoGpu { reason }) => {
                     tracing::debug!("no GPU: {reason}");
