@@ -262,6 +262,12 @@ fn trace_on_the_emulator_writes_a_chrome_trace_with_every_instance() {
         .unwrap_or_else(|| panic!("no trace line: {}", stdout(&o)));
     assert!(wrote >= 400, "{wrote} events");
     assert!(stdout(&o).contains("critical path"), "{}", stdout(&o));
+    // Dynamic tasks: the emulated compute blocks wait for queue items.
+    assert!(
+        stdout(&o).contains("compute blocks waiting, share of their time: queue item"),
+        "{}",
+        stdout(&o)
+    );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let evs = v["traceEvents"].as_array().unwrap();
@@ -489,4 +495,36 @@ fn trace_ring_sizes_are_checked_before_anything_runs() {
         &["--emulator", "dag", "5", "2", "--trace-records", "1024"],
         "--trace",
     );
+}
+
+#[test]
+fn jacobi_trace_on_the_emulator_reports_how_long_tiles_waited_for_their_neighbours() {
+    // Four PEs: pinned tiles wait for their neighbours' and the halo
+    // pulses' instances; the summary says which share of the compute
+    // blocks' time that was (issue 13's halo-wait fraction).
+    let path = std::env::temp_dir().join(format!("autarky-cli-jtrace-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let o = autarky(&[
+        "--json",
+        "--emulator=2",
+        "jacobi2d",
+        "--size",
+        "64",
+        "--pes",
+        "4",
+        "--iters",
+        "20",
+        "--trace",
+        p,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = &v["trace"];
+    let block_ns = t["compute_block_ns"].as_u64().unwrap();
+    let pred_ns = t["compute_waits_ns"]["predecessors of"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(block_ns > 0, "{t}");
+    assert!(pred_ns > 0 && pred_ns <= block_ns, "{t}");
+    let _ = std::fs::remove_file(&path);
 }

@@ -10,6 +10,13 @@
 //!   during which some compute block also ran one (`None` without comm
 //!   activity).
 //! - Waits: per awaited word, how many waits and their total time.
+//! - Compute waits: of the compute blocks' time (their number × `wall_ns`),
+//!   the share they spent in waits, split by what they awaited
+//!   (`WaitKind`: a pinned tile's predecessors — in a stencil solver its
+//!   neighbours and halos —, user words such as a convergence counter,
+//!   queue items when idle…; plain host word ids count as "other"). With
+//!   one PE against several, it shows how much of an iteration the halos
+//!   add, and whether pulses overlap compute.
 //! - Critical path of an iteration: start at the instance that ended last
 //!   in it; step to its predecessor (a distance-0 edge, same iteration)
 //!   that ended last, i.e. the one whose end released it; repeat until an
@@ -87,6 +94,42 @@ pub struct TraceSummary {
     pub dropped: u64,
     /// Begin or end events without their partner.
     pub unmatched: u64,
+    /// The compute blocks' time: their number × `wall_ns`.
+    pub compute_block_ns: u64,
+    /// Their waits, by what was awaited (`describe_word`'s kind name, or
+    /// "other" for a plain word id), longest total first.
+    pub compute_waits: Vec<(String, u64)>,
+}
+
+impl TraceSummary {
+    /// The share of the compute blocks' time spent waiting for `kind`
+    /// (a name in [`TraceSummary::compute_waits`]); 0 when there is none.
+    pub fn compute_wait_fraction(&self, kind: &str) -> f64 {
+        if self.compute_block_ns == 0 {
+            return 0.0;
+        }
+        let ns = self
+            .compute_waits
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map_or(0, |(_, ns)| *ns);
+        ns as f64 / self.compute_block_ns as f64
+    }
+}
+
+/// The kind part of an awaited word's name (`predecessors of 5` →
+/// `predecessors of`), "other" for a plain id.
+fn wait_kind_name(word: u64) -> String {
+    match super::split_wait_word(word) {
+        Some(_) => {
+            let d = super::describe_word(word);
+            match d.rfind(' ') {
+                Some(i) => d[..i].to_string(),
+                None => d,
+            }
+        }
+        None => "other".to_string(),
+    }
 }
 
 /// Sorted, disjoint union of `[start, end)` intervals.
@@ -228,9 +271,20 @@ pub(super) fn summarize(trace: &Trace, edges: &[(u32, u32, u32)]) -> TraceSummar
         s.total_ns += w.duration_ns();
     }
 
+    let compute_block_ns =
+        per_block.iter().filter(|b| b.role == Role::Compute).count() as u64 * wall_ns;
+    let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
+    for w in p.waits.iter().filter(|w| w.role == Role::Compute) {
+        *by_kind.entry(wait_kind_name(w.arg)).or_default() += w.duration_ns();
+    }
+    let mut compute_waits: Vec<(String, u64)> = by_kind.into_iter().collect();
+    compute_waits.sort_by_key(|(k, ns)| (std::cmp::Reverse(*ns), k.clone()));
+
     TraceSummary {
         wall_ns,
         per_block,
+        compute_block_ns,
+        compute_waits,
         comm_busy_ns,
         overlap_ns,
         overlap_fraction: (comm_busy_ns > 0).then(|| overlap_ns as f64 / comm_busy_ns as f64),
@@ -286,6 +340,23 @@ impl fmt::Display for TraceSummary {
                 f,
                 "  compute/communication overlap: no communication recorded"
             )?,
+        }
+        if !self.compute_waits.is_empty() && self.compute_block_ns > 0 {
+            let parts: Vec<String> = self
+                .compute_waits
+                .iter()
+                .map(|(k, ns)| {
+                    format!(
+                        "{k} {:.1}%",
+                        100.0 * *ns as f64 / self.compute_block_ns as f64
+                    )
+                })
+                .collect();
+            writeln!(
+                f,
+                "  compute blocks waiting, share of their time: {}",
+                parts.join(", ")
+            )?;
         }
         // The words waited on longest (a device trace names every ready-queue
         // slot, so there can be thousands).
@@ -392,10 +463,57 @@ mod tests {
             .collect();
         assert_eq!(w, vec![(3, 1, 1), (7, 2, 40)]);
         assert_eq!(s.overlap_fraction, None);
+        // Plain word ids on the one compute block: "other", 41 of 61 ns.
+        assert_eq!(s.compute_block_ns, 61);
+        assert_eq!(s.compute_waits, vec![("other".to_string(), 41)]);
+        assert!((s.compute_wait_fraction("other") - 41.0 / 61.0).abs() < 1e-12);
         // The text lists the longest first.
         let text = s.to_string();
         let (w7, w3) = (text.find("word 7:").unwrap(), text.find("word 3:").unwrap());
         assert!(w7 < w3, "{text}");
+    }
+
+    #[test]
+    fn compute_waits_are_split_by_kind_and_leave_comm_blocks_out() {
+        use autarky_shared::WaitKind;
+        let mut t = Trace::new();
+        // Block 1 (compute) waits 30 ns on predecessors of task 4 and 10 on
+        // user word 2; block 2 (compute) 20 more on predecessors of task 5;
+        // block 0 (comm) idles 50, which is not a compute wait.
+        let waits = [
+            (1, Role::Compute, WaitKind::Predecessors, 4, 0, 30),
+            (1, Role::Compute, WaitKind::UserWord, 2, 40, 50),
+            (2, Role::Compute, WaitKind::Predecessors, 5, 10, 30),
+            (0, Role::Comm, WaitKind::CommIdle, 0, 0, 50),
+        ];
+        for (block, role, kind, index, b, e) in waits {
+            for (ts, ek) in [(b, EventKind::WaitBegin), (e, EventKind::WaitEnd)] {
+                t.events.push(TraceEvent {
+                    arg: super::super::wait_word(kind, index),
+                    ..ev(ts, block, role, 0, 0, ek)
+                });
+            }
+        }
+        task(&mut t, 1, Role::Compute, 4, 0, 60, 100);
+        let s = t.summary(&[]);
+        assert_eq!(s.wall_ns, 100);
+        assert_eq!(s.compute_block_ns, 200, "two compute blocks × 100 ns");
+        assert_eq!(
+            s.compute_waits,
+            vec![
+                ("predecessors of".to_string(), 50),
+                ("user word".to_string(), 10)
+            ]
+        );
+        assert!((s.compute_wait_fraction("predecessors of") - 0.25).abs() < 1e-12);
+        assert_eq!(s.compute_wait_fraction("comm idle"), 0.0);
+        let text = s.to_string();
+        assert!(
+            text.contains(
+                "compute blocks waiting, share of their time: predecessors of 25.0%, user word 5.0%"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

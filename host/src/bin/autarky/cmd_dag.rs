@@ -177,6 +177,9 @@ pub(crate) fn write_trace(
         "unmatched": summary.unmatched,
         "wall_ns": summary.wall_ns,
         "busy_ns_per_block": summary.per_block.iter().map(|b| b.busy_ns).collect::<Vec<_>>(),
+        "overlap_fraction": summary.overlap_fraction,
+        "compute_block_ns": summary.compute_block_ns,
+        "compute_waits_ns": summary.compute_waits.iter().map(|(k, ns)| (k.clone(), json!(ns))).collect::<serde_json::Map<_, _>>(),
         "critical_path": summary.critical_path.as_ref().map(|c| json!({
             "iteration": c.iteration, "tasks": c.tasks, "span_ns": c.span_ns, "busy_ns": c.busy_ns})),
     }))
