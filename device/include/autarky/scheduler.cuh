@@ -701,6 +701,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
     LoopClock clock;                 // thread 0: instances completed, publish/abort times
     bool stop = false;               // thread 0: abort seen, or a fast-path push was aborted
+    AUTARKY_TRACE_TASK_DECL();       // thread 0: the running instance's start/end times (traced kernels)
     if (threadIdx.x == 0) sh.next_task = NONE;
     if (threadIdx.x == 0) sh_failed = 0;
     for (;;) {
@@ -744,7 +745,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                 if (desc_of != task)
                     sh_desc = task == sh.next_task ? sh.next_desc : reinterpret_cast<const TaskDesc*>(p.tasks)[task];
                 desc_of = task;
-                AUTARKY_TRACE_EVENT(p, TraceKind::TaskStart, task, iter, 0);
+                AUTARKY_TRACE_TASK_START();
             }
         }
         // Publish: sh_run, sh_task, sh_iter, sh_desc to the block.
@@ -777,7 +778,10 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         // Publish: every thread's body writes happen before thread 0's release
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
-        AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, sh_task, sh_iter, 0);
+        if (threadIdx.x == 0) {
+            AUTARKY_TRACE_TASK_END();
+            if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
+        }
         if (sh_failed) break;
         if (threadIdx.x == 0 && d.succ_count > 0) {
             sh.next_task = edge.task;
@@ -785,13 +789,18 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         }
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.
-            if (threadIdx.x == 0 && !complete_fast(w, d, sh_task, sh_iter, edge, clock, &task, &iter)) {
-                task = NONE;
-                stop = true;
+            if (threadIdx.x == 0) {
+                if (!complete_fast(w, d, sh_task, sh_iter, edge, clock, &task, &iter)) {
+                    task = NONE;
+                    stop = true;
+                }
+                AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
             }
             continue;
         }
-        if (!complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, clock)) break;
+        const bool completed = complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, clock);
+        if (threadIdx.x == 0) AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
+        if (!completed) break;
         if (threadIdx.x == 0) {
             task = sh_done.kept_task;
             iter = sh_done.kept_iter;
