@@ -29,8 +29,11 @@
 // and pulse marks from bodies (ctx.trace_pulse).
 //
 // Timestamps are %globaltimer (ns, global across SMs, coarse: it advances
-// about every µs on Hopper), so records of one block only go forward in
-// time and records of different blocks compare.
+// about every µs on Hopper), so records of different blocks compare. A
+// block's records are not appended in time order (a compute block appends
+// an instance's TaskStart/TaskEnd after its completion, see
+// AUTARKY_TRACE_TASK_RECORD); the host orders every block's records by
+// time (a stable sort: equal stamps keep their append order).
 #pragma once
 #include "autarky/order.cuh"
 
