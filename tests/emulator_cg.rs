@@ -445,6 +445,15 @@ fn bad_inputs_are_clear_errors() {
         }),
         CgSolveError::InvalidConfig(_)
     ));
+    for lanes in [0, 3, 64] {
+        assert!(matches!(
+            err(CgConfig {
+                spmv_lanes: Some(lanes),
+                ..base()
+            }),
+            CgSolveError::InvalidConfig(_)
+        ));
+    }
     let neg = shifted(&a, 10.0);
     assert!(matches!(
         CgSolver::new(&rt, &neg, cfg(CgVariant::Standard, Precond::Jacobi)).unwrap_err(),

@@ -56,6 +56,10 @@ pub struct Args {
     /// Most iterations (1..=2147483647).
     #[arg(long, default_value_t = 10_000, value_parser = iterations_parser())]
     max_iters: u32,
+    /// Threads per matrix row in the SpMV tiles: 1, 2, 4, 8, 16 or 32
+    /// (default: about half the average nonzeros per row, a power of two).
+    #[arg(long, value_name = "L", value_parser = ["1", "2", "4", "8", "16", "32"])]
+    spmv_lanes: Option<String>,
     /// Processing elements (virtual PEs on one GPU), 1..=16.
     #[arg(long, value_name = "P", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=autarky::abi::MAX_LOCAL_PES as i64))]
@@ -123,6 +127,10 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             PrecondArg::None => Precond::None,
             PrecondArg::Jacobi => Precond::Jacobi,
         },
+        spmv_lanes: a
+            .spmv_lanes
+            .as_deref()
+            .map(|l| l.parse().expect("clap checked it")),
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;

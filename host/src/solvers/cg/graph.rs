@@ -141,6 +141,19 @@ pub struct CgConfig {
     /// Rows per tile; default: the PE's rows split over its compute blocks
     /// (at least ~2048 nonzeros a tile).
     pub tile_rows: Option<usize>,
+    /// Threads per row in the SpMV tiles (a power of two, 1..=32); default
+    /// [`default_spmv_lanes`] of the tile's average nonzeros per row. Any
+    /// value gives a correct product; the sums within a row follow the
+    /// lanes, so results differ in the last bits between values (and are
+    /// bitwise reproducible for one value).
+    pub spmv_lanes: Option<u32>,
+}
+
+/// The SpMV tiles' threads per row for `avg` nonzeros per row: about
+/// half of them, as a power of two (4 for the 5- and 7-point Poisson
+/// matrices).
+pub fn default_spmv_lanes(avg: usize) -> u32 {
+    avg.div_ceil(2).next_power_of_two().clamp(1, 32) as u32
 }
 
 impl CgConfig {
@@ -154,6 +167,7 @@ impl CgConfig {
             b: None,
             x0: None,
             tile_rows: None,
+            spmv_lanes: None,
         }
     }
 }
@@ -511,6 +525,13 @@ impl<'a> CgSolver<'a> {
         if cfg.tile_rows == Some(0) {
             return Err(invalid("tile_rows must be at least 1"));
         }
+        if let Some(l) = cfg.spmv_lanes {
+            if !(l.is_power_of_two() && l <= 32) {
+                return Err(invalid(format!(
+                    "spmv_lanes must be a power of two in 1..=32, got {l}"
+                )));
+            }
+        }
         let precond =
             cfg.precond == Precond::Jacobi || cfg.variant == CgVariant::JacobiPreconditioned;
         let rec = match cfg.variant {
@@ -642,7 +663,7 @@ impl<'a> CgSolver<'a> {
             for (t, rows) in tiles[q].iter().enumerate() {
                 let nnz = (m.row_ptr()[rows.end] - m.row_ptr()[rows.start]) as usize;
                 let avg = nnz.div_ceil(rows.len().max(1));
-                let lanes = avg.div_ceil(2).next_power_of_two().clamp(1, 32) as u32;
+                let lanes = cfg.spmv_lanes.unwrap_or_else(|| default_spmv_lanes(avg));
                 let slot_c = (t % compute_blocks as usize) as u32;
                 let sa = SpmvArgs {
                     row_ptr: bufs.row_ptr.addr(q as u32),
