@@ -81,6 +81,19 @@ fn max_tasks_out_of_range_is_refused() {
 }
 
 #[test]
+fn counted_fan_in_below_two_is_refused() {
+    for n in [0, 1] {
+        let msg = config_error(Runtime::builder().emulator(2).counted_fan_in(n));
+        assert!(
+            msg.starts_with("counted_fan_in must be at least 2"),
+            "{msg}"
+        );
+    }
+    let msg = config_error(Runtime::builder().gpu().counted_fan_in(1));
+    assert!(msg.contains("counted_fan_in"), "{msg}");
+}
+
+#[test]
 fn configuration_errors_come_before_looking_for_a_gpu() {
     // With gpu() and a bad knob the error is the knob, not NoGpu, on any
     // machine: the check runs before the backend boots.
