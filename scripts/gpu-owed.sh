@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The GPU runs session 5 owes (docs/performance.md, "Next"), in stages that
+# each fit one device command (10 minutes). Run on the GPU machine from the
+# repository root, after `../shared/tools/gpu-bundle --features
+# fault-injection,mpi` and `scripts/gpu-trim.sh` staged .gpu/:
+#
+#   bash scripts/gpu-owed.sh one-tests   # 1 GPU: every test binary + dispatch/jacobi quick
+#   bash scripts/gpu-owed.sh one-exp     # 1 GPU: the timed experiments below
+#   bash scripts/gpu-owed.sh two         # 2 GPUs: tests, two-GPU benches, halo waits, MPI
+#
+# Every command runs under its own time limit, so a hang costs that
+# command only. Output: a few lines per command here; the full logs (not
+# the traces) in one archive, $OUT/owed-STAGE.tar.gz (the device tool
+# returns at most 8 files from $OUT).
+set -u
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+OUT=${OUT:-/tmp/out}
+LOGS=/tmp/owed-logs
+mkdir -p "$OUT" "$LOGS"
+B=.gpu/bin
+fail=0
+
+# run NAME LIMIT_S COMMAND...: logs to $OUT/NAME.log, prints the last lines
+# matching the filter in $FILTER (default: everything's last 5 lines).
+run() {
+  local name=$1 limit=$2
+  shift 2
+  local start=$(date +%s)
+  timeout -k 5 "$limit" "$@" > "$LOGS/$name.log" 2>&1
+  local rc=$? took=$(( $(date +%s) - start ))
+  echo "--- $name: rc=$rc (${took}s)"
+  if [ -n "${FILTER:-}" ]; then
+    grep -a -E "$FILTER" "$LOGS/$name.log" | tail -n "${LINES_SHOWN:-20}"
+  else
+    tail -n 5 "$LOGS/$name.log"
+  fi
+  [ $rc -eq 0 ] || fail=1
+}
+
+# halo LABEL ARGS...: a traced jacobi2d run (--json on stdout, kept apart
+# from stderr) and its trace facts: the share of the compute blocks' time
+# spent waiting for predecessors (neighbours and halos).
+halo() {
+  local label=$1
+  shift
+  local f="$LOGS/halo-$label"
+  timeout -k 5 120 $B/autarky --json jacobi2d "$@" --trace "/tmp/halo-$label.trace.json" > "$f.json" 2> "$f.err"
+  local rc=$?
+  echo "--- halo $label: rc=$rc"
+  [ $rc -eq 0 ] || { tail -n 5 "$f.err"; fail=1; return; }
+  python3 - "$f.json" "$label" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d.get("trace") or {}
+ns = t.get("compute_block_ns") or 0
+w = (t.get("compute_waits_ns") or {}).get("predecessors of", 0)
+share = 100.0 * w / ns if ns else 0.0
+print(f"{sys.argv[2]}: {d.get('us_per_iteration')} us/iteration; compute blocks waiting for "
+      f"predecessors {share:.1f}% of their time; overlap {t.get('overlap_fraction')}")
+PY
+}
+
+case "${1:-}" in
+one-tests)
+  bash scripts/gpu-validate.sh --bench || fail=1
+  ;;
+one-exp)
+  FILTER='fan-in|stencil|independent|chain|traced' run dispatch-traced 300 $B/dispatch --quick --trace
+  for mb in 10 12; do
+    FILTER='independent|chain|blocks/SM' AUTARKY_NVRTC_EXTRA="-DAUTARKY_MIN_BLOCKS=$mb" \
+      run dispatch-minblocks-$mb 200 $B/dispatch --quick
+  done
+  FILTER='OK|instances|error' run dag-wide 120 $B/autarky dag 20000 100 --wide-joins 500
+  FILTER='OK|instances|error' run dag-wide-counted 120 $B/autarky dag 20000 100 --wide-joins 500 --counted-fan-in 2
+  # The bench/CLI gap: the bench at the CLI's K, the CLI at the bench's K.
+  FILTER='jacobi|µs' run jacobi-bench-k1000 300 $B/jacobi --2d=4096 --3d=256 --pes=none --two-gpu=none --weak=none --iters=1000 --reps=5
+  FILTER='µs per' run jacobi-cli-4096-k350 60 $B/autarky jacobi2d --size 4096 --iters 350 --check-every 0
+  FILTER='µs per' run jacobi-cli-256cube-k350 60 $B/autarky jacobi3d --size 256 --iters 350 --check-every 0
+  for l in 1 2 4; do
+    FILTER='µs per|residual' run cg-lanes-$l 120 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 500 --spmv-lanes $l
+  done
+  for n in 1024 16384; do
+    halo "1gpu-$n" --size $n --iters 200 --check-every 0
+  done
+  ;;
+two)
+  AUTARKY_TEST_LIMIT_S=150 bash scripts/gpu-validate.sh || fail=1
+  for n in 1024 16384; do
+    halo "2gpu-$n" --size $n --gpus 2 --pes 2 --iters 200 --check-every 0
+  done
+  FILTER='two|GPU|µs' run cg-two-gpu 300 $B/cg --3d=none --2d=none --two-gpu=128,256
+  FILTER='two|GPU|µs|weak' run jacobi-two-gpu 300 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=4096 --weak=none --reps=5
+  FILTER='ipc|IPC|one process|µs|SKIP' run jacobi-mpi 300 \
+    mpirun --allow-run-as-root --oversubscribe -n 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS \
+    $B/jacobi_mpi --quick
+  ;;
+*)
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two" >&2
+  exit 2
+  ;;
+esac
+tar -czf "$OUT/owed-$1.tar.gz" -C "$LOGS" . 2>/dev/null
+echo "gpu-owed $1: $([ $fail = 0 ] && echo PASS || echo FAIL)"
+exit $fail
