@@ -253,5 +253,7 @@ fn a_withheld_pulse_ends_in_a_timeout_naming_it() {
         }
         other => panic!("expected DeviceTimeout, got {other:?}"),
     }
-    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    // No hang: alone this takes ~0.3 s; on a 2-core machine busy with two
+    // other builds it took 12.9 s, so the bound is generous.
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
 }
