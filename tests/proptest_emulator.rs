@@ -28,21 +28,18 @@ use proptest::prelude::*;
 
 /// A random graph: `(tasks, edges (from, to, distance))`. Distance-0 edges
 /// go from a lower to a higher index (so they are acyclic); distance-1
-/// edges go anywhere, self edges included.
+/// edges go anywhere, self edges included. (A drawn distance-0 self edge
+/// becomes a distance-1 one instead of a rejected case: rejections capped
+/// proptest at about 60 000 cases.)
 fn graphs() -> impl Strategy<Value = (usize, Vec<(usize, usize, u32)>)> {
     (1usize..40).prop_flat_map(|n| {
-        let edge = (0..n, 0..n, prop::bool::weighted(0.3)).prop_filter_map(
-            "a distance-0 edge must go forward",
-            |(a, b, carried)| {
-                if carried {
-                    Some((a, b, 1))
-                } else if a != b {
-                    Some((a.min(b), a.max(b), 0))
-                } else {
-                    None
-                }
-            },
-        );
+        let edge = (0..n, 0..n, prop::bool::weighted(0.3)).prop_map(|(a, b, carried)| {
+            if carried || a == b {
+                (a, b, 1)
+            } else {
+                (a.min(b), a.max(b), 0)
+            }
+        });
         (Just(n), prop::collection::vec(edge, 0..3 * n))
     })
 }
