@@ -94,18 +94,11 @@ pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
 const ORDINAL: usize = 0;
 
 fn out_dir() -> PathBuf {
-    match std::env::var_os("AUTARKY_BENCH_OUT") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => report::out_dir().join("cg"),
-    }
+    report::bench_dir("cg")
 }
 
 fn skip(reason: &str) -> BoxResult<()> {
-    println!("SKIP cg bench: {reason}");
-    // Leave a record so a pipeline that reads the JSON sees why it is empty.
-    if let Err(e) = report::write_skip("cg", reason, &out_dir()) {
-        eprintln!("cg bench: could not write the skip record: {e}");
-    }
+    report::skip("cg", reason, &out_dir());
     Ok(())
 }
 

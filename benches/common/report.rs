@@ -226,6 +226,24 @@ pub fn out_dir() -> PathBuf {
     }
 }
 
+/// Where bench `name` writes its results: `AUTARKY_BENCH_OUT` when set,
+/// else `out_dir()/name`.
+pub fn bench_dir(name: &str) -> PathBuf {
+    match std::env::var_os("AUTARKY_BENCH_OUT") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => out_dir().join(name),
+    }
+}
+
+/// Prints `SKIP <bench> bench: <reason>` and leaves a skip record in `dir`,
+/// so a pipeline that reads the JSON sees why it is empty.
+pub fn skip(bench: &str, reason: &str, dir: &Path) {
+    println!("SKIP {bench} bench: {reason}");
+    if let Err(e) = write_skip(bench, reason, dir) {
+        eprintln!("{bench} bench: could not write the skip record: {e}");
+    }
+}
+
 fn create_dir(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))
 }

@@ -80,11 +80,7 @@ use report::gpu_slug;
 pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
 
 fn skip(reason: &str) -> BoxResult<()> {
-    println!("SKIP dispatch bench: {reason}");
-    // Leave a record so a pipeline that reads the JSON sees why it is empty.
-    if let Err(e) = report::write_skip("dispatch", reason, &report::out_dir()) {
-        eprintln!("dispatch bench: could not write the skip record: {e}");
-    }
+    report::skip("dispatch", reason, &report::out_dir());
     Ok(())
 }
 

@@ -83,18 +83,11 @@ pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
 pub const TOLERANCE: f64 = 1e-5;
 
 fn out_dir() -> PathBuf {
-    match std::env::var_os("AUTARKY_BENCH_OUT") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => report::out_dir().join("jacobi"),
-    }
+    report::bench_dir("jacobi")
 }
 
 fn skip(reason: &str) -> BoxResult<()> {
-    println!("SKIP jacobi bench: {reason}");
-    // Leave a record so a pipeline that reads the JSON sees why it is empty.
-    if let Err(e) = report::write_skip("jacobi", reason, &out_dir()) {
-        eprintln!("jacobi bench: could not write the skip record: {e}");
-    }
+    report::skip("jacobi", reason, &out_dir());
     Ok(())
 }
 

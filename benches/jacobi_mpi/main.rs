@@ -92,10 +92,7 @@ pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
 const RANK_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn out_dir() -> PathBuf {
-    match std::env::var_os("AUTARKY_BENCH_OUT") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => report::out_dir().join("jacobi_mpi"),
-    }
+    report::bench_dir("jacobi_mpi")
 }
 
 /// Ranks of the MPI job this process belongs to, from the launcher's
@@ -118,10 +115,7 @@ fn skip(reason: &str) -> BoxResult<()> {
     // Every rank decides the same way (the same environment, the same
     // machine); rank 0 speaks for the job.
     if env_rank() == 0 {
-        println!("SKIP jacobi_mpi bench: {reason}");
-        if let Err(e) = report::write_skip("jacobi_mpi", reason, &out_dir()) {
-            eprintln!("jacobi_mpi bench: could not write the skip record: {e}");
-        }
+        report::skip("jacobi_mpi", reason, &out_dir());
     }
     Ok(())
 }
