@@ -200,6 +200,50 @@ fn two_runs_with_the_same_pes_are_bitwise_identical() {
     }
 }
 
+/// The default tiling depends on the matrix and the PE count, not on the
+/// backend's block count: runtimes with 2 and 5 compute workers per PE give
+/// bitwise the same x. (The GPU bench checks the same between 2 GPUs and
+/// 2 virtual PEs of one GPU, which have ~1054 and ~527 compute blocks per
+/// PE; before the default was fixed, its tiles followed the block count.)
+#[test]
+fn the_default_tiling_does_not_depend_on_the_block_count() {
+    // ~4.5 × 2048 nonzeros per PE at 2 PEs: 4 default tiles per PE, more
+    // than the 2 workers of the smaller runtime, fewer than the 5 of the
+    // larger (the old default gave 2 and 4 tiles).
+    let a = poisson2d(60).unwrap();
+    let pes = 2;
+    let mut x = Vec::new();
+    for workers in [2, 5] {
+        let rt = Runtime::builder()
+            .emulator(workers)
+            .pes(pes)
+            .comm_blocks(2)
+            .symmetric_heap_bytes(heap_bytes_needed(&a, pes).unwrap())
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let s = CgSolver::new(&rt, &a, CgConfig::new(TOL, 5_000)).unwrap();
+        assert!(
+            s.tiles_per_pe().iter().all(|&t| t == 4),
+            "{workers} workers: tiles per PE {:?}",
+            s.tiles_per_pe()
+        );
+        x.push(s.run().unwrap());
+    }
+    assert_eq!(x[0].iterations, x[1].iterations);
+    assert_eq!(x[0].rel_residual.to_bits(), x[1].rel_residual.to_bits());
+    let differ = x[0]
+        .x
+        .iter()
+        .zip(&x[1].x)
+        .filter(|(u, v)| u.to_bits() != v.to_bits())
+        .count();
+    assert_eq!(
+        differ, 0,
+        "x differs between 2 and 5 compute workers in {differ} entries"
+    );
+}
+
 #[test]
 fn a_matrix_market_file_written_and_read_back_solves_the_same() {
     let a = random_spd(300, 5, 9).unwrap();

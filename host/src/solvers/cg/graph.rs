@@ -138,8 +138,13 @@ pub struct CgConfig {
     pub b: Option<Vec<f64>>,
     /// Initial guess; default zeros.
     pub x0: Option<Vec<f64>>,
-    /// Rows per tile; default: the PE's rows split over its compute blocks
-    /// (at least ~2048 nonzeros a tile).
+    /// Rows per tile; default: the PE's rows split by nonzeros into
+    /// `nnz / 2048` tiles, at most [`MAX_DEFAULT_TILES`]. The default
+    /// depends on the matrix and the PE count only, never on the
+    /// backend's block count, so the same matrix on P virtual PEs, on P
+    /// GPUs (any model) and on the emulator gives bitwise the same `x`
+    /// (the per-tile partials of the dot products are summed in tile
+    /// order, and the tiles are the same).
     pub tile_rows: Option<usize>,
     /// Threads per row in the SpMV tiles (a power of two, 1..=32); default
     /// [`default_spmv_lanes`] of the tile's average nonzeros per row. Any
@@ -148,6 +153,14 @@ pub struct CgConfig {
     /// bitwise reproducible for one value).
     pub spmv_lanes: Option<u32>,
 }
+
+/// Most tiles per PE by default ([`CgConfig::tile_rows`] unset): about one
+/// per compute block of an H200 (1055 with the default block shape), so a
+/// PE that owns a whole GPU runs about one tile per block, and a virtual PE
+/// sharing a GPU runs several per block. A constant, not the runtime's
+/// block count: the tiling (and with it every dot product's summation
+/// order) must not depend on where the PEs run.
+pub const MAX_DEFAULT_TILES: usize = 1024;
 
 /// The SpMV tiles' threads per row for `avg` nonzeros per row: about
 /// half of them, as a power of two (4 for the 5- and 7-point Poisson
@@ -634,7 +647,7 @@ impl<'a> CgSolver<'a> {
                 let m = pe.matrix();
                 let count = match cfg.tile_rows {
                     Some(t) => pe.n_local().div_ceil(t),
-                    None => (m.nnz() / 2048).clamp(1, compute_blocks as usize),
+                    None => (m.nnz() / 2048).clamp(1, MAX_DEFAULT_TILES),
                 };
                 split_rows(m.row_ptr(), count)
             })

@@ -48,7 +48,10 @@ mod scalar;
 pub use csr::Csr;
 pub use error::{CgError, MatrixError, PartitionError};
 pub use generate::{poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso, random_spd};
-pub use graph::{heap_bytes_needed, CgConfig, CgRun, CgSolveError, CgSolver, Precond};
+pub use graph::{
+    default_spmv_lanes, heap_bytes_needed, CgConfig, CgRun, CgSolveError, CgSolver, Precond,
+    MAX_DEFAULT_TILES,
+};
 pub use halo::{GhostBlock, HaloPlan, LocalCsr, PePlan, SendList};
 pub use mtx::{
     parse_matrix_market, read_matrix_market, write_matrix_market, write_matrix_market_to,
