@@ -305,7 +305,12 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidConfig(msg.into())
 }
 
-/// The kinds of the Jacobi graph, in registration order.
+/// The kinds of the Jacobi graph, in registration order (public for
+/// compile checks: `tests/jacobi_device_compile.rs` compiles them with NVRTC).
+pub fn jacobi_kinds() -> Vec<TaskKind> {
+    kinds()
+}
+
 fn kinds() -> Vec<TaskKind> {
     vec![
         TaskKind::new("jacobi_tile", KERNELS)
@@ -733,8 +738,10 @@ fn default_tile(ext: [usize; 3], blocks: usize) -> [usize; 3] {
     if ext[0] == 1 {
         [1, rows.min(ext[1]), tx]
     } else {
-        let ty = rows.min(ext[1]);
-        let tz = (rows / ty).max(1).min(ext[0]);
+        // 3D: 8 planes deep (the 7-point sweep marches along z, 8 planes
+        // a work item), the rest of the rows along y.
+        let tz = rows.min(8).min(ext[0]);
+        let ty = (rows / tz).max(1).min(ext[1]);
         [tz, ty, tx]
     }
 }
@@ -1041,7 +1048,7 @@ mod tests {
         // rounded up to the 16 rows (and 64 for 256³) the sweep timed.
         assert_eq!(default_tile([1, 4096, 4096], blocks), [1, 16, 1024]);
         assert_eq!(default_tile([1, 16384, 16384], blocks), [1, 16, 1024]);
-        assert_eq!(default_tile([256, 256, 256], blocks), [1, 64, 256]);
+        assert_eq!(default_tile([256, 256, 256], blocks), [8, 8, 256]);
     }
 
     /// Small and odd grids: a tile never exceeds the grid, never is empty.

@@ -147,8 +147,94 @@ __device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, 
     }
 }
 
-// Rows per work item (at most).
+// Rows per work item (at most): 8 or 16.
+#ifndef JACOBI_RY
 #define JACOBI_RY 8
+#endif
+
+// 3D 7-point tiles at least this deep march along z (below).
+#ifndef JACOBI_ZMARCH_MIN
+#define JACOBI_ZMARCH_MIN 2
+#endif
+
+// 1: each warp prefetches (to L2) the centre column of its next work item
+// before it sweeps the current one (an experiment; off by default).
+#ifndef JACOBI_PREFETCH
+#define JACOBI_PREFETCH 0
+#endif
+
+// R consecutive z planes of one x column of a 3D 7-point tile from cell i:
+// the centre column (planes z0 - 1 ... z0 + R) is loaded once and shared
+// by neighbouring planes through registers, as `rows` does along y. The
+// formula is term for term stencil_at's 7-point one, so results do not
+// depend on the marching direction.
+template <class T, int R>
+__device__ __forceinline__ void planes(const T* in, T* out, unsigned long long i, unsigned sy, unsigned sz, bool check,
+                                       double& acc) {
+    T col[R + 2];
+#pragma unroll
+    for (int r = 0; r < R + 2; ++r) col[r] = in[i + (unsigned long long)r * sz - sz];
+    T v[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const unsigned long long c = i + (unsigned long long)r * sz;
+        v[r] = ((col[r] + col[r + 2]) + (in[c - sy] + in[c + sy]) + (in[c - 1] + in[c + 1])) / (T)6;
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        out[i + (unsigned long long)r * sz] = v[r];
+        if (check) {
+            const double d = (double)v[r] - (double)col[r + 1];
+            acc += d * d;
+        }
+    }
+}
+
+// The sweep of a 3D 7-point tile marching along z: work items are (y row,
+// 32-wide x chunk, segment of up to JACOBI_RY planes), consecutive items
+// on neighbouring rows (their y neighbours are each other's centres, so
+// they meet in L1). Marching along y instead, every cell's two z
+// neighbours are loads of their own: three reads of the grid per sweep
+// instead of about one (the CUDA-graph baseline marches along z too).
+template <class T>
+__device__ __forceinline__ double sweep_z(const T* in, T* out, const JacobiTile& a, bool check) {
+    const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
+    const unsigned sy = a.sy, sz = a.sz;
+    const unsigned chunks = (nx + 31) / 32, segs = (nz + JACOBI_RY - 1) / JACOBI_RY;
+    const unsigned items = ny * chunks * segs;
+    const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    double acc = 0;
+    for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
+        const unsigned y = w % ny, rest = w / ny;
+        const unsigned chunk = rest % chunks, seg = rest / chunks;
+        const unsigned x = chunk * 32 + lane;
+        if (x >= nx) continue;
+        const unsigned z0 = seg * JACOBI_RY;
+        unsigned n = min(nz - z0, (unsigned)JACOBI_RY);
+        unsigned long long i =
+            (unsigned long long)(a.lo[0] + z0) * sz + (unsigned long long)(a.lo[1] + y) * sy + a.lo[2] + x;
+        if (n == JACOBI_RY) {
+            planes<T, JACOBI_RY>(in, out, i, sy, sz, check, acc);
+            continue;
+        }
+#if JACOBI_RY > 8
+        if (n & 8) {
+            planes<T, 8>(in, out, i, sy, sz, check, acc);
+            i += 8ull * sz;
+        }
+#endif
+        if (n & 4) {
+            planes<T, 4>(in, out, i, sy, sz, check, acc);
+            i += 4ull * sz;
+        }
+        if (n & 2) {
+            planes<T, 2>(in, out, i, sy, sz, check, acc);
+            i += 2ull * sz;
+        }
+        if (n & 1) planes<T, 1>(in, out, i, sy, sz, check, acc);
+    }
+    return acc;
+}
 
 // One sweep of the box. Work items are (z plane, 32-wide x chunk, segment
 // of up to JACOBI_RY rows); warp w takes items w, w + warps, ... and its
@@ -168,6 +254,7 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
     const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     constexpr bool unrolled = K == 5 || K == 7;
     double acc = 0;
+    if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z<T>(in, out, a, check);
     for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
         const unsigned seg = w % segs, rest = w / segs;
         const unsigned chunk = rest % chunks, z = rest / chunks;
@@ -177,11 +264,34 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
         unsigned n = min(ny - y0, (unsigned)JACOBI_RY);
         unsigned long long i =
             (unsigned long long)(a.lo[0] + z) * sz + (unsigned long long)(a.lo[1] + y0) * sy + a.lo[2] + x;
+#if JACOBI_PREFETCH
+        {
+            // The centre column of this warp's next item, to L2.
+            const unsigned w2 = w + warps;
+            if (w2 < items) {
+                const unsigned s2 = w2 % segs, r2 = w2 / segs;
+                const unsigned x2 = (r2 % chunks) * 32 + lane;
+                if (x2 < nx) {
+                    const unsigned long long i2 = (unsigned long long)(a.lo[0] + r2 / chunks) * sz +
+                                                  (unsigned long long)(a.lo[1] + s2 * JACOBI_RY) * sy + a.lo[2] + x2;
+                    const unsigned m2 = min(ny - s2 * JACOBI_RY, (unsigned)JACOBI_RY) + 2;
+                    for (unsigned r = 0; r < m2; ++r)
+                        asm volatile("prefetch.global.L2 [%0];" ::"l"(in + i2 + (unsigned long long)r * sy - sy));
+                }
+            }
+        }
+#endif
         if (unrolled) {
             if (n == JACOBI_RY) {
                 rows<T, K, unrolled ? JACOBI_RY : 1>(in, out, i, sy, sz, check, acc);
                 continue;
             }
+#if JACOBI_RY > 8
+            if (n & 8) {
+                rows<T, K, unrolled ? 8 : 1>(in, out, i, sy, sz, check, acc);
+                i += 8ull * sy;
+            }
+#endif
             if (n & 4) {
                 rows<T, K, unrolled ? 4 : 1>(in, out, i, sy, sz, check, acc);
                 i += 4ull * sy;

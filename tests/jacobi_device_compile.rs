@@ -1,0 +1,31 @@
+//! The Jacobi kinds compile with NVRTC alone, for sm_90, in every element
+//! type and stencil (one source: `tile` dispatches on both at run time),
+//! with the default options and with the sweep's compile-time knobs
+//! (rows per work item, z marching, prefetch) that `AUTARKY_NVRTC_EXTRA`
+//! can set. Skips (with a printed reason) when NVRTC is absent; fails
+//! instead when AUTARKY_REQUIRE_NVRTC=1.
+
+use autarky::runtime::source;
+use autarky::solvers::jacobi::jacobi_kinds;
+use autarky::Error;
+
+fn require() -> bool {
+    std::env::var("AUTARKY_REQUIRE_NVRTC").as_deref() == Ok("1")
+}
+
+#[test]
+fn jacobi_kinds_compile_with_nvrtc_for_sm90() {
+    let kinds = jacobi_kinds();
+    assert_eq!(
+        kinds[0].name(),
+        "jacobi_tile",
+        "the kernels' source comes first"
+    );
+    match source::compile(&kinds, 128, 90) {
+        Ok(cubin) => assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin"),
+        Err(Error::NvrtcNotFound { looked }) if !require() => {
+            eprintln!("SKIP jacobi_kinds_compile_with_nvrtc_for_sm90: NVRTC not found (looked in {looked:?})");
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
