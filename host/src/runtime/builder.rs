@@ -88,7 +88,12 @@ impl Default for Builder {
             want: Want::Auto,
             cfg: Config {
                 device: 0,
-                threads: DEFAULT_THREADS_PER_BLOCK,
+                // AUTARKY_THREADS_PER_BLOCK: the default for experiments
+                // with block shape (an explicit threads_per_block wins).
+                threads: std::env::var("AUTARKY_THREADS_PER_BLOCK")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(DEFAULT_THREADS_PER_BLOCK),
                 comm_blocks: 1,
                 pes: 1,
                 gpus: 1,
@@ -131,8 +136,8 @@ impl Builder {
         self.cfg.device = ordinal;
         self
     }
-    /// Threads per block (default 128): a multiple of 32 in 32..=1024,
-    /// checked by [`Builder::build`]. GPU only (an emulated block is one
+    /// Threads per block (default 128, or `AUTARKY_THREADS_PER_BLOCK` when
+    /// set): a multiple of 32 in 32..=1024, checked by [`Builder::build`]. GPU only (an emulated block is one
     /// thread that runs each CPU body once).
     pub fn threads_per_block(mut self, threads: u32) -> Self {
         self.gpu_only.push("threads_per_block");
