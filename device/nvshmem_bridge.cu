@@ -48,6 +48,13 @@ __device__ void autarky_nvshmem_p64(void* dst, unsigned long long bits, int pe) 
     nvshmem_uint64_p(reinterpret_cast<uint64_t*>(dst), (uint64_t)bits, pe);
 }
 
+// Stores the 4-byte `value` at `dst` (symmetric) on `pe` (the abort word of
+// a peer's Status: autarky/wait.cuh raise_abort); delivered after
+// autarky_nvshmem_quiet from the same thread.
+__device__ void autarky_nvshmem_p32(unsigned int* dst, unsigned int value, int pe) {
+    nvshmem_uint32_p(reinterpret_cast<uint32_t*>(dst), (uint32_t)value, pe);
+}
+
 // Completes every put this thread issued (data delivered at the target).
 __device__ void autarky_nvshmem_quiet() { nvshmem_quiet(); }
 

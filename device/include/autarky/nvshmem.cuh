@@ -19,6 +19,7 @@ __device__ void autarky_nvshmem_putmem_signal_nbi(void* dst, const void* src, un
                                                   unsigned long long* sig, unsigned long long value, int pe);
 __device__ void autarky_nvshmem_signal_set(unsigned long long* sig, unsigned long long value, int pe);
 __device__ void autarky_nvshmem_p64(void* dst, unsigned long long bits, int pe);
+__device__ void autarky_nvshmem_p32(unsigned int* dst, unsigned int value, int pe);
 __device__ void autarky_nvshmem_quiet();
 __device__ void autarky_nvshmem_fence();
 }

@@ -1277,6 +1277,13 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
 
 __device__ inline void block_exit(Who w) {
     const RunParams& p = *w.p;
+#ifdef AUTARKY_NVSHMEM
+    // Every NVSHMEM operation this thread issued (completion signals, abort
+    // puts) is delivered before the block counts as exited: the host's end
+    // of run (and the next run's reuse of the symmetric state words) comes
+    // after every block of every PE exited.
+    autarky_nvshmem_quiet();
+#endif
     // Publish: every thread of this block is done with the run.
     __syncthreads();
     if (threadIdx.x != 0) return;

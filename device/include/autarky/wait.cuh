@@ -15,6 +15,7 @@
 #pragma once
 #include "autarky/order.cuh"
 #include "autarky/trace.cuh"
+#include "autarky/nvshmem.cuh"
 
 namespace autarky {
 
@@ -43,12 +44,22 @@ __device__ __forceinline__ BlockStats* stats_of(const RunParams& p, uint32_t blo
 // GPUs) and on every PE's host-mapped word (system scope, so peers on other
 // GPUs and the host see it). Peers poll their device mirror every
 // ABORT_POLLS polls, so abort reaches every PE in microseconds.
+//
+// Under NVSHMEM (-DAUTARKY_NVSHMEM) a peer whose status entry is 0 is
+// reachable only through NVSHMEM: its Status is at this PE's own Status
+// address (every PE's Status is carved from one nvshmem_malloc, at the same
+// offset), and the abort word is set there with an NVSHMEM put. The put is
+// delivered at the latest by the quiet of this block's exit (block_exit),
+// and this block leaves its loop right after raising abort.
 __device__ inline void raise_abort(const RunParams& p) {
     st_release_gpu_u32(&status_of(p)->abort, 1);
     const uint64_t* statuses = reinterpret_cast<const uint64_t*>(p.peer_statuses);
     const uint64_t* controls = reinterpret_cast<const uint64_t*>(p.peer_controls);
     for (uint32_t pe = 0; pe < p.num_pes; ++pe) {
         if (pe != p.pe && statuses[pe] != 0) st_release_sys_u32(&reinterpret_cast<Status*>(statuses[pe])->abort, 1);
+#ifdef AUTARKY_NVSHMEM
+        if (pe != p.pe && statuses[pe] == 0) autarky_nvshmem_p32(&status_of(p)->abort, 1u, (int)pe);
+#endif
         st_release_sys_u32(&reinterpret_cast<HostControl*>(controls[pe])->abort, 1);
     }
 }

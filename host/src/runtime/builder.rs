@@ -308,7 +308,15 @@ impl Builder {
     /// [`Builder::gpu`] without a usable GPU; driver errors while booting.
     pub fn build(self) -> Result<Runtime> {
         self.check()?;
-        if self.cfg.transport == Transport::MpiIpc {
+        if self.cfg.transport == Transport::Nvshmem && !cfg!(feature = "nvshmem") {
+            self.check_mpi()?;
+            return Err(Error::Unsupported {
+                backend: "gpu",
+                option: "Transport::Nvshmem",
+                reason: "this autarky was built without NVSHMEM support; rebuild with `--features nvshmem` (implies `mpi`: needs an MPI to build; NVSHMEM itself is found at run time)".into(),
+            });
+        }
+        if self.cfg.transport.is_multi_process() {
             return self.build_mpi();
         }
         let gpus = self.cfg.gpus;
@@ -399,7 +407,8 @@ impl Builder {
         }
     }
 
-    /// What [`Transport::MpiIpc`] refuses, before MPI is touched.
+    /// What [`Transport::MpiIpc`] and [`Transport::Nvshmem`] refuse, before
+    /// MPI is touched.
     fn check_mpi(&self) -> Result<()> {
         let c = &self.cfg;
         let refuse = |option: &'static str, reason: &str| {
@@ -446,6 +455,16 @@ impl Builder {
                     .into(),
             ));
         }
+        if c.transport == Transport::Nvshmem && c.pes_per_rank != 1 {
+            return Err(Error::Unsupported {
+                backend: "nvshmem",
+                option: "Builder::pes_per_rank",
+                reason: format!(
+                    "with Transport::Nvshmem each rank is one NVSHMEM PE and hosts one autarky PE (got pes_per_rank {}); start one rank per PE",
+                    c.pes_per_rank
+                ),
+            });
+        }
         Ok(())
     }
 
@@ -474,6 +493,7 @@ impl Builder {
         let c = &self.cfg;
         let fields = vec![
             ("autarky version", env!("CARGO_PKG_VERSION").to_string()),
+            ("transport", c.transport.name().to_string()),
             ("ABI version", autarky_shared::ABI_VERSION.to_string()),
             (
                 "fault-injection",
@@ -497,12 +517,17 @@ impl Builder {
             self.cfg.device = session.local_rank() % n;
             Gpu::boot(&self.cfg)
         });
-        let gpu = agree_ok(&peers, "GPU boot", boot)?;
+        #[allow(unused_mut)] // NVSHMEM is attached to it
+        let mut gpu = agree_ok(&peers, "GPU boot", boot)?;
         let model = vec![
             ("GPU", gpu.ctx.props.name.clone()),
             ("SMs", gpu.ctx.props.sm_count.to_string()),
         ];
         check_same_fields(&peers, "the GPU model", &model)?;
+        #[cfg(feature = "nvshmem")]
+        if self.cfg.transport == Transport::Nvshmem {
+            gpu.nvshmem = Some(super::nvshmem::boot::boot(&peers, &gpu, &self.cfg)?);
+        }
         tracing::info!(
             "autarky: MPI rank {} of {ranks}: GPU {} hosts PEs {:?}",
             peers.rank(),

@@ -259,6 +259,9 @@ pub struct DeviceMem {
     /// `Some(base)`: an IPC mapping whose `cuIpcOpenMemHandle` returned
     /// `base` (`ptr` may lie past it); closed instead of freed.
     ipc_base: Option<sys::CUdeviceptr>,
+    /// Memory owned by someone else ([`DeviceMem::borrowed`]): neither
+    /// freed nor closed on drop.
+    borrowed: bool,
 }
 
 /// What another process needs to map one of this process's allocations
@@ -320,6 +323,7 @@ impl DeviceMem {
             ptr,
             bytes,
             ipc_base: None,
+            borrowed: false,
         })
     }
 
@@ -368,7 +372,25 @@ impl DeviceMem {
             ptr: base + h.offset,
             bytes: h.bytes as usize,
             ipc_base: Some(base),
+            borrowed: false,
         })
+    }
+
+    /// A view of `bytes` at device address `ptr` that another owner
+    /// allocated (NVSHMEM's symmetric heap): copies in and out like any
+    /// allocation, nothing freed on drop.
+    ///
+    /// # Safety
+    /// `[ptr, ptr + bytes)` is device memory reachable from the context
+    /// current at each copy, and stays allocated while the view lives.
+    #[cfg_attr(not(feature = "nvshmem"), allow(dead_code))] // NVSHMEM's heap
+    pub(crate) unsafe fn borrowed(ptr: u64, bytes: usize) -> DeviceMem {
+        DeviceMem {
+            ptr,
+            bytes,
+            ipc_base: None,
+            borrowed: true,
+        }
     }
 
     /// Allocates and fills with `data`.
@@ -477,6 +499,9 @@ impl DeviceMem {
 
 impl Drop for DeviceMem {
     fn drop(&mut self) {
+        if self.borrowed {
+            return;
+        }
         match self.ipc_base {
             Some(base) => {
                 // SAFETY: `base` came from cuIpcOpenMemHandle and is closed
@@ -598,6 +623,12 @@ impl Module {
             result::module::load_data(cubin.as_ptr() as *const c_void)
         })?;
         Ok(Module { m })
+    }
+
+    /// The raw `CUmodule` (for `nvshmemx_cumodule_init`).
+    #[cfg_attr(not(feature = "nvshmem"), allow(dead_code))]
+    pub(crate) fn raw(&self) -> *mut c_void {
+        self.m as *mut c_void
     }
 
     /// The kernel named `name`.

@@ -56,6 +56,12 @@ pub(crate) struct Loaded {
 
 /// The GPU backend: one device, its context and the loaded megakernels.
 pub(crate) struct Gpu {
+    /// The NVSHMEM job of a `Transport::Nvshmem` runtime: every megakernel
+    /// is linked with NVSHMEM's device library and its module initialised
+    /// (`nvshmemx_cumodule_init`); `Drop` finalizes the modules before they
+    /// are unloaded.
+    #[cfg(feature = "nvshmem")]
+    pub nvshmem: Option<Arc<super::nvshmem::boot::Job>>,
     // Field order is drop order: the modules must be unloaded before the
     // context is released (compute-sanitizer reported cuModuleUnload on a
     // released context as CUDA_ERROR_INVALID_HANDLE).
@@ -72,6 +78,18 @@ pub(crate) struct Gpu {
     /// The run's other GPUs (`Builder::gpus`), in device order after this
     /// one; peer access is enabled between every pair.
     pub others: Vec<Gpu>,
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // NVSHMEM's per-module state goes before the modules (`loaded`,
+        // dropped after this) are unloaded.
+        #[cfg(feature = "nvshmem")]
+        if let Some(job) = &self.nvshmem {
+            let _ = self.ctx.bind();
+            job.nv.lock().finalize_modules();
+        }
+    }
 }
 
 impl Gpu {
@@ -134,6 +152,8 @@ impl Gpu {
             ctx.props.sm_count
         );
         Ok(Gpu {
+            #[cfg(feature = "nvshmem")]
+            nvshmem: None,
             ctx: Arc::new(ctx),
             cfg: cfg.clone(),
             loaded: Mutex::new(HashMap::new()),
@@ -202,9 +222,7 @@ impl Gpu {
         if let Some(l) = self.loaded.lock().get(&key) {
             return Ok(l.clone());
         }
-        let cubin =
-            source::compile_variant(kinds, self.cfg.threads, self.ctx.props.arch(), variant)?;
-        let module = Module::load(&self.ctx, &cubin)?;
+        let module = self.compile_and_load(kinds, variant)?;
         let kernel = module.function(source::MEGAKERNEL_NAME)?;
         let occupancy = kernel.occupancy(self.cfg.threads, 0)?;
         let registers = kernel.registers()?;
@@ -217,6 +235,31 @@ impl Gpu {
         });
         self.loaded.lock().insert(key, l.clone());
         Ok(l)
+    }
+
+    /// Compiles the megakernel variant and loads it: with NVRTC alone, or,
+    /// under NVSHMEM, with `-DAUTARKY_NVSHMEM` linked against NVSHMEM's
+    /// device library, then `nvshmemx_cumodule_init` on the module.
+    fn compile_and_load(&self, kinds: &[TaskKind], variant: source::Variant) -> Result<Module> {
+        let arch = self.ctx.props.arch();
+        #[cfg(feature = "nvshmem")]
+        if let Some(job) = &self.nvshmem {
+            let cubin = super::nvshmem::compile::compile_megakernel(
+                kinds,
+                self.cfg.threads,
+                arch,
+                variant,
+            )?;
+            let module = Module::load(&self.ctx, &cubin)?;
+            // SAFETY: `module` is loaded in this runtime's context (current:
+            // Module::load bound it) from a cubin linked with
+            // libnvshmem_device.a; it stays loaded until `Gpu` drops, whose
+            // Drop finalizes it first (before `loaded` unloads it).
+            unsafe { job.nv.lock().init_module(module.raw())? };
+            return Ok(module);
+        }
+        let cubin = source::compile_variant(kinds, self.cfg.threads, arch, variant)?;
+        Ok(Module::load(&self.ctx, &cubin)?)
     }
 
     /// `(comm, compute)` blocks per PE for this kernel and `pes` PEs on

@@ -177,6 +177,11 @@ impl<'a> GpuRun<'a> {
         }
         let timeout = opts.timeout.unwrap_or(gpu.cfg.timeout);
         let per_pe = comm_blocks + compute_blocks;
+        // Under NVSHMEM every PE's state array and Status come from one
+        // symmetric area (collective; the same size on every rank: every
+        // rank lowered the same run, checked above), so a peer reached only
+        // through NVSHMEM is signalled at this PE's own address of the word.
+        let area = RunArea::new(gpu, &run)?;
 
         // ---- per-PE tables and initial state, on the PE's GPU ---------------------
         let mut mems = Vec::with_capacity(hosted as usize);
@@ -200,7 +205,7 @@ impl<'a> GpuRun<'a> {
             let remote = DeviceMem::from_slice(ctx, &l.remote)?;
             let pinned = DeviceMem::from_slice(ctx, &l.pinned)?;
             let args = up(&l.args)?;
-            let state = DeviceMem::from_slice(ctx, &l.initial_state())?;
+            let state = area.state(ctx, &l.initial_state())?;
             let seen = DeviceMem::from_slice(ctx, &vec![0u32; l.num_proxies.max(1) as usize])?;
             // Arrival counters (counted tasks): zero, one per local task.
             let arrivals = DeviceMem::from_slice(ctx, &vec![0u64; l.num_tasks.max(1) as usize])?;
@@ -209,7 +214,7 @@ impl<'a> GpuRun<'a> {
             let comm_queue = DeviceMem::from_slice(ctx, &[seeded_queue_ctl(l.comm_roots.len())])?;
             let comm_slots =
                 DeviceMem::from_slice(ctx, &seeded_ring(l.comm_queue_capacity, &l.comm_roots))?;
-            let status = DeviceMem::from_slice(ctx, &[initial_status(opts.iterations)])?;
+            let status = area.status(ctx, initial_status(opts.iterations))?;
             let blocks = DeviceMem::from_slice(ctx, &vec![BlockStats::default(); per_pe as usize])?;
             let control = HostMapped::alloc(ctx, size_of::<HostControl>())?;
             // Trace rings: every header (head = 0) and record zeroed.
@@ -302,14 +307,20 @@ impl<'a> GpuRun<'a> {
         // words are portable host-mapped memory), or, for another rank's
         // PE, this process's CUDA IPC mapping of its words (transport.rs).
         // One copy per GPU.
-        let state_mems: Vec<&DeviceMem> = mems.iter().map(|m| &m.state).collect();
-        let status_mems: Vec<&DeviceMem> = mems.iter().map(|m| &m.status).collect();
-        let shared_states = transport::share(peers, &gpu.ctx, "run state arrays", &state_mems)?;
-        let shared_statuses = transport::share(peers, &gpu.ctx, "run status words", &status_mems)?;
-        let states = shared_states.reach;
-        let statuses = shared_statuses.reach;
-        let mut mappings = shared_states.mappings;
-        mappings.extend(shared_statuses.mappings);
+        let (states, statuses, mappings) = match area.peer_tables(peers)? {
+            Some((states, statuses)) => (states, statuses, Vec::new()),
+            None => {
+                let state_mems: Vec<&DeviceMem> = mems.iter().map(|m| &m.state).collect();
+                let status_mems: Vec<&DeviceMem> = mems.iter().map(|m| &m.status).collect();
+                let shared_states =
+                    transport::share(peers, &gpu.ctx, "run state arrays", &state_mems)?;
+                let shared_statuses =
+                    transport::share(peers, &gpu.ctx, "run status words", &status_mems)?;
+                let mut mappings = shared_states.mappings;
+                mappings.extend(shared_statuses.mappings);
+                (shared_states.reach, shared_statuses.reach, mappings)
+            }
+        };
         // Host-mapped words cannot be exported: another rank's PE gets this
         // process's first PE's word (raising abort there is harmless, the
         // raiser aborts too); abort reaches that PE through its status.
@@ -756,6 +767,98 @@ struct PeEnd {
     status: Status,
     state: Vec<u64>,
     blocks: Vec<BlockStats>,
+}
+
+/// Where a run's state arrays and Status words live: fresh device memory
+/// per PE, or (NVSHMEM) one symmetric area reused by every run of the
+/// runtime. The area is reused only after the previous run ended on every
+/// rank (its end is a collective gather, after each PE's blocks quieted
+/// their NVSHMEM operations in block_exit), and [`RunArea::peer_tables`]
+/// waits for every rank to have written its initial words before any rank
+/// launches (a peer's first signal must not be overwritten by them).
+struct RunArea {
+    /// `(symmetric address, bytes of the state array part, the job)`.
+    #[cfg(feature = "nvshmem")]
+    nvshmem: Option<(u64, usize, Arc<super::nvshmem::boot::Job>)>,
+}
+
+impl RunArea {
+    #[cfg_attr(not(feature = "nvshmem"), allow(unused_variables))]
+    fn new(gpu: &Gpu, run: &LoweredRun) -> Result<RunArea> {
+        #[cfg(feature = "nvshmem")]
+        if let Some(job) = &gpu.nvshmem {
+            let state_bytes = run
+                .pes
+                .iter()
+                .map(|l| l.tasks.len() * size_of::<u64>())
+                .max()
+                .unwrap_or(0)
+                .max(8)
+                .next_multiple_of(256);
+            let sym = job.nv.lock().run_area(state_bytes + size_of::<Status>())?;
+            return Ok(RunArea {
+                nvshmem: Some((sym, state_bytes, job.clone())),
+            });
+        }
+        Ok(RunArea {
+            #[cfg(feature = "nvshmem")]
+            nvshmem: None,
+        })
+    }
+
+    /// A PE's state array, holding `initial`.
+    fn state(&self, ctx: &super::driver::Context, initial: &[u64]) -> Result<DeviceMem> {
+        #[cfg(feature = "nvshmem")]
+        if let Some((sym, bytes, _)) = &self.nvshmem {
+            // SAFETY: [sym, sym + bytes) is this PE's part of the symmetric
+            // run area (allocated for at least `bytes` + a Status), live
+            // until NVSHMEM is finalized, after the run (the job outlives
+            // the runtime's runs).
+            let m = unsafe { DeviceMem::borrowed(*sym, *bytes) };
+            m.upload(initial)?;
+            return Ok(m);
+        }
+        Ok(DeviceMem::from_slice(ctx, initial)?)
+    }
+
+    /// A PE's Status, holding `initial`.
+    fn status(&self, ctx: &super::driver::Context, initial: Status) -> Result<DeviceMem> {
+        #[cfg(feature = "nvshmem")]
+        if let Some((sym, bytes, _)) = &self.nvshmem {
+            // SAFETY: as in `state`: the Status part of the run area, right
+            // after the state array part.
+            let m = unsafe { DeviceMem::borrowed(*sym + *bytes as u64, size_of::<Status>()) };
+            m.upload(&[initial])?;
+            return Ok(m);
+        }
+        Ok(DeviceMem::from_slice(ctx, &[initial])?)
+    }
+
+    /// Under NVSHMEM, every PE's state array and Status entries (the
+    /// `nvshmem_ptr` address, or 0 for an NVSHMEM-only peer), after every
+    /// rank has written its initial words (collective); `None` otherwise
+    /// (the caller shares its allocations).
+    #[cfg_attr(not(feature = "nvshmem"), allow(unused_variables))]
+    fn peer_tables(&self, peers: &dyn Peers) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
+        #[cfg(feature = "nvshmem")]
+        if let Some((sym, bytes, job)) = &self.nvshmem {
+            peers.allgather("run state words written", &[])?;
+            let status = *sym + *bytes as u64;
+            let nv = job.nv.lock();
+            let states = nv
+                .device_paths(*sym)
+                .iter()
+                .map(|p| p.table_entry(*sym))
+                .collect();
+            let statuses = nv
+                .device_paths(status)
+                .iter()
+                .map(|p| p.table_entry(status))
+                .collect();
+            return Ok(Some((states, statuses)));
+        }
+        Ok(None)
+    }
 }
 
 /// Pinned slots must exist on the PE, and dynamic tasks need a block that is

@@ -271,6 +271,25 @@ impl Runtime {
         self.cfg.transport
     }
 
+    /// How this process reaches every PE, in PE order: `"local"` for the
+    /// PEs it hosts, `"ipc"` (CUDA IPC) for another rank's under
+    /// [`Transport::MpiIpc`], and under [`Transport::Nvshmem`]
+    /// `"nvshmem-p2p"` (load/store through `nvshmem_ptr`) or `"nvshmem"`
+    /// (NVSHMEM puts and signals only: another node, or every peer with
+    /// `AUTARKY_NVSHMEM_FORCE_REMOTE=1`). For `autarky info` and logs.
+    pub fn peer_transports(&self) -> Vec<&'static str> {
+        #[cfg(feature = "nvshmem")]
+        if let Backend::Gpu(g) = &self.backend {
+            if let Some(job) = &g.nvshmem {
+                return job.paths.iter().map(|p| p.name()).collect();
+            }
+        }
+        let local = self.local_pes();
+        (0..self.cfg.pes)
+            .map(|q| if local.contains(&q) { "local" } else { "ipc" })
+            .collect()
+    }
+
     /// Waits until every rank has called it (collective, bounded by
     /// [`Builder::rank_timeout`]); returns at once in one process. Use it
     /// between reading peers' symmetric buffers after a run and writing
@@ -285,6 +304,12 @@ impl Runtime {
             return Ok(h);
         }
         let h = match &self.backend {
+            #[cfg(feature = "nvshmem")]
+            Backend::Gpu(g) if g.nvshmem.is_some() => {
+                // One nvshmem_malloc (collective), the same address on every PE.
+                let job = g.nvshmem.clone().expect("checked by the guard");
+                SymHeap::nvshmem(job, &g.ctx, self.cfg.heap_bytes)?
+            }
             Backend::Gpu(g) => {
                 // PE q's heap lives on the GPU that runs it; with several
                 // ranks, the other ranks' heaps are mapped through CUDA IPC

@@ -29,6 +29,22 @@ enum HeapMem {
     Gpu(Vec<DeviceMem>),
     /// One host allocation per PE (the emulator), 16-byte aligned words.
     Host(Vec<Box<[u128]>>),
+    /// One `nvshmem_malloc` (Transport::Nvshmem), at the same address on
+    /// every PE.
+    #[cfg(feature = "nvshmem")]
+    Nvshmem {
+        /// Every PE's heap as this process's host copies reach it: this
+        /// PE's own, a load/store peer's `nvshmem_ptr` mapping, or `None`
+        /// (another node: only the device reaches it, with NVSHMEM puts).
+        host: Vec<Option<DeviceMem>>,
+        /// Every PE's peer-table entry (autarky/nvshmem.cuh: 0 for
+        /// NVSHMEM-only peers).
+        device: Vec<u64>,
+        /// The symmetric address (every PE's own base).
+        sym: u64,
+        /// Keeps NVSHMEM (and so the allocation) alive while buffers are.
+        _job: Arc<super::nvshmem::boot::Job>,
+    },
 }
 
 /// Every PE's heap.
@@ -94,6 +110,54 @@ impl SymHeap {
         })
     }
 
+    /// The heap of a `Transport::Nvshmem` runtime: `bytes` of NVSHMEM's
+    /// symmetric heap (collective: every rank reserves it now), zeroed on
+    /// this PE, and every PE reached through `nvshmem_ptr`.
+    #[cfg(feature = "nvshmem")]
+    pub(crate) fn nvshmem(
+        job: Arc<super::nvshmem::boot::Job>,
+        ctx: &Context,
+        bytes: usize,
+    ) -> Result<SymHeap> {
+        use super::nvshmem::host::PeerPath;
+        let (sym, host_paths, device_paths) = {
+            let mut nv = job.nv.lock();
+            let sym = nv.malloc(bytes)?;
+            (sym, nv.paths(sym), nv.device_paths(sym))
+        };
+        ctx.bind()?;
+        let host = host_paths
+            .iter()
+            .map(|p| match *p {
+                // SAFETY: `sym` (this PE's) and a peer's nvshmem_ptr mapping
+                // of it are `bytes` of device memory reachable from this
+                // context, allocated until NVSHMEM is finalized, which `_job`
+                // (held next to the views) delays until the heap drops.
+                PeerPath::Local => Some(unsafe { DeviceMem::borrowed(sym, bytes) }),
+                // SAFETY: as above.
+                PeerPath::LoadStore(a) => Some(unsafe { DeviceMem::borrowed(a, bytes) }),
+                PeerPath::Remote => None,
+            })
+            .collect::<Vec<_>>();
+        host.iter()
+            .zip(&host_paths)
+            .find(|(_, p)| **p == PeerPath::Local)
+            .and_then(|(m, _)| m.as_ref())
+            .expect("this PE is among the paths")
+            .fill_bytes(0)?;
+        Ok(SymHeap {
+            mem: HeapMem::Nvshmem {
+                device: device_paths.iter().map(|p| p.table_entry(sym)).collect(),
+                host,
+                sym,
+                _job: job,
+            },
+            own: None,
+            bytes,
+            next: Mutex::new(0),
+        })
+    }
+
     /// Host heaps for the emulator, `bytes` each (zeroed pages are mapped
     /// lazily by the OS, so an unused heap costs address space only).
     pub(crate) fn host(pes: u32, bytes: usize) -> SymHeap {
@@ -112,6 +176,10 @@ impl SymHeap {
 
     /// Base address of every PE's heap as its own process has it.
     pub(crate) fn own_bases(&self) -> Vec<u64> {
+        #[cfg(feature = "nvshmem")]
+        if let HeapMem::Nvshmem { sym, device, .. } = &self.mem {
+            return vec![*sym; device.len()];
+        }
         match &self.own {
             Some(o) => o.clone(),
             None => self.bases(),
@@ -124,6 +192,8 @@ impl SymHeap {
         match &self.mem {
             HeapMem::Gpu(m) => m.iter().map(|m| m.ptr()).collect(),
             HeapMem::Host(h) => h.iter().map(|h| h.as_ptr() as u64).collect(),
+            #[cfg(feature = "nvshmem")]
+            HeapMem::Nvshmem { device, .. } => device.clone(),
         }
     }
 
@@ -131,6 +201,26 @@ impl SymHeap {
         match &self.mem {
             HeapMem::Gpu(m) => m.len() as u32,
             HeapMem::Host(h) => h.len() as u32,
+            #[cfg(feature = "nvshmem")]
+            HeapMem::Nvshmem { device, .. } => device.len() as u32,
+        }
+    }
+
+    /// PE `pe`'s heap as this process's copies reach it (NVSHMEM: `None`
+    /// for a PE on another node).
+    #[cfg(feature = "nvshmem")]
+    fn nvshmem_host(&self, pe: u32) -> Option<Result<&DeviceMem>> {
+        match &self.mem {
+            HeapMem::Nvshmem { host, .. } => Some(host[pe as usize].as_ref().ok_or_else(|| {
+                Error::Unsupported {
+                    backend: "nvshmem",
+                    option: "SymBuffer copy of a PE on another node",
+                    reason: format!(
+                        "PE {pe}'s symmetric heap is reachable only through NVSHMEM puts from the device; copy from the process that hosts it (Runtime::local_pes)"
+                    ),
+                }
+            })),
+            _ => None,
         }
     }
 
@@ -228,8 +318,14 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
     /// it against that rank's own accesses ([`crate::Runtime::barrier`]).
     pub fn copy_from(&self, pe: u32, data: &[T]) -> Result<()> {
         self.check(pe, data.len())?;
+        #[cfg(feature = "nvshmem")]
+        if let Some(m) = self.heap.nvshmem_host(pe) {
+            return Ok(m?.upload_at(self.offset, data)?);
+        }
         match &self.heap.mem {
             HeapMem::Gpu(m) => Ok(m[pe as usize].upload_at(self.offset, data)?),
+            #[cfg(feature = "nvshmem")]
+            HeapMem::Nvshmem { .. } => unreachable!("handled above"),
             HeapMem::Host(h) => {
                 let bytes: &[u8] = bytemuck::cast_slice(data);
                 let base = h[pe as usize].as_ptr() as *mut u8;
@@ -254,8 +350,15 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
     pub fn to_vec(&self, pe: u32) -> Result<Vec<T>> {
         self.check(pe, self.len)?;
         let mut out = vec![T::zeroed(); self.len];
+        #[cfg(feature = "nvshmem")]
+        if let Some(m) = self.heap.nvshmem_host(pe) {
+            m?.download_at(self.offset, &mut out)?;
+            return Ok(out);
+        }
         match &self.heap.mem {
             HeapMem::Gpu(m) => m[pe as usize].download_at(self.offset, &mut out)?,
+            #[cfg(feature = "nvshmem")]
+            HeapMem::Nvshmem { .. } => unreachable!("handled above"),
             HeapMem::Host(h) => {
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
                 let base = h[pe as usize].as_ptr() as *const u8;

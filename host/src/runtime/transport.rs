@@ -18,6 +18,16 @@
 //!   PE's word (raising abort there is harmless: the raiser aborts too) and
 //!   abort reaches the remote PE through its `Status::abort` device
 //!   mirror, which every wait polls.
+//! - [`Transport::Nvshmem`]: one process per MPI rank, one PE per rank =
+//!   one NVSHMEM PE (bootstrapped with NVSHMEM's unique id, exchanged over
+//!   the same MPI collectives). The symmetric heap and every run's state
+//!   arrays and `Status` words come from `nvshmem_malloc`, so a PE's words
+//!   are at the same address on every PE. A peer entry is the
+//!   `nvshmem_ptr` address when the peer is load/store reachable (same
+//!   node, P2P) and 0 when it is reachable only through NVSHMEM; the
+//!   device then signals and puts with NVSHMEM (autarky/nvshmem.cuh),
+//!   abort included (an NVSHMEM put of the peer's `Status::abort`).
+//!   Control words are as with `MpiIpc`.
 //!
 //! Protocol of one collective exchange ([`Peers::allgather`]): every rank
 //! sends a header (a hash of the exchange's name and the payload length),
@@ -58,15 +68,31 @@ pub enum Transport {
     /// rank calls [`crate::Runtime::run`] with the same graph and options,
     /// and so is the first [`crate::Runtime::alloc_symmetric`].
     MpiIpc,
+    /// One process per MPI rank (`mpirun -n R`), one GPU and one PE per
+    /// rank (`pes_per_rank` must be 1: the PE is the rank's NVSHMEM PE);
+    /// peers through NVSHMEM: load/store where `nvshmem_ptr` reaches them,
+    /// NVSHMEM puts and signals otherwise (other nodes; every peer with
+    /// `AUTARKY_NVSHMEM_FORCE_REMOTE=1`). Needs the `nvshmem` cargo feature
+    /// (which implies `mpi`) and NVSHMEM 3 with nvJitLink at run time
+    /// (`AUTARKY_NVSHMEM_DIR`, see `runtime::nvshmem::find`). Collective
+    /// like [`Transport::MpiIpc`]. A [`crate::SymBuffer`] copy of a PE that
+    /// this process cannot load/store (another node) is refused.
+    Nvshmem,
 }
 
 impl Transport {
-    /// The CLI's name: `"local"` or `"ipc"`.
+    /// The CLI's name: `"local"`, `"ipc"` or `"nvshmem"`.
     pub fn name(self) -> &'static str {
         match self {
             Transport::InProcess => "local",
             Transport::MpiIpc => "ipc",
+            Transport::Nvshmem => "nvshmem",
         }
+    }
+
+    /// One process per MPI rank ([`Transport::MpiIpc`], [`Transport::Nvshmem`])?
+    pub fn is_multi_process(self) -> bool {
+        !matches!(self, Transport::InProcess)
     }
 }
 

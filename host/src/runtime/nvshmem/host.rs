@@ -19,24 +19,31 @@
 //!    NVSHMEM transport only, and the table entry is 0 (autarky/nvshmem.cuh).
 //! 4. After loading the linked megakernel, `nvshmemx_cumodule_init(module)`
 //!    fills the module's `nvshmemi_device_state_d`.
-//! 5. At the end: `nvshmemx_cumodule_finalize`, `nvshmem_free`,
-//!    `nvshmemx_hostlib_finalize` ([`Nvshmem`] drops in that order).
+//! 5. At the end: `nvshmemx_cumodule_finalize` (by the GPU backend, before
+//!    it unloads its modules: [`Nvshmem::finalize_modules`]), `nvshmem_free`,
+//!    `nvshmemx_hostlib_finalize` ([`Nvshmem`] drops in that order; both are
+//!    collective, so a rank that died makes the others wait here, after
+//!    every bounded step of the run has already reported it).
 //!
-//! Not yet run on a GPU, and not yet called by the launch path: there is no
-//! `Transport::Nvshmem` run yet (what is left is listed in docs/design.md,
-//! "NVSHMEM transport").
+//! `AUTARKY_NVSHMEM_FORCE_REMOTE=1` makes every other PE NVSHMEM-only for
+//! the device ([`Nvshmem::device_paths`]), so that two ranks on one node
+//! exercise the put/signal path; host copies still use `nvshmem_ptr`
+//! ([`Nvshmem::paths`]).
+//!
+//! Wired into `Transport::Nvshmem` (builder.rs, gpu.rs, launch.rs,
+//! symmetric.rs); not yet run on a GPU (docs/design.md, "NVSHMEM transport").
 
 use std::ffi::{c_int, c_void};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use libloading::os::unix::{Library, Symbol, RTLD_GLOBAL, RTLD_NOW};
 
 use super::find::{nvshmem_search_dirs, search_nvshmem, NvshmemEnv, NvshmemInstall};
+use crate::runtime::driver::Context;
 use crate::runtime::transport::Peers;
 use crate::{Error, Result};
 
 /// `NVSHMEMX_INIT_WITH_UNIQUEID` (host/nvshmemx_api.h).
-#[allow(dead_code)] // read by `Nvshmem::init`
 const INIT_WITH_UNIQUEID: u32 = 1 << 3;
 
 /// `nvshmemx_uniqueid_v1`: 128 bytes, `version` first.
@@ -78,12 +85,10 @@ const _: () = assert!(std::mem::size_of::<InitAttr>() == 144);
 
 /// A struct's version word as NVSHMEM's initializer macros write it:
 /// `(1 << 16) + sizeof(T)`.
-#[allow(dead_code)] // read by `Nvshmem::init`
 fn version_of<T>() -> c_int {
     (1 << 16) + std::mem::size_of::<T>() as c_int
 }
 
-#[allow(dead_code)] // used by `Nvshmem::init` and the tests
 impl UniqueId {
     fn zeroed() -> Self {
         UniqueId {
@@ -109,9 +114,6 @@ impl UniqueId {
     }
 }
 
-// `init`'s fields are read only by `Nvshmem::init`, which the launch path
-// (Transport::Nvshmem) does not call yet: see the module docs.
-#[allow(dead_code)]
 struct Api {
     _lib: Library,
     get_uniqueid: unsafe extern "C" fn(*mut UniqueId) -> c_int,
@@ -244,6 +246,24 @@ impl PeerPath {
     }
 }
 
+/// `AUTARKY_NVSHMEM_FORCE_REMOTE=1`: the device reaches every other PE
+/// through NVSHMEM puts and signals, even where `nvshmem_ptr` gives a
+/// load/store address (to exercise the NVSHMEM path on one node).
+pub fn force_remote() -> bool {
+    std::env::var("AUTARKY_NVSHMEM_FORCE_REMOTE").as_deref() == Ok("1")
+}
+
+/// `paths` with every load/store peer made NVSHMEM-only when `force`.
+fn forced(paths: Vec<PeerPath>, force: bool) -> Vec<PeerPath> {
+    paths
+        .into_iter()
+        .map(|p| match p {
+            PeerPath::LoadStore(_) if force => PeerPath::Remote,
+            p => p,
+        })
+        .collect()
+}
+
 /// An initialised NVSHMEM job (one PE per rank). Dropping it frees the
 /// symmetric allocations and finalizes NVSHMEM.
 pub struct Nvshmem {
@@ -252,14 +272,25 @@ pub struct Nvshmem {
     pes: u32,
     allocs: Vec<u64>,
     modules: Vec<usize>,
+    /// The symmetric area runs carve their state arrays and Status words
+    /// from (address, bytes); replaced by a larger one when a run needs more.
+    run_area: Option<(u64, usize)>,
+    /// The context NVSHMEM was initialised in, released only after
+    /// `nvshmemx_hostlib_finalize` (field order: dropped after `Drop::drop`).
+    _ctx: Arc<Context>,
 }
+
+// SAFETY: the raw addresses in `Nvshmem` are plain numbers; every NVSHMEM
+// host call is made with `&mut self` or `&self` behind the runtime's mutex,
+// from one thread at a time.
+unsafe impl Send for Nvshmem {}
 
 impl Nvshmem {
     /// Initialises NVSHMEM over `peers` with the unique-id bootstrap
-    /// (collective; the CUDA context of this rank's GPU must be current).
-    #[allow(dead_code)] // the launch path (Transport::Nvshmem) is not wired yet
-    pub(crate) fn init(peers: &dyn Peers) -> Result<Nvshmem> {
+    /// (collective; `ctx`, this rank's GPU, is made current first).
+    pub(crate) fn init(peers: &dyn Peers, ctx: Arc<Context>) -> Result<Nvshmem> {
         let api = api()?;
+        ctx.bind()?;
         let mut uid = UniqueId::zeroed();
         if peers.rank() == 0 {
             // SAFETY: `uid` is a live, writable nvshmemx_uniqueid_t with its
@@ -307,6 +338,8 @@ impl Nvshmem {
             pes: pes as u32,
             allocs: Vec::new(),
             modules: Vec::new(),
+            run_area: None,
+            _ctx: ctx,
         };
         if me.pe != peers.rank() || me.pes != peers.ranks() {
             return Err(Error::Nvshmem {
@@ -372,7 +405,7 @@ impl Nvshmem {
     /// # Safety
     /// `module` is a live `CUmodule` of the current context, loaded from a
     /// cubin built by [`super::compile::compile_megakernel`], and stays
-    /// loaded until `self` drops (which finalizes it).
+    /// loaded until [`Nvshmem::finalize_modules`] (or `self`'s drop).
     pub unsafe fn init_module(&mut self, module: *mut c_void) -> Result<()> {
         // SAFETY: the caller's contract.
         check("nvshmemx_cumodule_init", unsafe {
@@ -380,6 +413,42 @@ impl Nvshmem {
         })?;
         self.modules.push(module as usize);
         Ok(())
+    }
+
+    /// How the device reaches every PE's copy of `sym`: [`Nvshmem::paths`],
+    /// with every load/store peer turned NVSHMEM-only under
+    /// [`force_remote`].
+    pub fn device_paths(&self, sym: u64) -> Vec<PeerPath> {
+        forced(self.paths(sym), force_remote())
+    }
+
+    /// A symmetric area of at least `bytes` for one run's state arrays and
+    /// Status words: the previous run's when it is large enough, else a new
+    /// one (the old one stays allocated until NVSHMEM is finalized: freeing
+    /// is collective and unbounded). Collective: every rank asks for the
+    /// same size (every rank lowers the same run, checked before this call),
+    /// so every rank makes the same choice.
+    pub fn run_area(&mut self, bytes: usize) -> Result<u64> {
+        if let Some((a, n)) = self.run_area {
+            if n >= bytes {
+                return Ok(a);
+            }
+        }
+        let n = bytes.next_power_of_two().max(64 << 10);
+        let a = self.malloc(n)?;
+        self.run_area = Some((a, n));
+        Ok(a)
+    }
+
+    /// `nvshmemx_cumodule_finalize` on every module [`Nvshmem::init_module`]
+    /// initialised: the GPU backend calls it before unloading them.
+    pub fn finalize_modules(&mut self) {
+        for m in self.modules.drain(..) {
+            // SAFETY: `m` was initialised by init_module and its module is
+            // still loaded (the init_module contract: the caller finalizes
+            // before unloading).
+            unsafe { (self.api.cumodule_finalize)(m as *mut c_void) };
+        }
     }
 
     /// `nvshmem_barrier_all` (collective).
@@ -391,11 +460,7 @@ impl Nvshmem {
 
 impl Drop for Nvshmem {
     fn drop(&mut self) {
-        for m in self.modules.drain(..) {
-            // SAFETY: `m` was initialised by init_module and its module is
-            // still loaded (the init_module contract).
-            unsafe { (self.api.cumodule_finalize)(m as *mut c_void) };
-        }
+        self.finalize_modules();
         for p in self.allocs.drain(..) {
             // SAFETY: `p` came from nvshmem_malloc and is freed once.
             unsafe { (self.api.free)(p as *mut c_void) };
@@ -428,6 +493,16 @@ mod tests {
         assert_eq!(PeerPath::LoadStore(0x2000).table_entry(0x1000), 0x2000);
         assert_eq!(PeerPath::Remote.table_entry(0x1000), 0);
         assert_eq!(PeerPath::Remote.name(), "nvshmem");
+    }
+
+    #[test]
+    fn forcing_remote_turns_load_store_peers_into_nvshmem_only_and_keeps_this_pe() {
+        let p = vec![PeerPath::LoadStore(0x10), PeerPath::Local, PeerPath::Remote];
+        assert_eq!(forced(p.clone(), false), p);
+        assert_eq!(
+            forced(p, true),
+            vec![PeerPath::Remote, PeerPath::Local, PeerPath::Remote]
+        );
     }
 
     /// Where libnvshmem_host is installed, it loads and reports the version

@@ -13,6 +13,7 @@
 //!   linked into one cubin.
 //! - [`host`]: NVSHMEM's host library (init, symmetric heap, per-peer
 //!   reachability, module init, finalize).
+//! - `boot`: joining NVSHMEM when a `Transport::Nvshmem` runtime is built.
 //!
 //! Device protocol (autarky/nvshmem.cuh): a peer-table entry is the peer's
 //! address when the peer is load/store reachable (then the usual stores
@@ -24,6 +25,7 @@
 //! their own (local) words with the one bounded wait, never
 //! `nvshmem_signal_wait_until`, which cannot be aborted.
 
+pub(crate) mod boot;
 pub mod compile;
 pub mod find;
 pub mod host;

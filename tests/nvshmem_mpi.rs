@@ -1,0 +1,217 @@
+//! Multi-process runs over NVSHMEM ([`Transport::Nvshmem`]): run under MPI,
+//! two ranks, e.g. on a machine with two NVLink GPUs:
+//!
+//! ```text
+//! cargo test --features nvshmem --test nvshmem_mpi --no-run     # prints the binary
+//! AUTARKY_NVSHMEM_DIR=…/nvidia/nvshmem AUTARKY_NVJITLINK_DIR=…/nvidia/cu13/lib \
+//! AUTARKY_CUDA_INCLUDE_DIR=…/nvidia/cu13/include AUTARKY_NVSHMEM_FORCE_REMOTE=1 \
+//! mpirun --allow-run-as-root --oversubscribe -n 2 \
+//!     -x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR \
+//!     -x AUTARKY_NVSHMEM_FORCE_REMOTE -x AUTARKY_NVRTC_DIR target/debug/deps/nvshmem_mpi-<hash>
+//! ```
+//!
+//! With `AUTARKY_NVSHMEM_FORCE_REMOTE=1` the device reaches the other rank
+//! only through NVSHMEM puts and signals (what another node needs); without
+//! it, through the `nvshmem_ptr` mapping (load/store, like CUDA IPC). Run
+//! both. Every rank runs every trial in the same order, one at a time (the
+//! runtime's steps are collective). Without `mpirun`, a GPU or NVSHMEM
+//! (with nvJitLink and the CUDA headers), every trial is reported as
+//! ignored, with the reason.
+
+mod common;
+
+use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
+use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
+use autarky::{Builder, Error, RunOptions, Runtime, Transport};
+use libtest_mimic::{Arguments, Trial};
+
+/// Ranks of the MPI job this process belongs to, from the launcher's
+/// environment (Open MPI, or PMI-based launchers).
+fn mpi_ranks() -> Option<u32> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// Why these trials cannot run here, if they cannot.
+fn skip() -> Option<String> {
+    match mpi_ranks() {
+        None => return Some("not started by mpirun (run the binary under `mpirun -n 2`)".into()),
+        Some(n) if n != 2 => return Some(format!("needs exactly 2 MPI ranks, the job has {n}")),
+        Some(_) => {}
+    }
+    if let Err(why) = common::usable_gpus() {
+        return Some(why.clone());
+    }
+    if let Err(e) = autarky::runtime::nvshmem::toolchain() {
+        return Some(format!("no NVSHMEM toolchain: {e}"));
+    }
+    if let Err(e) = autarky::runtime::nvshmem::host::nvshmem_info() {
+        return Some(format!("no NVSHMEM host library: {e}"));
+    }
+    None
+}
+
+fn trial(name: &str, body: fn()) -> Trial {
+    match skip() {
+        Some(why) => Trial::test(name, || Ok(()))
+            .with_ignored_flag(true)
+            .with_kind(why),
+        None => Trial::test(name, move || {
+            body();
+            Ok(())
+        }),
+    }
+}
+
+fn forced_remote() -> bool {
+    std::env::var("AUTARKY_NVSHMEM_FORCE_REMOTE").as_deref() == Ok("1")
+}
+
+fn nvshmem_builder() -> Builder {
+    Runtime::builder()
+        .transport(Transport::Nvshmem)
+        .symmetric_heap_bytes(64 << 20)
+        .compute_blocks(4)
+        .rank_timeout(std::time::Duration::from_secs(180))
+}
+
+/// The one NVSHMEM runtime of the process, shared by every trial: NVSHMEM
+/// is initialised once per process (whether it can be initialised again
+/// after `nvshmemx_hostlib_finalize` is not something these trials should
+/// depend on). Built by the first trial that needs it, on every rank.
+fn runtime() -> &'static Runtime {
+    static RT: std::sync::OnceLock<Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| nvshmem_builder().build().unwrap())
+}
+
+fn problem(n: usize) -> JacobiProblem {
+    JacobiProblem::new([1, n, n], Stencil::FivePoint)
+        .with_init(|z, y, x| ((x * 7 + y * 13 + z * 5) % 17) as f64 / 17.0)
+        .with_dirichlet(|_, y, x| 1.0 + 0.01 * x as f64 - 0.02 * y as f64)
+}
+
+fn cfg(n: usize, iters: u32) -> JacobiConfig {
+    let mut c = JacobiConfig::new(problem(n), iters);
+    c.check_every = 10;
+    c.pe_grid = Some([1, 2, 1]);
+    c
+}
+
+/// Every PE is reached the way the environment says: this rank's own PE
+/// locally, the other over NVSHMEM only when forced (else through
+/// `nvshmem_ptr` when the GPUs are peers, as on one node).
+fn the_other_rank_is_reached_over_nvshmem_as_the_environment_says() {
+    let rt = runtime();
+    assert_eq!((rt.num_pes(), rt.transport()), (2, Transport::Nvshmem));
+    let t = rt.peer_transports();
+    let me = rt.rank() as usize;
+    assert_eq!(t[me], "local", "{t:?}");
+    let other = t[1 - me];
+    if forced_remote() {
+        assert_eq!(other, "nvshmem", "{t:?}");
+    } else {
+        assert!(other == "nvshmem-p2p" || other == "nvshmem", "{t:?}");
+    }
+}
+
+/// 2 ranks × 1 PE over NVSHMEM give bitwise the grid and norms of 2
+/// virtual PEs in one process, twice in a row (the second run reuses the
+/// symmetric state area). Under FORCE_REMOTE every halo pulse is an
+/// NVSHMEM put, every cross-PE completion an NVSHMEM signal and every
+/// norm slot a put_value.
+fn jacobi2d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
+    let (n, iters) = (96, 60);
+    let reference = {
+        let rt = Runtime::builder()
+            .gpu()
+            .pes(2)
+            .compute_blocks(4)
+            .symmetric_heap_bytes(64 << 20)
+            .build()
+            .unwrap();
+        JacobiSolver::new(&rt, cfg(n, iters))
+            .unwrap()
+            .run()
+            .unwrap()
+    };
+    let rt = runtime();
+    let solver = JacobiSolver::new(rt, cfg(n, iters)).unwrap();
+    for round in 0..2 {
+        let got = solver.run().unwrap();
+        assert_eq!(got.iterations, iters);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&got.field),
+            bits(&reference.field),
+            "rank {} round {round}: the grid differs from 2 virtual PEs",
+            rt.rank()
+        );
+        assert_eq!(got.norms, reference.norms);
+        assert!(got.field.iter().any(|&v| v != 0.0));
+    }
+}
+
+/// A NaN in rank 1's part of the grid: the run fails on every rank with
+/// the same NonFinite error (the abort reached the other PE through its
+/// Status — an NVSHMEM put under FORCE_REMOTE — and the end-of-run gather
+/// names the first error on every rank), well before the device timeout
+/// (60 s: a PE that never saw the abort would wait that long).
+fn a_nan_on_one_rank_fails_every_rank_with_the_same_named_error() {
+    let rt = runtime();
+    let prob = JacobiProblem::new([1, 32, 32], Stencil::FivePoint).with_init(|_, y, x| {
+        if (y, x) == (20, 5) {
+            f64::NAN
+        } else {
+            0.0
+        }
+    });
+    let mut c = JacobiConfig::new(prob, 50);
+    c.check_every = 5;
+    c.pe_grid = Some([1, 2, 1]);
+    let mut opts = RunOptions::iterations(50);
+    opts.timeout = Some(std::time::Duration::from_secs(60));
+    let t = std::time::Instant::now();
+    match JacobiSolver::new(rt, c).unwrap().run_with(opts) {
+        Err(Error::NonFinite {
+            pe,
+            task,
+            iteration,
+            ..
+        }) => {
+            assert_eq!(iteration, 4, "the first check");
+            assert!(task.contains("check (global norm)"), "{task}");
+            assert!(pe < 2);
+        }
+        other => panic!("rank {}: expected NonFinite, got {other:?}", rt.rank()),
+    }
+    // Compiling and linking the megakernel is part of the time.
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(45),
+        "rank {}: the run took {:?} to fail (a device timeout, not the propagated abort?)",
+        rt.rank(),
+        t.elapsed()
+    );
+}
+
+fn main() -> std::process::ExitCode {
+    let trials = vec![
+        trial(
+            "the_other_rank_is_reached_over_nvshmem_as_the_environment_says",
+            the_other_rank_is_reached_over_nvshmem_as_the_environment_says,
+        ),
+        trial(
+            "jacobi2d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise",
+            jacobi2d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise,
+        ),
+        trial(
+            "a_nan_on_one_rank_fails_every_rank_with_the_same_named_error",
+            a_nan_on_one_rank_fails_every_rank_with_the_same_named_error,
+        ),
+    ];
+    let mut args = Arguments::from_args();
+    // The runtime's steps are collective: every rank runs the trials in
+    // the same order, one at a time.
+    args.test_threads = Some(1);
+    libtest_mimic::run(&args, trials).exit_code()
+}
