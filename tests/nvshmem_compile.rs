@@ -72,6 +72,7 @@ fn megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked()
         "autarky_nvshmem_signal_set",
         "autarky_nvshmem_putmem_nbi",
         "autarky_nvshmem_p64",
+        "autarky_nvshmem_p32",
         "autarky_nvshmem_quiet",
     ] {
         assert!(contains(&with, f), "the NVSHMEM build does not call {f}");
@@ -81,6 +82,32 @@ fn megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked()
         !contains(&without, "autarky_nvshmem"),
         "the default build must not reach the NVSHMEM bridge"
     );
+}
+
+/// The scheduler's own NVSHMEM paths, in a megakernel whose bodies call no
+/// NVSHMEM: completion signals to NVSHMEM-only consumers (signal_set), the
+/// abort put into their Status (p32) and the quiet at block exit. At 128
+/// threads per block, the default, whose launch bounds once capped the
+/// entry's registers below its relocatable callees' (a ptxas error).
+#[test]
+fn the_scheduler_signals_aborts_and_quiets_over_nvshmem_even_when_no_body_puts() {
+    let noop = TaskKind::new("noop", "__device__ void noop(autarky::TaskCtx&) {}");
+    let k = match compile_megakernel_relocatable(&[noop], 128, 90) {
+        Ok(c) => c,
+        Err(Error::NvrtcNotFound { looked }) if !require("AUTARKY_REQUIRE_NVRTC") => {
+            eprintln!("SKIP: NVRTC not found (looked in {looked:?})");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    for f in [
+        "autarky_nvshmem_signal_set",
+        "autarky_nvshmem_p32",
+        "autarky_nvshmem_quiet",
+    ] {
+        assert!(contains(&k, f), "the scheduler does not call {f}");
+    }
+    assert!(!contains(&k, "autarky_nvshmem_putmem_nbi"), "no body puts");
 }
 
 /// Skips (returning None) when NVSHMEM, nvJitLink or the CUDA headers are
@@ -143,15 +170,19 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
     assert!(contains(&cubin, "probe"));
 }
 
+/// At 256 threads, and at 128 (the runtime's default, the block size
+/// `Transport::Nvshmem` runs get unless told otherwise).
 #[test]
 fn the_nvshmem_megakernel_with_the_jacobi_kinds_links_into_an_sm90_cubin() {
-    let Some(cubin) = skip_unless_found(
-        compile_megakernel(&kinds(), 256, 90, Variant::default()),
-        "megakernel link",
-    ) else {
-        return;
-    };
-    assert!(cubin.starts_with(b"\x7fELF"));
-    assert!(contains(&cubin, source::MEGAKERNEL_NAME));
-    assert!(contains(&cubin, "nvshmemi_device_state_d"));
+    for threads in [256, 128] {
+        let Some(cubin) = skip_unless_found(
+            compile_megakernel(&kinds(), threads, 90, Variant::default()),
+            "megakernel link",
+        ) else {
+            return;
+        };
+        assert!(cubin.starts_with(b"\x7fELF"));
+        assert!(contains(&cubin, source::MEGAKERNEL_NAME));
+        assert!(contains(&cubin, "nvshmemi_device_state_d"));
+    }
 }

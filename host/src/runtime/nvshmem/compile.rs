@@ -176,8 +176,20 @@ pub fn toolchain() -> Result<Toolchain, Error> {
 /// NVRTC options that compile autarky device code with its NVSHMEM paths
 /// (`-DAUTARKY_NVSHMEM`) as relocatable code, on top of its own options.
 /// Needs NVRTC only: the megakernel includes no NVSHMEM header.
+///
+/// `-DAUTARKY_MIN_BLOCKS=1`: with `-rdc=true` every `__noinline__`
+/// function gets its own register allocation, and ptxas refuses an entry
+/// whose launch bounds cap registers below a callee's ("Entry function
+/// 'autarky_megakernel' with max regcount of 64 calls function
+/// '…try_claim_next…' with regcount of 94", at 128 threads, where the
+/// default bounds ask for 8 blocks per SM). One block per SM lifts the cap;
+/// the grid still comes from the occupancy the driver reports.
 pub fn megakernel_options() -> Vec<String> {
-    vec!["-rdc=true".into(), "-DAUTARKY_NVSHMEM".into()]
+    vec![
+        "-rdc=true".into(),
+        "-DAUTARKY_NVSHMEM".into(),
+        "-DAUTARKY_MIN_BLOCKS=1".into(),
+    ]
 }
 
 /// NVRTC options for the bridge unit.
