@@ -276,6 +276,9 @@ impl Builder {
     /// configuration (checked: a mismatch fails every rank with
     /// [`Error::RanksDisagree`]). [`Builder::pes`], [`Builder::gpus`] above
     /// 1, [`Builder::device`] and the emulator are refused with it.
+    /// [`Transport::Nvshmem`] is the same kind of job with one PE per rank
+    /// and peers reached through NVSHMEM (needs the `nvshmem` cargo
+    /// feature; `build()` also initialises NVSHMEM, collectively).
     pub fn transport(mut self, t: Transport) -> Self {
         self.cfg.transport = t;
         self

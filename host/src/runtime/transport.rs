@@ -398,6 +398,34 @@ mod tests {
     }
 
     #[test]
+    fn nvshmem_refuses_more_than_one_pe_per_rank_and_the_mpi_refusals_before_touching_mpi() {
+        let b = || crate::Runtime::builder().transport(Transport::Nvshmem);
+        match b().pes_per_rank(2).build() {
+            Err(Error::Unsupported { option, reason, .. }) => {
+                assert_eq!(option, "Builder::pes_per_rank");
+                assert!(reason.contains("one NVSHMEM PE"), "{reason}");
+            }
+            other => panic!("expected Unsupported, got {other:?}"),
+        }
+        match b().gpus(2).build() {
+            Err(Error::Unsupported { option, .. }) => assert_eq!(option, "Builder::gpus"),
+            other => panic!("expected Unsupported, got {other:?}"),
+        }
+        assert_eq!(Transport::Nvshmem.name(), "nvshmem");
+        assert!(Transport::Nvshmem.is_multi_process() && !Transport::InProcess.is_multi_process());
+    }
+
+    #[cfg(not(feature = "nvshmem"))]
+    #[test]
+    fn without_the_nvshmem_feature_the_transport_says_how_to_get_it() {
+        let e = crate::Runtime::builder()
+            .transport(Transport::Nvshmem)
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("--features nvshmem"), "{e}");
+    }
+
+    #[test]
     fn local_pes_are_consecutive_blocks_of_pes_per_rank() {
         assert_eq!(local_pes(0, 2), 0..2);
         assert_eq!(local_pes(3, 2), 6..8);

@@ -1,16 +1,37 @@
 //! `autarky info`: which backend autarky finds, the GPUs and which pairs are
-//! peers, the megakernel's occupancy, NVRTC, and the cubin cache.
+//! peers, the megakernel's occupancy, NVRTC, NVSHMEM (builds with the
+//! `nvshmem` feature), and the cubin cache. Under mpirun with
+//! `--transport ipc|nvshmem`, also how this rank reaches every PE.
 
+use autarky::Runtime;
 use serde_json::json;
 
+use crate::cmd_jacobi::TransportArg;
 use crate::{CliError, Ctx};
 
 /// Show the backend, the GPU and where NVRTC was found.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// `local` (default): this process alone. `ipc` or `nvshmem`: join the
+    /// mpirun job with that transport (collective: start every rank with
+    /// the same arguments) and print how this rank reaches every PE.
+    #[arg(long, value_enum, default_value_t = TransportArg::Local)]
+    transport: TransportArg,
+}
 
-pub fn run(ctx: &Ctx, _: Args) -> Result<(), CliError> {
-    let (rt, threads) = ctx.runtime()?;
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let (rt, threads) = match args.transport {
+        TransportArg::Local => ctx.runtime()?,
+        t => {
+            if ctx.emulator.is_some() {
+                return Err(CliError::Usage(format!(
+                    "--transport {}: one GPU per rank, no emulator",
+                    t.transport().name()
+                )));
+            }
+            (Runtime::builder().transport(t.transport()).build()?, None)
+        }
+    };
     ctx.say(format_args!(
         "backend: {}{}",
         rt.backend_name(),
@@ -118,8 +139,28 @@ pub fn run(ctx: &Ctx, _: Args) -> Result<(), CliError> {
             json!({"error": e.to_string()})
         }
     };
+    let nvshmem = nvshmem_info(ctx);
+    let peers = if rt.transport().is_multi_process() {
+        let t = rt.peer_transports();
+        ctx.say(format_args!(
+            "rank {} of {} ({} transport): {}",
+            rt.rank(),
+            rt.ranks(),
+            rt.transport().name(),
+            t.iter()
+                .enumerate()
+                .map(|(pe, how)| format!("PE {pe}: {how}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        json!({"rank": rt.rank(), "ranks": rt.ranks(), "transport": rt.transport().name(), "per_pe": t})
+    } else {
+        serde_json::Value::Null
+    };
     ctx.emit(&json!({
         "backend": rt.backend_name(),
+        "nvshmem": nvshmem,
+        "peers": peers,
         "emulator_threads": threads,
         "device": device,
         "topology": topology,
@@ -128,4 +169,41 @@ pub fn run(ctx: &Ctx, _: Args) -> Result<(), CliError> {
         "cubin_cache": cache,
     }));
     Ok(())
+}
+
+/// Where NVSHMEM and its device-link toolchain are, and the version its
+/// host library reports (builds with the `nvshmem` feature; loads the
+/// library without initialising it).
+#[cfg(feature = "nvshmem")]
+fn nvshmem_info(ctx: &Ctx) -> serde_json::Value {
+    use autarky::runtime::nvshmem;
+    let host = nvshmem::host::nvshmem_info();
+    let toolchain = nvshmem::toolchain();
+    match (host, toolchain) {
+        (Ok((install, (ma, mi, pa))), Ok(t)) => {
+            ctx.say(format_args!(
+                "nvshmem: {ma}.{mi}.{pa} at {} (device link: nvJitLink + CUDA headers at {})",
+                install.root.display(),
+                t.cuda_includes
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            json!({"version": format!("{ma}.{mi}.{pa}"), "root": install.root, "cuda_includes": t.cuda_includes})
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            ctx.say(format_args!("nvshmem: {e}"));
+            json!({"error": e.to_string()})
+        }
+    }
+}
+
+/// Without the `nvshmem` feature: says so.
+#[cfg(not(feature = "nvshmem"))]
+fn nvshmem_info(ctx: &Ctx) -> serde_json::Value {
+    ctx.say(format_args!(
+        "nvshmem: not in this build (rebuild with `--features nvshmem`)"
+    ));
+    serde_json::Value::Null
 }

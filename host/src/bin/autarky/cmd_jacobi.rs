@@ -27,6 +27,22 @@ pub enum TransportArg {
     /// rank, --pes PEs per rank, peers through CUDA IPC (needs a build with
     /// `--features mpi`).
     Ipc,
+    /// One process per MPI rank, one GPU and one PE per rank (--pes 1),
+    /// peers through NVSHMEM: load/store where reachable, puts and signals
+    /// otherwise (needs a build with `--features nvshmem` and NVSHMEM at
+    /// run time: AUTARKY_NVSHMEM_DIR).
+    Nvshmem,
+}
+
+impl TransportArg {
+    /// The library's transport.
+    pub fn transport(self) -> autarky::Transport {
+        match self {
+            TransportArg::Local => autarky::Transport::InProcess,
+            TransportArg::Ipc => autarky::Transport::MpiIpc,
+            TransportArg::Nvshmem => autarky::Transport::Nvshmem,
+        }
+    }
 }
 
 /// Ranks of the MPI job this process was started in (from the launcher's
@@ -99,7 +115,8 @@ pub struct Common {
     gpus: u32,
     /// `local`: every PE in this process; `ipc`: one process per rank
     /// under mpirun (`mpirun -n 2 autarky jacobi2d … --transport ipc`),
-    /// --pes PEs per rank.
+    /// --pes PEs per rank; `nvshmem`: likewise, one PE per rank, peers
+    /// through NVSHMEM.
     #[arg(long, value_enum, default_value_t = TransportArg::Local)]
     transport: TransportArg,
     /// Element type.
@@ -297,11 +314,18 @@ fn solve(
     stencil: Stencil,
     tile: Option<[usize; 3]>,
 ) -> Result<(), CliError> {
-    let ipc = c.transport == TransportArg::Ipc;
+    let ipc = c.transport != TransportArg::Local;
+    let tname = c.transport.transport().name();
     if ipc && (c.gpus > 1 || ctx.emulator.is_some()) {
-        return Err(CliError::Usage(
-            "--transport ipc: one GPU per rank (start one rank per GPU with mpirun; no --gpus, no emulator)".into(),
-        ));
+        return Err(CliError::Usage(format!(
+            "--transport {tname}: one GPU per rank (start one rank per GPU with mpirun; no --gpus, no emulator)"
+        )));
+    }
+    if c.transport == TransportArg::Nvshmem && c.pes != 1 {
+        return Err(CliError::Usage(format!(
+            "--transport nvshmem: one PE per rank (got --pes {}); start one rank per PE",
+            c.pes
+        )));
     }
     // Every PE of the run: with ipc, --pes on each rank.
     let mut c = c;
@@ -357,13 +381,13 @@ fn solve(
 
     let (rt, threads) = if ipc {
         let rt = Runtime::builder()
-            .transport(autarky::Transport::MpiIpc)
+            .transport(c.transport.transport())
             .pes_per_rank(pes_per_rank)
             .symmetric_heap_bytes(fp.heap_per_pe as usize)
             .build()?;
         if rt.num_pes() != c.pes {
             return Err(CliError::Usage(format!(
-                "--transport ipc: the job has {} ranks, the launcher's environment said {}",
+                "--transport {tname}: the job has {} ranks, the launcher's environment said {}",
                 rt.ranks(),
                 launcher_ranks()
             )));
