@@ -259,7 +259,7 @@ impl Gpu {
             return Ok(module);
         }
         let cubin = source::compile_variant(kinds, self.cfg.threads, arch, variant)?;
-        Ok(Module::load(&self.ctx, &cubin)?)
+        Module::load(&self.ctx, &cubin)
     }
 
     /// `(comm, compute)` blocks per PE for this kernel and `pes` PEs on

@@ -818,7 +818,7 @@ impl RunArea {
             m.upload(initial)?;
             return Ok(m);
         }
-        Ok(DeviceMem::from_slice(ctx, initial)?)
+        DeviceMem::from_slice(ctx, initial)
     }
 
     /// A PE's Status, holding `initial`.
@@ -831,7 +831,7 @@ impl RunArea {
             m.upload(&[initial])?;
             return Ok(m);
         }
-        Ok(DeviceMem::from_slice(ctx, &[initial])?)
+        DeviceMem::from_slice(ctx, &[initial])
     }
 
     /// Under NVSHMEM, every PE's state array and Status entries (the

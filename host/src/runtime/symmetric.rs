@@ -320,7 +320,7 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
         self.check(pe, data.len())?;
         #[cfg(feature = "nvshmem")]
         if let Some(m) = self.heap.nvshmem_host(pe) {
-            return Ok(m?.upload_at(self.offset, data)?);
+            return m?.upload_at(self.offset, data);
         }
         match &self.heap.mem {
             HeapMem::Gpu(m) => Ok(m[pe as usize].upload_at(self.offset, data)?),
