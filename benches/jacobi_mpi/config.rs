@@ -49,6 +49,26 @@ impl Grid {
     pub fn padded_cells_per_pe(&self) -> u64 {
         (self.ny.div_ceil(2) as u64 + 2) * (self.nx as u64 + 2)
     }
+
+    /// Symmetric heap bytes per PE for one solver of `k` iterations on
+    /// this grid (2 PEs): both f32 buffers of the larger sub-grid, the
+    /// check's partials (32 bytes a tile, tiles of ≥ ~1024 cells), norms,
+    /// slack. The same on every rank (the ranks must agree on it).
+    pub fn heap_bytes(&self, k: u32) -> usize {
+        let local = self.padded_cells_per_pe() + 64;
+        (2 * 4 * local + local / 4 + 8 * (k as u64 + 1) + (1 << 20) + (16 << 20)) as usize
+    }
+}
+
+/// Symmetric heap bytes per PE for one runtime that hosts a solver of
+/// every `(grid, iterations)` in turn: the **sum** of their
+/// [`Grid::heap_bytes`], not the largest, because the symmetric heap is a
+/// bump allocator whose allocations are freed only with the runtime
+/// (runtime/symmetric.rs). The NVSHMEM side keeps one runtime for the
+/// whole bench (NVSHMEM is initialised once per process).
+#[cfg_attr(not(feature = "nvshmem"), allow(dead_code))]
+pub fn heap_bytes_for_all(runs: &[(Grid, u32)]) -> usize {
+    runs.iter().map(|(g, k)| g.heap_bytes(*k)).sum()
 }
 
 impl Config {
@@ -94,7 +114,8 @@ pub const MAX_ITERS: u64 = 100_000;
 /// `--help`.
 pub const HELP: &str = "\
 jacobi_mpi bench: autarky Jacobi 2D on 2 GPUs, one process (Builder::gpus(2).pes(2)) against
-2 MPI ranks over CUDA IPC (Transport::MpiIpc, one GPU per rank). Run it under
+2 MPI ranks over CUDA IPC (Transport::MpiIpc, one GPU per rank) and, when built with
+`--features mpi,nvshmem`, 2 MPI ranks over NVSHMEM (Transport::Nvshmem). Run it under
 `mpirun -n 2` (the knobs are flags so that every rank gets them):
   --quick            JACOBI_MPI_QUICK=1    strong 1024,4096; weak 256; 5 reps
   --strong=LIST      JACOBI_MPI_STRONG     total sizes N, N² over 2 GPUs (default 1024,4096,16384), 'none' to skip
@@ -102,6 +123,9 @@ jacobi_mpi bench: autarky Jacobi 2D on 2 GPUs, one process (Builder::gpus(2).pes
   --reps=R           JACOBI_MPI_REPS       timed reps per case and side (default 11; quick 5)
   --iters=K          JACOBI_MPI_ITERS      iterations of every case (default: per size, ~15 ms on one GPU)
   AUTARKY_BENCH_OUT  directory of results.json (default target/bench-report/jacobi_mpi)
+  AUTARKY_NVSHMEM_FORCE_REMOTE=1  NVSHMEM side: reach the other rank with NVSHMEM puts and
+                     signals only (else through nvshmem_ptr, load/store); AUTARKY_NVSHMEM_DIR,
+                     AUTARKY_NVJITLINK_DIR, AUTARKY_CUDA_INCLUDE_DIR: where NVSHMEM's pieces are
 Environment variables reach the other ranks only with `mpirun -x NAME`.";
 
 /// What `from_args` found: a config, or a request for the help text.

@@ -1,16 +1,26 @@
 //! Jacobi over MPI ranks (issue 12, item 4): autarky's Jacobi 2D on two
-//! GPUs, one process against two MPI ranks over CUDA IPC, the same grid,
-//! the same PE grid ([1, 2, 1]: the rows split between the GPUs), the same
-//! iterations; time per iteration side by side. Target: IPC within 5 % of
-//! one process.
+//! GPUs, one process against two MPI ranks over CUDA IPC and two MPI ranks
+//! over NVSHMEM, the same grid, the same PE grid ([1, 2, 1]: the rows
+//! split between the GPUs), the same iterations; time per iteration side
+//! by side. Targets: IPC within 5 % of one process, NVSHMEM within 20 %.
 //!
 //! Run under `mpirun -n 2` (one rank per GPU, both GPUs visible to every
 //! rank), e.g.
 //!
 //! ```text
-//! cargo bench --features mpi --bench jacobi_mpi --no-run   # prints the binary
+//! cargo bench --features mpi --bench jacobi_mpi --no-run           # one process vs IPC
+//! cargo bench --features mpi,nvshmem --bench jacobi_mpi --no-run   # … and NVSHMEM
 //! mpirun --allow-run-as-root --oversubscribe -n 2 -x LD_LIBRARY_PATH <binary> [--quick]
 //! ```
+//!
+//! The NVSHMEM side needs NVSHMEM, nvJitLink and the CUDA headers at run
+//! time, and the variables that find them passed to every rank
+//! (docs/nvshmem-gpu-checklist.md has the full command):
+//! `-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR
+//! -x AUTARKY_NVRTC_DIR -x AUTARKY_NVSHMEM_FORCE_REMOTE`. Run it with
+//! `AUTARKY_NVSHMEM_FORCE_REMOTE=1` (the other rank through NVSHMEM puts
+//! and signals only, as across nodes) and without (through `nvshmem_ptr`
+//! load/store); the table's header says which one ran.
 //!
 //! Cases: strong scaling at N² in total (default N = 1024, 4096, 16384)
 //! and weak scaling at N² per GPU (default N = 256: a 512 × 256 grid), f32
@@ -27,10 +37,13 @@
 //!   GPU = its node-local rank); halos and the end of the run go through
 //!   the peer's memory mapped with CUDA IPC. Time: each rank's device
 //!   events on its own GPU; a rep counts the slowest rank's.
+//! - `2 ranks NVSHMEM` (built with `--features nvshmem`): every rank's
+//!   `Transport::Nvshmem` runtime (1 PE = its NVSHMEM PE), timed like IPC.
+//!   Its grid must be bitwise the IPC run's.
 //!
-//! The two kinds of runtime are never alive at the same time: each phase
-//! drops its runtime before the ranks agree that the phase is over, and
-//! only then does the next phase build. Per grid:
+//! Runtimes are never alive at the same time. Per grid, each phase drops
+//! its runtime before the ranks agree that the phase is over, and only
+//! then does the next phase build:
 //!
 //! 1. all ranks: MPI runtime, one run, the field (every rank gathers the
 //!    whole grid); drop;
@@ -40,10 +53,49 @@
 //! 3. all ranks: MPI runtime, warm-ups and timed reps; drop; the ranks'
 //!    times go to rank 0.
 //!
+//! The NVSHMEM side comes after phase 3 of **every** grid, on one
+//! runtime built once (every rank, collectively) and kept for all grids,
+//! then dropped before `main` returns (NVSHMEM's finalize is collective;
+//! MPI is finalized at exit, after it). Why one, and why last:
+//!
+//! - NVSHMEM is initialised once per process (`nvshmemx_hostlib_init`
+//!   when the runtime is built, finalize when it drops); whether it can
+//!   be initialised again after a finalize is nothing a bench should rely
+//!   on, so there is one NVSHMEM runtime, and its heap is the **sum** of
+//!   the grids' heaps (`config::heap_bytes_for_all`: the symmetric heap
+//!   is a bump allocator freed only with the runtime).
+//! - Nothing in autarky forbids an NVSHMEM runtime next to an MPI-IPC or
+//!   one-process one (they share the MPI session, and NVSHMEM's unique-id
+//!   bootstrap goes over autarky's own bounded allgather), but they would
+//!   share each GPU's primary context with NVSHMEM's heap mappings, and
+//!   NVSHMEM's proxy thread would run during the other sides' timing. That
+//!   has never run, so the bench does not depend on it: all MPI-IPC and
+//!   one-process runtimes are gone before the NVSHMEM one is built, and
+//!   none is built after it.
+//!
+//! Even NVSHMEM's libraries are loaded only then: whether NVSHMEM is
+//! usable (`runtime::nvshmem::toolchain`, `host::nvshmem_info`) is asked
+//! after the other sides. So, when built with the feature, the IPC field
+//! of every grid is kept (host memory, f64: 2 GiB per rank for 16384²)
+//! until its NVSHMEM check. Per grid, on the NVSHMEM runtime: one run whose
+//! field must be bitwise the IPC run's (else the case fails: wrong work is
+//! not timed), then warm-ups and timed reps on every rank, the slower rank
+//! per rep. The table's NVSHMEM header and results.json say how the other
+//! rank was reached (`Runtime::peer_transports`: `nvshmem` under
+//! `AUTARKY_NVSHMEM_FORCE_REMOTE=1`, `nvshmem-p2p` through `nvshmem_ptr`).
+//!
 //! Every phase ends with an agreement (an MPI allgather of "did this rank
 //! fail"), so a failure on one rank ends every rank with an error instead
 //! of leaving the other waiting; the runtime's own collective steps are
-//! bounded by its rank timeout.
+//! bounded by its rank timeout (NVSHMEM's own init and finalize are not).
+//! The NVSHMEM side never hides the IPC result: when NVSHMEM is not usable
+//! on some rank (no toolchain or host library: the ranks agree, naming the
+//! rank and its reason) its column says `skipped` and the reason is
+//! printed under the table; when it fails (the build, a run, a grid that
+//! differs), its column says `FAILED`, the error is printed, the remaining
+//! grids' NVSHMEM sides are skipped, the table and results.json are still
+//! written, and every rank exits with an error. Built without the
+//! `nvshmem` feature, the column says `not built`.
 //!
 //! Without mpirun, with a job of other than 2 ranks, without a GPU, NVRTC
 //! or 2 visible GPUs, it prints `SKIP jacobi_mpi bench: <reason>` and
@@ -81,7 +133,7 @@ use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde_json::json;
 
-use cases::Case;
+use cases::{Case, NvshmemSide};
 use config::{mpi_skip, Config, Grid};
 
 /// The bench's result type.
@@ -135,15 +187,6 @@ fn solver_config(g: &Grid, k: u32) -> JacobiConfig {
     }
 }
 
-/// Heap bytes per PE for one solver of `k` iterations on `g` (2 PEs):
-/// both f32 buffers of the larger sub-grid, the check's partials (32
-/// bytes a tile, tiles of ≥ ~1024 cells), norms, slack. The same on every
-/// rank (the ranks must agree on it).
-fn heap_bytes(g: &Grid, k: u32) -> usize {
-    let local = g.padded_cells_per_pe() + 64;
-    (2 * 4 * local + local / 4 + 8 * (k as u64 + 1) + (1 << 20) + (16 << 20)) as usize
-}
-
 /// Iterations of a grid: the Jacobi bench's count for its total size.
 fn iterations(cfg: &Config, g: &Grid) -> u32 {
     cfg.iterations
@@ -153,7 +196,7 @@ fn iterations(cfg: &Config, g: &Grid) -> u32 {
 fn mpi_runtime(g: &Grid, k: u32) -> BoxResult<Runtime> {
     Ok(Runtime::builder()
         .transport(Transport::MpiIpc)
-        .symmetric_heap_bytes(heap_bytes(g, k))
+        .symmetric_heap_bytes(g.heap_bytes(k))
         .rank_timeout(RANK_TIMEOUT)
         .build()?)
 }
@@ -163,7 +206,7 @@ fn one_process_runtime(g: &Grid, k: u32) -> BoxResult<Runtime> {
         .gpu()
         .gpus(2)
         .pes(2)
-        .symmetric_heap_bytes(heap_bytes(g, k))
+        .symmetric_heap_bytes(g.heap_bytes(k))
         .build()?)
 }
 
@@ -187,6 +230,24 @@ fn time_run(rt: &Runtime, s: &JacobiSolver, k: u32, what: &str) -> BoxResult<f64
         .event_ms
         .ok_or_else(|| format!("{what}: a timed run returned no event time"))?;
     Ok(ms as f64 * 1e-3)
+}
+
+/// `cfg.warmup` untimed runs, then `cfg.reps` timed ones: their seconds.
+fn timed_reps(
+    cfg: &Config,
+    rt: &Runtime,
+    s: &JacobiSolver,
+    k: u32,
+    what: &str,
+) -> BoxResult<Vec<f64>> {
+    let mut secs = Vec::with_capacity(cfg.reps);
+    for rep in 0..cfg.warmup + cfg.reps {
+        let t = time_run(rt, s, k, what)?;
+        if rep >= cfg.warmup {
+            secs.push(t);
+        }
+    }
+    Ok(secs)
 }
 
 /// The first run of a solver: its field, after checking that it ran every
@@ -231,7 +292,16 @@ fn world() -> BoxResult<SimpleCommunicator> {
     Ok(SimpleCommunicator::world())
 }
 
-fn run_case(cfg: &Config, slug: &str, g: Grid, rank: u32) -> BoxResult<Case> {
+/// One grid's one-process and IPC sides (phases 1–3 of the module docs):
+/// the case, and the IPC run's field when `keep_field` (for the NVSHMEM
+/// side's check, later).
+fn run_case(
+    cfg: &Config,
+    slug: &str,
+    g: Grid,
+    rank: u32,
+    keep_field: bool,
+) -> BoxResult<(Case, Option<Vec<f64>>)> {
     let k = iterations(cfg, &g);
     let mut case = Case::new(slug, g, k);
     let name = case.name.clone();
@@ -257,37 +327,20 @@ fn run_case(cfg: &Config, slug: &str, g: Grid, rank: u32) -> BoxResult<Case> {
             let rt = one_process_runtime(&g, k)?;
             let s = JacobiSolver::new(&rt, solver_config(&g, k))?;
             let f = checked_field(&s, k, &format!("{name}: one process"))?;
-            let diff = f
-                .iter()
-                .zip(&ipc_field)
-                .filter(|(a, b)| a.to_bits() != b.to_bits())
-                .count();
-            if f.len() != ipc_field.len() || diff != 0 {
-                return Err(format!(
-                    "{name}: the one-process grid differs from the 2-rank grid in {diff} of {} cells; refusing to time wrong work",
-                    f.len()
-                )
-                .into());
-            }
+            cases::check_bitwise(&name, "one-process", "2-rank IPC", &f, &ipc_field)?;
             let checked = format!(
                 "one process bitwise = 2 ranks over IPC ({} cells, PE grid {:?})",
                 f.len(),
                 s.pe_grid()
             );
             eprintln!("{name}: correctness ok ({checked}); timing one process …");
-            let mut secs = Vec::with_capacity(cfg.reps);
-            for rep in 0..cfg.warmup + cfg.reps {
-                let t = time_run(&rt, &s, k, &format!("{name}: one process"))?;
-                if rep >= cfg.warmup {
-                    secs.push(t);
-                }
-            }
+            let secs = timed_reps(cfg, &rt, &s, k, &format!("{name}: one process"))?;
             Ok((secs, checked))
         })()
     } else {
         Ok((Vec::new(), String::new()))
     };
-    drop(ipc_field);
+    let kept = keep_field.then_some(ipc_field);
     let (one_secs, checked) = agree(&world, &format!("{name}: the one-process phase"), one)?;
     case.one_process = one_secs;
     case.checked = checked;
@@ -299,22 +352,188 @@ fn run_case(cfg: &Config, slug: &str, g: Grid, rank: u32) -> BoxResult<Case> {
     let mine = (|| -> BoxResult<Vec<f64>> {
         let rt = mpi_runtime(&g, k)?;
         let s = JacobiSolver::new(&rt, solver_config(&g, k))?;
-        let mut secs = Vec::with_capacity(cfg.reps);
-        for rep in 0..cfg.warmup + cfg.reps {
-            let t = time_run(&rt, &s, k, &format!("{name}: 2 ranks IPC (rank {rank})"))?;
-            if rep >= cfg.warmup {
-                secs.push(t);
-            }
-        }
-        Ok(secs)
+        timed_reps(
+            cfg,
+            &rt,
+            &s,
+            k,
+            &format!("{name}: 2 ranks IPC (rank {rank})"),
+        )
     })();
     let mine = agree(&world, &format!("{name}: the IPC timing"), mine)?;
-    // Every rank has cfg.reps values (the same config everywhere).
+    case.ranks = gather_reps(&world, &mine);
+    Ok((case, kept))
+}
+
+/// Every rank's reps, `[rank][rep]` (collective; every rank holds the
+/// same number, the same config everywhere).
+fn gather_reps(world: &SimpleCommunicator, mine: &[f64]) -> Vec<Vec<f64>> {
     let ranks = world.size() as usize;
     let mut all = vec![0f64; ranks * mine.len()];
+    world.all_gather_into(mine, &mut all[..]);
+    all.chunks(mine.len().max(1)).map(<[f64]>::to_vec).collect()
+}
+
+/// The NVSHMEM side (feature `nvshmem`): why this rank cannot run it, if
+/// it cannot (no toolchain: NVSHMEM's headers and device library,
+/// nvJitLink, the CUDA headers; or no NVSHMEM host library). Local: no
+/// MPI, NVSHMEM loaded but not initialised (tests/nvshmem_mpi.rs asks the
+/// same before building anything).
+#[cfg(feature = "nvshmem")]
+fn nvshmem_local_check() -> Result<(), String> {
+    use autarky::runtime::nvshmem::{host::nvshmem_info, toolchain};
+    toolchain().map_err(|e| format!("no NVSHMEM toolchain: {e}"))?;
+    nvshmem_info().map_err(|e| format!("no NVSHMEM host library: {e}"))?;
+    Ok(())
+}
+
+/// Every rank's `local` verdict, agreed: `Ok` on every rank, or on every
+/// rank the first failing rank's reason, named (collective: a fixed-size
+/// allgather of a flag and the reason's first bytes).
+#[cfg(feature = "nvshmem")]
+fn agree_why(world: &SimpleCommunicator, local: &Result<(), String>) -> Result<(), String> {
+    const LEN: usize = 1024;
+    let mut mine = vec![0u8; LEN];
+    if let Err(why) = local {
+        mine[0] = 1;
+        let b = why.as_bytes();
+        let n = b.len().min(LEN - 1);
+        mine[1..1 + n].copy_from_slice(&b[..n]);
+    }
+    let mut all = vec![0u8; LEN * world.size() as usize];
     world.all_gather_into(&mine[..], &mut all[..]);
-    case.ranks = all.chunks(mine.len().max(1)).map(<[f64]>::to_vec).collect();
-    Ok(case)
+    match all.chunks(LEN).enumerate().find(|(_, c)| c[0] != 0) {
+        None => Ok(()),
+        Some((r, c)) => {
+            let text = &c[1..];
+            let end = text.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            Err(format!(
+                "NVSHMEM is not usable on rank {r}: {}",
+                String::from_utf8_lossy(&text[..end])
+            ))
+        }
+    }
+}
+
+/// The NVSHMEM runtime of the whole bench (module docs: one per process,
+/// heap for every grid's solver).
+#[cfg(feature = "nvshmem")]
+fn nvshmem_runtime(heap: usize) -> BoxResult<Runtime> {
+    Ok(Runtime::builder()
+        .transport(Transport::Nvshmem)
+        .symmetric_heap_bytes(heap)
+        .rank_timeout(RANK_TIMEOUT)
+        .build()?)
+}
+
+/// One grid's NVSHMEM side on every rank: one run, bitwise the IPC run's
+/// field, then warm-ups and timed reps: this rank's seconds.
+#[cfg(feature = "nvshmem")]
+fn nvshmem_reps(
+    cfg: &Config,
+    rt: &Runtime,
+    case: &Case,
+    ipc_field: &[f64],
+    rank: u32,
+) -> BoxResult<Vec<f64>> {
+    let (g, k, name) = (case.grid, case.iterations, &case.name);
+    let what = format!("{name}: 2 ranks NVSHMEM (rank {rank})");
+    let s = JacobiSolver::new(rt, solver_config(&g, k))?;
+    let f = checked_field(&s, k, &what)?;
+    cases::check_bitwise(name, "2-rank NVSHMEM", "2-rank IPC", &f, ipc_field)?;
+    drop(f);
+    if rank == 0 {
+        eprintln!("{name}: correctness ok (2 ranks over NVSHMEM bitwise = 2 ranks over IPC); timing 2 ranks over NVSHMEM …");
+    }
+    timed_reps(cfg, rt, &s, k, &what)
+}
+
+/// The NVSHMEM side of every case, after every case's other sides (module
+/// docs): sets each case's [`NvshmemSide`]. Collective; every rank ends
+/// with the same sides. `fields[i]` is case `i`'s IPC field.
+#[cfg(feature = "nvshmem")]
+fn nvshmem_side(
+    cfg: &Config,
+    cases: &mut [Case],
+    fields: Vec<Option<Vec<f64>>>,
+    rank: u32,
+) -> BoxResult<()> {
+    let world = world()?;
+    let local = nvshmem_local_check();
+    if let Err(why) = &local {
+        eprintln!("rank {rank}: 2 ranks NVSHMEM: {why}");
+    }
+    if let Err(why) = agree_why(&world, &local) {
+        for c in cases.iter_mut() {
+            c.nvshmem = NvshmemSide::Skipped(why.clone());
+        }
+        if rank == 0 {
+            eprintln!("jacobi_mpi: 2 ranks NVSHMEM skipped: {why}");
+        }
+        return Ok(());
+    }
+    let runs: Vec<(Grid, u32)> = cases.iter().map(|c| (c.grid, c.iterations)).collect();
+    let heap = config::heap_bytes_for_all(&runs);
+    if rank == 0 {
+        eprintln!(
+            "jacobi_mpi: building the NVSHMEM runtime ({} MiB of symmetric heap per PE, every grid's) …",
+            heap >> 20
+        );
+    }
+    let rt = nvshmem_runtime(heap);
+    if let Err(e) = &rt {
+        eprintln!("rank {rank}: building the NVSHMEM runtime: {e}");
+    }
+    let rt = match agree(&world, "building the NVSHMEM runtime", rt) {
+        Ok(rt) => rt,
+        Err(e) => {
+            let why = format!("building the NVSHMEM runtime: {e}");
+            for c in cases.iter_mut() {
+                c.nvshmem = NvshmemSide::Failed(why.clone());
+            }
+            return Ok(());
+        }
+    };
+    let peers = rt.peer_transports();
+    // The other rank's entry (a job of 2 ranks, 1 PE each).
+    let other = usize::from(rt.rank() == 0);
+    let peer = peers.get(other).copied().unwrap_or("?").to_string();
+    if rank == 0 {
+        eprintln!("jacobi_mpi: NVSHMEM runtime up; PEs reached as {peers:?}");
+    }
+    let mut failed: Option<String> = None;
+    for (c, field) in cases.iter_mut().zip(fields) {
+        if let Some(first) = &failed {
+            c.nvshmem =
+                NvshmemSide::Skipped(format!("not run: the NVSHMEM side of {first} failed"));
+            continue;
+        }
+        let mine = match &field {
+            Some(f) => nvshmem_reps(cfg, &rt, c, f, rank),
+            None => Err("the IPC field was not kept (a bench bug)".into()),
+        };
+        drop(field);
+        if let Err(e) = &mine {
+            eprintln!("rank {rank}: {e}");
+        }
+        match agree(&world, &format!("{}: the NVSHMEM side", c.name), mine) {
+            Ok(mine) => {
+                c.nvshmem = NvshmemSide::Timed {
+                    peer: peer.clone(),
+                    ranks: gather_reps(&world, &mine),
+                };
+                c.checked += "; 2 ranks over NVSHMEM bitwise = 2 ranks over IPC";
+            }
+            Err(e) => {
+                c.nvshmem = NvshmemSide::Failed(e.to_string());
+                failed = Some(c.name.clone());
+            }
+        }
+    }
+    // NVSHMEM's finalize (collective) happens here, on every rank, before
+    // main returns and MPI is finalized at exit.
+    drop(rt);
+    Ok(())
 }
 
 fn main() -> BoxResult<()> {
@@ -344,6 +563,8 @@ fn main() -> BoxResult<()> {
             "needs 2 GPUs visible to every rank, {count} present (do not narrow CUDA_VISIBLE_DEVICES per rank)"
         ));
     }
+    // The NVSHMEM side checks each IPC grid later (module docs).
+    let keep_fields = cfg!(feature = "nvshmem");
     let slug = report::gpu_slug(&props.name);
     if rank == 0 {
         println!(
@@ -357,28 +578,70 @@ fn main() -> BoxResult<()> {
             cfg.reps,
             if cfg.quick { " (QUICK)" } else { "" }
         );
+        if cfg!(feature = "nvshmem") {
+            println!(
+                "2 ranks NVSHMEM: built; runs after every other side; AUTARKY_NVSHMEM_FORCE_REMOTE={}",
+                std::env::var("AUTARKY_NVSHMEM_FORCE_REMOTE").unwrap_or_else(|_| "unset".into())
+            );
+        } else {
+            println!("2 ranks NVSHMEM: not built (cargo bench --features mpi,nvshmem)");
+        }
     }
 
     let mut cases = Vec::new();
+    let mut fields = Vec::new();
     for g in cfg.grids() {
-        cases.push(run_case(&cfg, &slug, g, rank)?);
+        let (case, field) = run_case(&cfg, &slug, g, rank, keep_fields)?;
+        cases.push(case);
+        fields.push(field);
     }
-    if rank != 0 {
-        return Ok(());
-    }
+    #[cfg(feature = "nvshmem")]
+    nvshmem_side(&cfg, &mut cases, fields, rank)?;
+    #[cfg(not(feature = "nvshmem"))]
+    drop(fields);
+
+    let nvshmem_failed = cases
+        .iter()
+        .filter(|c| matches!(c.nvshmem, NvshmemSide::Failed(_)))
+        .count();
     let refs: Vec<&Case> = cases.iter().collect();
+    if rank == 0 {
+        report_results(&cfg, &props, count, &refs)?;
+    }
+    if nvshmem_failed > 0 {
+        return Err(format!(
+            "the 2-rank NVSHMEM side FAILED on {nvshmem_failed} of {} cases (the errors are above; rank 0 printed the table and wrote results.json)",
+            cases.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Rank 0's output: the table, the targets, the checks, results.json.
+fn report_results(
+    cfg: &Config,
+    props: &driver::DeviceProps,
+    count: u32,
+    refs: &[&Case],
+) -> BoxResult<()> {
     println!();
-    print!("{}", cases::table(&refs));
+    print!("{}", cases::table(refs));
     println!(
         "µs per iteration, median [min–max] over {} timed reps (device events); one process: GPU 0's stream; \
-         2 ranks: the slower rank's per rep; ipc/one = 2-rank median / one-process median (> 1: IPC slower).",
+         2 ranks: the slower rank's per rep; ipc/one, nvshmem/one = 2-rank median / one-process median (> 1: slower).",
         cfg.reps
     );
-    println!("{}", cases::target_line(&refs));
-    for c in &cases {
+    println!("{}", cases::target_line(refs));
+    println!("{}", cases::nvshmem_target_line(refs));
+    for note in cases::nvshmem_notes(refs) {
+        println!("{note}");
+    }
+    for c in refs {
         println!("checked {}: {}", c.name, c.checked);
     }
 
+    let peers = cases::nvshmem_peers(refs);
     let mut facts = serde_json::Map::new();
     for (k, v) in [
         ("device", json!(props.name)),
@@ -398,11 +661,24 @@ fn main() -> BoxResult<()> {
             "ipc",
             "Transport::MpiIpc, 2 ranks × 1 PE, one GPU each; per rep the slower rank's device-event time".into(),
         ),
+        (
+            "nvshmem",
+            "Transport::Nvshmem, 2 ranks × 1 PE (= NVSHMEM PE), one GPU each, one runtime for every case, built after every other side; per rep the slower rank's device-event time".into(),
+        ),
+        ("nvshmem_built", cfg!(feature = "nvshmem").into()),
+        (
+            "nvshmem_force_remote",
+            json!(std::env::var("AUTARKY_NVSHMEM_FORCE_REMOTE").ok()),
+        ),
+        ("nvshmem_peer_transport", json!(peers)),
+        ("nvshmem_notes", json!(cases::nvshmem_notes(refs))),
         ("target", cases::TARGET.into()),
-        ("target_line", cases::target_line(&refs).into()),
+        ("target_line", cases::target_line(refs).into()),
+        ("nvshmem_target", cases::NVSHMEM_TARGET.into()),
+        ("nvshmem_target_line", cases::nvshmem_target_line(refs).into()),
         (
             "cases",
-            cases.iter().map(Case::to_json).collect::<Vec<_>>().into(),
+            refs.iter().map(|c| c.to_json()).collect::<Vec<_>>().into(),
         ),
     ] {
         facts.insert(k.to_string(), v);
