@@ -257,3 +257,45 @@ fn a_withheld_pulse_ends_in_a_timeout_naming_it() {
     // other builds it took 12.9 s, so the bound is generous.
     assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
 }
+
+/// The default tiles depend on the grid and the PE count, not on the
+/// backend's block count: runtimes with 2 and 5 compute workers give the
+/// same tiles, hence bitwise the same norms (summed tile by tile) as well
+/// as the same grid. (2 GPUs and 2 virtual PEs of one GPU differ the same
+/// way in their block counts: ~1054 against ~527 per PE.)
+#[test]
+fn the_default_tiling_and_norms_do_not_depend_on_the_block_count() {
+    let prob = problem([1, 128, 128], Stencil::FivePoint, [D, D, D]);
+    let mut runs = Vec::new();
+    for workers in [2, 5] {
+        let rt = Runtime::builder()
+            .emulator(workers)
+            .pes(2)
+            .comm_blocks(2)
+            .symmetric_heap_bytes(8 << 20)
+            .timeout(Duration::from_secs(20))
+            .build()
+            .unwrap();
+        let mut cfg = JacobiConfig::new(prob.clone(), 40);
+        cfg.check_every = 4;
+        let s = JacobiSolver::new(&rt, cfg).unwrap();
+        // 128 × 64 cells a PE: 4 tiles of 16 × 128 (2048 cells, the
+        // smallest default), more than the 2 workers, fewer than 5.
+        assert_eq!(s.tiles_per_pe(), &[4, 4], "{workers} workers");
+        runs.push(s.run().unwrap());
+    }
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(runs[0].norms.len(), 10);
+    let norm_bits = |r: &autarky::solvers::jacobi::JacobiRun| {
+        r.norms
+            .iter()
+            .map(|&(n, v)| (n, v.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        norm_bits(&runs[0]),
+        norm_bits(&runs[1]),
+        "norms differ between 2 and 5 workers"
+    );
+    assert_eq!(bits(&runs[0].field), bits(&runs[1].field));
+}

@@ -97,8 +97,10 @@ pub struct JacobiConfig {
     pub precision: Precision,
     /// PE grid `[pz, py, px]`; default: [`Decomposition::auto`].
     pub pe_grid: Option<[usize; 3]>,
-    /// Tile shape `[tz, ty, tx]` in cells; default: chosen from the grid
-    /// and the number of compute blocks.
+    /// Tile shape `[tz, ty, tx]` in cells; default: chosen from the PE's
+    /// part of the grid alone ([`TILE_BLOCKS`] tiles' worth), never from
+    /// the runtime's block count, so the norms (summed tile by tile) are
+    /// bitwise the same on P virtual PEs, P GPUs and the emulator.
     pub tile: Option<[usize; 3]>,
     /// A non-finite norm fails the run with `Error::NonFinite` (naming the
     /// PE, the check task and the iteration) instead of running on.
@@ -409,9 +411,7 @@ impl<'rt> JacobiSolver<'rt> {
             .map(|q| {
                 let lay = &layouts[q];
                 let ext = lay.extent;
-                let shape = cfg
-                    .tile
-                    .unwrap_or_else(|| default_tile(ext, compute_blocks as usize));
+                let shape = cfg.tile.unwrap_or_else(|| default_tile(ext, TILE_BLOCKS));
                 let shape = [0, 1, 2].map(|a| shape[a].clamp(1, ext[a]));
                 TileGrid {
                     count: [0, 1, 2].map(|a| ext[a].div_ceil(shape[a])),
@@ -711,6 +711,14 @@ impl<'rt> JacobiSolver<'rt> {
 fn plan_order(plan: &halo::Plan) -> Vec<usize> {
     plan.dependency_order()
 }
+
+/// The block count default tiles are sized for: about the compute blocks
+/// of one H200 (1055 at the default block shape), so a PE that owns a
+/// whole H200 runs about one tile per block. A constant and not the
+/// runtime's block count: the tiles fix the order of the norm's sum, and
+/// must not depend on where the PEs run (P virtual PEs of one GPU have
+/// 1/P of its blocks each; a P-GPU run has all of each GPU's).
+pub const TILE_BLOCKS: usize = 1024;
 
 /// A tile shape for a PE interior of `ext` cells and `blocks` compute
 /// blocks: about one tile per block, of 2048 to 16384 cells, 8 or more rows
@@ -1042,7 +1050,7 @@ mod tests {
     /// (docs/performance.md, session 4), for ~1000 compute blocks.
     #[test]
     fn default_tiles_follow_the_measured_shapes() {
-        let blocks = 1055;
+        let blocks = TILE_BLOCKS;
         assert_eq!(default_tile([1, 1024, 1024], blocks), [1, 8, 256]);
         // 4096² / 1055 blocks is just under 16 × 1024 cells (15 rows);
         // rounded up to the 16 rows (and 64 for 256³) the sweep timed.
