@@ -501,6 +501,13 @@ impl<'rt> JacobiSolver<'rt> {
                 if bx.is_empty() {
                     continue;
                 }
+                // The device copies a box with 32-bit cell indices.
+                if bx.shape().iter().product::<usize>() > u32::MAX as usize {
+                    return Err(invalid(format!(
+                        "a halo box of {:?} cells is too large (at most 2^32 - 1 cells a pulse)",
+                        bx.shape()
+                    )));
+                }
                 let rlo = [0, 1, 2].map(|ax| pulse.recv.lo[ax] + (bx.lo[ax] - pulse.send.lo[ax]));
                 let t = graph.add_task(
                     k_pulse,
