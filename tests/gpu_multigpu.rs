@@ -36,6 +36,11 @@ fn main() -> std::process::ExitCode {
             cg_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes,
         ),
         gpus_trial(
+            "jacobi_default_tiles_and_norms_on_2_gpus_are_bitwise_2_virtual_pes",
+            2,
+            jacobi_default_tiles_and_norms_on_2_gpus_are_bitwise_2_virtual_pes,
+        ),
+        gpus_trial(
             "abort_on_gpu_1_reaches_gpu_0",
             2,
             abort_on_gpu_1_reaches_gpu_0,
@@ -235,36 +240,100 @@ fn jacobi_5_and_7_point_on_2_gpus_x_2_pes_is_bitwise_4_virtual_pes() {
     }
 }
 
+/// CG on 2 GPUs against 2 virtual PEs of one GPU, with the runtime's own
+/// block counts (about 1054 compute blocks a PE on 2 GPUs, 527 on one):
+/// a converging solve, and a 80³ Poisson run whose default tiling (about
+/// 855 tiles a PE) once followed the block count and so gave different
+/// dot products (the two-GPU CG bench found it).
 fn cg_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes() {
     use autarky::solvers::cg::{heap_bytes_needed, poisson3d, CgConfig, CgSolver, CgVariant};
-    let a = poisson3d(20).unwrap();
-    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
-        let mut runs = Vec::new();
-        for gpus in [1, 2] {
-            let rt = Runtime::builder()
-                .gpu()
-                .gpus(gpus)
-                .pes(2)
-                .comm_blocks(2)
-                .symmetric_heap_bytes(heap_bytes_needed(&a, 2).unwrap())
-                .timeout(Duration::from_secs(20))
-                .build()
-                .unwrap();
-            let cfg = CgConfig {
-                variant,
-                ..CgConfig::new(1e-8, 10_000)
-            };
-            runs.push(CgSolver::new(&rt, &a, cfg).unwrap().run().unwrap());
+    for (n, tol, max_iters) in [(20, 1e-8, 10_000), (80, 0.0, 20)] {
+        let a = poisson3d(n).unwrap();
+        for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+            let mut runs = Vec::new();
+            for gpus in [1, 2] {
+                let rt = Runtime::builder()
+                    .gpu()
+                    .gpus(gpus)
+                    .pes(2)
+                    .comm_blocks(2)
+                    .symmetric_heap_bytes(heap_bytes_needed(&a, 2).unwrap())
+                    .timeout(Duration::from_secs(20))
+                    .build()
+                    .unwrap();
+                let cfg = CgConfig {
+                    variant,
+                    ..CgConfig::new(tol, max_iters)
+                };
+                let s = CgSolver::new(&rt, &a, cfg).unwrap();
+                runs.push((s.tiles_per_pe(), s.run().unwrap()));
+            }
+            let (t1, r1) = &runs[0];
+            let (t2, r2) = &runs[1];
+            assert_eq!(t1, t2, "{n}³ {variant:?}: tiles per PE differ");
+            if tol > 0.0 {
+                assert!(r1.converged, "{n}³ {variant:?}: {:?}", r1.iterations);
+            }
+            assert_eq!(r1.iterations, r2.iterations, "{n}³ {variant:?}");
+            assert_eq!(
+                r1.rel_residual.to_bits(),
+                r2.rel_residual.to_bits(),
+                "{n}³ {variant:?}"
+            );
+            let diff =
+                r1.x.iter()
+                    .zip(&r2.x)
+                    .filter(|(u, v)| u.to_bits() != v.to_bits())
+                    .count();
+            assert_eq!(
+                diff, 0,
+                "{n}³ {variant:?}: x on 2 GPUs differs from 2 virtual PEs in {diff} entries"
+            );
         }
-        assert!(runs[0].converged, "{variant:?}: {:?}", runs[0].iterations);
-        assert_eq!(runs[0].iterations, runs[1].iterations, "{variant:?}");
-        let same = runs[0]
-            .x
-            .iter()
-            .zip(&runs[1].x)
-            .all(|(u, v)| u.to_bits() == v.to_bits());
-        assert!(same, "{variant:?}: x on 2 GPUs differs from 2 virtual PEs");
     }
+}
+
+/// Jacobi with default tiles and the runtime's own block counts: 2 GPUs
+/// and 2 virtual PEs give the same tiles, so the same norms (summed tile
+/// by tile) as well as the same grid. At 2048² a PE has ~2.1 M cells: the
+/// tiles once followed the block count (527 against 1054 a PE) and would
+/// differ.
+fn jacobi_default_tiles_and_norms_on_2_gpus_are_bitwise_2_virtual_pes() {
+    let prob = JacobiProblem::new([1, 2048, 2048], Stencil::FivePoint)
+        .with_init(|_, y, x| ((x * 5 + y * 3) % 13) as f64 / 13.0)
+        .with_dirichlet(|_, y, x| 1.0 + 0.02 * x as f64 - 0.01 * y as f64);
+    let mut runs = Vec::new();
+    for gpus in [1, 2] {
+        let rt = Runtime::builder()
+            .gpu()
+            .gpus(gpus)
+            .pes(2)
+            .symmetric_heap_bytes(128 << 20)
+            .timeout(Duration::from_secs(20))
+            .build()
+            .unwrap();
+        let mut cfg = JacobiConfig::new(prob.clone(), 40);
+        cfg.check_every = 10;
+        let s = JacobiSolver::new(&rt, cfg).unwrap();
+        runs.push((s.tiles_per_pe().to_vec(), s.run().unwrap()));
+    }
+    assert_eq!(runs[0].0, runs[1].0, "tiles per PE differ");
+    assert_eq!(runs[0].1.norms.len(), 4);
+    let bits = |r: &autarky::solvers::jacobi::JacobiRun| {
+        r.norms
+            .iter()
+            .map(|&(n, v)| (n, v.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&runs[0].1), bits(&runs[1].1), "norms differ");
+    let diff = runs[0]
+        .1
+        .field
+        .iter()
+        .zip(&runs[1].1.field)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    assert_eq!(diff, 0, "2 GPUs differ from 2 virtual PEs in {diff} cells");
 }
 
 fn abort_on_gpu_1_reaches_gpu_0() {
