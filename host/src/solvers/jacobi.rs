@@ -1057,7 +1057,7 @@ mod tests {
     /// (docs/performance.md, session 4), for ~1000 compute blocks.
     #[test]
     fn default_tiles_follow_the_measured_shapes() {
-        let blocks = TILE_BLOCKS;
+        let blocks = super::TILE_BLOCKS;
         assert_eq!(default_tile([1, 1024, 1024], blocks), [1, 8, 256]);
         // 4096² / 1055 blocks is just under 16 × 1024 cells (15 rows);
         // rounded up to the 16 rows (and 64 for 256³) the sweep timed.
