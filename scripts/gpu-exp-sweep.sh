@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 6 sweep experiments (docs/performance.md, "Session 6"): the
+# Session 6 sweep experiments (JACOBI_PREFETCH was removed after them) (docs/performance.md, "Session 6"): the
 # Jacobi tile sweep's compile-time knobs and tile shapes, by the CLI (one
 # run each, device events), then the Jacobi bench --quick with the
 # defaults, and CG SpMV lanes. Run on one GPU from the repository root

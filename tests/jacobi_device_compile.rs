@@ -1,7 +1,7 @@
 //! The Jacobi kinds compile with NVRTC alone, for sm_90, in every element
 //! type and stencil (one source: `tile` dispatches on both at run time),
 //! with the default options and with the sweep's compile-time knobs
-//! (rows per work item, z marching, prefetch) that `AUTARKY_NVRTC_EXTRA`
+//! (rows per work item, z marching) that `AUTARKY_NVRTC_EXTRA`
 //! can set. Skips (with a printed reason) when NVRTC is absent; fails
 //! instead when AUTARKY_REQUIRE_NVRTC=1.
 

@@ -147,7 +147,7 @@ __device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, 
     }
 }
 
-// Rows per work item (at most): 8 or 16.
+// Rows per work item (at most): 8 (the default) or 16.
 #ifndef JACOBI_RY
 #define JACOBI_RY 8
 #endif
@@ -157,11 +157,9 @@ __device__ __forceinline__ void rows(const T* in, T* out, unsigned long long i, 
 #define JACOBI_ZMARCH_MIN 2
 #endif
 
-// 1: each warp prefetches (to L2) the centre column of its next work item
-// before it sweeps the current one (an experiment; off by default).
-#ifndef JACOBI_PREFETCH
-#define JACOBI_PREFETCH 0
-#endif
+// (A third knob, prefetching each warp's next work item to L2, was timed
+// in session 6 and made every size 2-5 % slower; it is gone. 16 rows a
+// work item was 6-11 % slower: it spills under the 64-register cap.)
 
 // R consecutive z planes of one x column of a 3D 7-point tile from cell i:
 // the centre column (planes z0 - 1 ... z0 + R) is loaded once and shared
@@ -264,23 +262,6 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
         unsigned n = min(ny - y0, (unsigned)JACOBI_RY);
         unsigned long long i =
             (unsigned long long)(a.lo[0] + z) * sz + (unsigned long long)(a.lo[1] + y0) * sy + a.lo[2] + x;
-#if JACOBI_PREFETCH
-        {
-            // The centre column of this warp's next item, to L2.
-            const unsigned w2 = w + warps;
-            if (w2 < items) {
-                const unsigned s2 = w2 % segs, r2 = w2 / segs;
-                const unsigned x2 = (r2 % chunks) * 32 + lane;
-                if (x2 < nx) {
-                    const unsigned long long i2 = (unsigned long long)(a.lo[0] + r2 / chunks) * sz +
-                                                  (unsigned long long)(a.lo[1] + s2 * JACOBI_RY) * sy + a.lo[2] + x2;
-                    const unsigned m2 = min(ny - s2 * JACOBI_RY, (unsigned)JACOBI_RY) + 2;
-                    for (unsigned r = 0; r < m2; ++r)
-                        asm volatile("prefetch.global.L2 [%0];" ::"l"(in + i2 + (unsigned long long)r * sy - sy));
-                }
-            }
-        }
-#endif
         if (unrolled) {
             if (n == JACOBI_RY) {
                 rows<T, K, unrolled ? JACOBI_RY : 1>(in, out, i, sy, sz, check, acc);
