@@ -1,8 +1,8 @@
 //! The Jacobi kinds compile with NVRTC alone, for sm_90, in every element
 //! type and stencil (one source: `tile` dispatches on both at run time),
-//! with the default options and with the sweep's compile-time knobs
-//! (rows per work item, z marching) that `AUTARKY_NVRTC_EXTRA`
-//! can set. Skips (with a printed reason) when NVRTC is absent; fails
+//! with the default options (run it with `AUTARKY_NVRTC_EXTRA=-DJACOBI_RY=16`
+//! or `-DJACOBI_ZMARCH_MIN=1000000` to compile the sweep's experiment
+//! knobs too). Skips (with a printed reason) when NVRTC is absent; fails
 //! instead when AUTARKY_REQUIRE_NVRTC=1.
 
 use autarky::runtime::source;
