@@ -331,6 +331,9 @@ fn jacobi_help_documents_every_option_and_its_range() {
             "f64",
             "--periodic",
             "--json",
+            "--comm-blocks <N>",
+            "--pulse-chunk <CELLS>",
+            "--trace <FILE>",
             stencil,
             tile,
         ] {
@@ -356,6 +359,14 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         (
             &["jacobi2d", "--size", "8", "--pes", "0"],
             "0 is not in 1..=16",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--comm-blocks", "0"],
+            "0 is not in 1..=64",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--pulse-chunk", "0"],
+            "0 is not in 1..",
         ),
         (
             &["jacobi3d", "--size", "8", "--pes", "17"],
@@ -474,6 +485,40 @@ fn jacobi_on_the_emulator_runs_or_says_clearly_why_not() {
             other => panic!("{args:?}: exit {other:?}: {err}"),
         }
     }
+}
+
+/// Pulses split over 3 comm blocks (chunks of at least 16 cells) give
+/// bitwise the norms of whole pulses on the default one comm block.
+#[test]
+fn jacobi_split_pulses_give_the_same_norms() {
+    let run = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "--json",
+            "--emulator=3",
+            "jacobi2d",
+            "--size",
+            "64",
+            "--pes",
+            "2",
+            "--iters",
+            "20",
+            "--check-every",
+            "5",
+        ];
+        args.extend_from_slice(extra);
+        let o = autarky(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["norms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["norm"].to_string())
+            .collect()
+    };
+    let whole = run(&[]);
+    assert_eq!(whole.len(), 4);
+    assert_eq!(run(&["--comm-blocks", "3", "--pulse-chunk", "16"]), whole);
 }
 
 #[test]

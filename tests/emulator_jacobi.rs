@@ -169,7 +169,7 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
         seed ^= seed << 17;
         seed % n
     };
-    for case in 0..6 {
+    for case in 0..12 {
         let three_d = case % 2 == 1;
         let stencil = match (three_d, next(2)) {
             (false, 0) => Stencil::FivePoint,
@@ -199,9 +199,13 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
             1 + next(4) as usize,
             2 + next(5) as usize,
         ];
+        // Pulses split into chunks of at least this many cells, over the
+        // runtime's 2 comm blocks (9: most boxes here stay whole).
+        let chunk = 1 + next(9) as usize;
         for _ in 0..2 {
             let mut cfg = JacobiConfig::new(prob.clone(), iters);
             cfg.tile = Some(tile);
+            cfg.pulse_chunk_cells = chunk;
             let got = JacobiSolver::new(&rt(pes), cfg)
                 .unwrap()
                 .run()
@@ -214,7 +218,7 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
                 .count();
             assert_eq!(
                 diff, 0,
-                "case {case}: {stencil:?} {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}: {diff} cells differ from 1 PE"
+                "case {case}: {stencil:?} {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}, pulse chunks ≥ {chunk} cells: {diff} cells differ from 1 PE"
             );
         }
     }

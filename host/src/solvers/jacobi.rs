@@ -105,7 +105,17 @@ pub struct JacobiConfig {
     /// A non-finite norm fails the run with `Error::NonFinite` (naming the
     /// PE, the check task and the iteration) instead of running on.
     pub check_finite: bool,
+    /// Pulses are split into chunks of at least this many cells (at least
+    /// 1), one comm task each, spread over the runtime's comm blocks: a
+    /// large halo is then copied by several blocks at once. With one comm
+    /// block (the runtime's default) nothing is split. Default
+    /// [`PULSE_CHUNK_CELLS`].
+    pub pulse_chunk_cells: usize,
 }
+
+/// Default [`JacobiConfig::pulse_chunk_cells`]: one round of a 128-thread
+/// comm block (8 cells a thread).
+pub const PULSE_CHUNK_CELLS: usize = 1024;
 
 impl JacobiConfig {
     /// `iterations` sweeps of `problem` in f32, no norm.
@@ -119,6 +129,7 @@ impl JacobiConfig {
             pe_grid: None,
             tile: None,
             check_finite: true,
+            pulse_chunk_cells: PULSE_CHUNK_CELLS,
         }
     }
 }
@@ -262,6 +273,27 @@ impl TileGrid {
 }
 
 /// `b` grown by `r` cells on every active axis.
+/// `b` split along its longest axis (the outer one on a tie) into at most `parts` boxes of at least
+/// `min_cells` cells each (just `b` when it is smaller than two chunks or
+/// `parts` is 1), in order along that axis.
+fn split_box(b: &Box3, parts: usize, min_cells: usize) -> Vec<Box3> {
+    let shape = b.shape();
+    let cells = b.len();
+    // The longest axis; on a tie the outer one, so chunks keep whole x rows.
+    let axis = (0..3)
+        .max_by_key(|&a| (shape[a], std::cmp::Reverse(a)))
+        .unwrap_or(2);
+    let k = parts.min(cells / min_cells.max(1)).min(shape[axis]).max(1);
+    (0..k)
+        .map(|c| {
+            let (mut lo, mut hi) = (b.lo, b.hi);
+            lo[axis] = b.lo[axis] + shape[axis] * c / k;
+            hi[axis] = b.lo[axis] + shape[axis] * (c + 1) / k;
+            Box3::new(lo, hi)
+        })
+        .collect()
+}
+
 fn grow(b: &Box3, r: [usize; 3]) -> Box3 {
     let mut lo = b.lo;
     let mut hi = b.hi;
@@ -359,6 +391,9 @@ impl<'rt> JacobiSolver<'rt> {
         }
         if cfg.iterations == 0 {
             return Err(invalid("iterations must be at least 1"));
+        }
+        if cfg.pulse_chunk_cells == 0 {
+            return Err(invalid("pulse_chunk_cells must be at least 1"));
         }
         if cfg.tol.is_some() && cfg.check_every == 0 {
             return Err(invalid("a tolerance needs check_every > 0"));
@@ -497,10 +532,16 @@ impl<'rt> JacobiSolver<'rt> {
                 .map(|b| (*b, None))
                 .chain(pulse.forwarded.iter().map(|f| (f.region, Some(f.after))))
                 .collect();
-            for (bx, after) in boxes {
-                if bx.is_empty() {
-                    continue;
-                }
+            let boxes: Vec<(Box3, Option<usize>)> = boxes
+                .into_iter()
+                .filter(|(bx, _)| !bx.is_empty())
+                .flat_map(|(bx, after)| {
+                    split_box(&bx, comm_blocks as usize, cfg.pulse_chunk_cells)
+                        .into_iter()
+                        .map(move |c| (c, after))
+                })
+                .collect();
+            for (chunk, (bx, after)) in boxes.into_iter().enumerate() {
                 // The device copies a box with 32-bit cell indices.
                 if bx.shape().iter().product::<usize>() > u32::MAX as usize {
                     return Err(invalid(format!(
@@ -527,7 +568,8 @@ impl<'rt> JacobiSolver<'rt> {
                     },
                 );
                 graph.set_pe(t, from as u32);
-                graph.pin(t, 0);
+                // Chunks of one pulse on different comm blocks.
+                graph.pin(t, (chunk % comm_blocks as usize) as u32);
                 graph.set_name(
                     t,
                     format!(
@@ -1051,7 +1093,43 @@ pub const NON_FINITE_CODE: u32 = cpu::NON_FINITE;
 
 #[cfg(test)]
 mod tests {
-    use super::default_tile;
+    use super::{default_tile, split_box, Box3};
+
+    /// A pulse box splits into contiguous chunks along its longest axis
+    /// that cover it exactly, each at least the minimum, at most `parts`.
+    #[test]
+    fn pulse_boxes_split_into_chunks_that_cover_them() {
+        let row = Box3::new([3, 1, 1], [4, 2, 4097]);
+        let cases = [
+            (row, 4, 1024, 4), // a 4096-cell halo row over 4 comm blocks
+            (row, 8, 1024, 4), // never below the minimum chunk
+            (row, 1, 1024, 1), // one comm block: whole
+            (row, 4, 3000, 1), // smaller than two chunks: whole
+            (Box3::new([1, 1, 1], [2, 257, 257]), 3, 1024, 3), // a 3D plane
+            (Box3::new([0, 0, 0], [1, 3, 1]), 8, 1, 3), // at most one a cell row
+        ];
+        for (b, parts, min, want) in cases {
+            let chunks = split_box(&b, parts, min);
+            assert_eq!(chunks.len(), want, "{b:?} into {parts} of ≥ {min}");
+            assert_eq!(chunks.iter().map(Box3::len).sum::<usize>(), b.len());
+            for c in &chunks {
+                assert!(chunks.len() == 1 || c.len() >= min, "{c:?}");
+                for a in 0..3 {
+                    assert!(c.lo[a] >= b.lo[a] && c.hi[a] <= b.hi[a] && c.lo[a] < c.hi[a]);
+                }
+            }
+            if b.shape() == [1, 256, 256] {
+                // A tie: split along y, so every chunk keeps whole x rows.
+                assert!(chunks.iter().all(|c| c.shape()[2] == 256), "{chunks:?}");
+            }
+            for w in chunks.windows(2) {
+                let a = (0..3)
+                    .find(|&a| w[0].hi[a] != w[0].lo[a] + b.shape()[a])
+                    .unwrap_or(2);
+                assert_eq!(w[0].hi[a], w[1].lo[a], "chunks are contiguous and in order");
+            }
+        }
+    }
 
     /// The default tile shapes are the ones the H200 sweep found fastest
     /// (docs/performance.md, session 4), for ~1000 compute blocks.

@@ -125,9 +125,21 @@ pub struct Common {
     /// Every axis wraps around (no Dirichlet boundary).
     #[arg(long)]
     periodic: bool,
-    /// Trace file (not supported for Jacobi runs yet; refused).
+    /// Write a device trace of the run to FILE (Chrome trace JSON; with
+    /// --json the summary, including the compute blocks' waits for
+    /// neighbours and halos, is in the output).
     #[arg(long, value_name = "FILE")]
     trace: Option<std::path::PathBuf>,
+    /// Comm blocks per PE (default: the runtime's, 1). With more than one,
+    /// each halo pulse is split into chunks of at least --pulse-chunk
+    /// cells, copied by different comm blocks at once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    comm_blocks: Option<u32>,
+    /// Least cells in a chunk of a split pulse (at least 1).
+    #[arg(long, value_name = "CELLS",
+          default_value_t = autarky::solvers::jacobi::PULSE_CHUNK_CELLS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pulse_chunk: u64,
 }
 
 /// Solve a 2D Jacobi problem (5- or 9-point) on a task graph of pinned
@@ -394,7 +406,7 @@ fn solve(
         }
         (rt, None)
     } else {
-        runtime(ctx, c.pes, c.gpus, fp.heap_per_pe as usize)?
+        runtime(ctx, c.pes, c.gpus, c.comm_blocks, fp.heap_per_pe as usize)?
     };
     let heap_total = fp.heap_per_pe * rt.local_pes().len() as u64;
     match rt.device_memory() {
@@ -421,6 +433,7 @@ fn solve(
         tol: c.tol,
         precision: c.precision.precision(),
         tile,
+        pulse_chunk_cells: usize::try_from(c.pulse_chunk).unwrap_or(usize::MAX),
         ..JacobiConfig::new(problem, c.iters)
     };
     let solver = JacobiSolver::new(&rt, cfg)?;
@@ -519,14 +532,22 @@ fn solve(
     Ok(())
 }
 
-/// The runtime of [`Ctx::runtime`] with `pes` PEs and heaps of `heap` bytes.
+/// The runtime of [`Ctx::runtime`] with `pes` PEs, `comm_blocks` comm
+/// blocks a PE (the builder's default when `None`) and heaps of `heap` bytes.
 fn runtime(
     ctx: &Ctx,
     pes: u32,
     gpus: u32,
+    comm_blocks: Option<u32>,
     heap: usize,
 ) -> Result<(Runtime, Option<u32>), CliError> {
-    let builder = || Runtime::builder().pes(pes).symmetric_heap_bytes(heap);
+    let builder = || {
+        let b = Runtime::builder().pes(pes).symmetric_heap_bytes(heap);
+        match comm_blocks {
+            Some(n) => b.comm_blocks(n),
+            None => b,
+        }
+    };
     if gpus > 1 {
         return Ok((builder().gpus(gpus).gpu().build()?, None));
     }
