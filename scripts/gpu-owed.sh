@@ -79,6 +79,12 @@ two)
   for n in 1024 16384; do
     halo "2gpu-$n" --size $n --gpus 2 --pes 2 --iters 200 --check-every 0
   done
+  # Split pulses (session 6, untimed): whole on 1 comm block against
+  # chunks of >= 1024 cells over 2 and 4.
+  for cb in 1 2 4; do
+    FILTER='µs per' run split-2d-1024-cb$cb 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 5000 --check-every 0 --comm-blocks $cb
+    FILTER='µs per' run split-3d-256-cb$cb 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0 --comm-blocks $cb
+  done
   FILTER='two|GPU|µs' run cg-two-gpu 300 $B/cg --3d=none --2d=none --two-gpu=128,256
   FILTER='two|GPU|µs|weak' run jacobi-two-gpu 300 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024,4096 --weak=256 --reps=5
   FILTER='ipc|IPC|one process|µs|SKIP' run jacobi-mpi 300 \
