@@ -6,7 +6,8 @@
 set -eu
 cd "$(git rev-parse --show-toplevel)"
 for t in emulator emulator_cg emulator_jacobi emulator_multipe emulator_trace \
-         proptest_emulator cli cli_cg validate config bench_report cg_bench; do
+         proptest_emulator cli cli_cg validate config bench_report cg_bench abi \
+         jacobi_device_compile; do
   rm -f .gpu/tests/"$t"-*
 done
 rm -f .gpu/bin/graph .gpu/bin/jacobi2d
