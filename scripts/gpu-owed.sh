@@ -85,6 +85,10 @@ two)
     FILTER='µs per' run split-2d-1024-cb$cb 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 5000 --check-every 0 --comm-blocks $cb
     FILTER='µs per' run split-3d-256-cb$cb 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0 --comm-blocks $cb
   done
+  # Where a two-GPU CG iteration goes (trace facts in the JSON).
+  for n in 128 256; do
+    FILTER='us_per|compute_waits|rror' run cg-trace-2gpu-$n 120 $B/autarky --json cg --poisson3d $n --gpus 2 --pes 2 --tol 0 --max-iters 50 --trace /tmp/cg-$n.trace.json
+  done
   FILTER='two|GPU|µs' run cg-two-gpu 300 $B/cg --3d=none --2d=none --two-gpu=128,256
   FILTER='two|GPU|µs|weak' run jacobi-two-gpu 300 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024,4096 --weak=256 --reps=5
   FILTER='ipc|IPC|one process|µs|SKIP' run jacobi-mpi 300 \

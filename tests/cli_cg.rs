@@ -93,6 +93,24 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
             vec!["--emulator=2", "cg", "--matrix", "/nonexistent/a.mtx"],
             "/nonexistent/a.mtx",
         ),
+        (vec!["cg", "--poisson2d", "4", "--gpus", "0"], "--gpus"),
+        (
+            vec!["cg", "--poisson2d", "4", "--pes", "3", "--gpus", "2"],
+            "--pes a multiple",
+        ),
+        (
+            vec![
+                "--emulator=2",
+                "cg",
+                "--poisson2d",
+                "4",
+                "--pes",
+                "2",
+                "--gpus",
+                "2",
+            ],
+            "needs the GPU backend",
+        ),
     ] {
         let o = autarky(&args);
         let err = String::from_utf8_lossy(&o.stderr);
@@ -101,4 +119,35 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
     }
+}
+
+/// `--trace` on the emulator: the file is written and the JSON carries the
+/// trace facts (the compute blocks' time and what they waited for), the
+/// numbers the two-GPU runs use to see where a CG iteration goes.
+#[test]
+fn cg_trace_on_the_emulator_writes_the_file_and_reports_the_waits() {
+    let dir = std::env::temp_dir().join(format!("autarky-cli-cg-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    let o = autarky(&[
+        "--emulator=2",
+        "--json",
+        "cg",
+        "--poisson2d",
+        "24",
+        "--pes",
+        "2",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    assert_eq!(v["gpus"], 1);
+    let t = &v["trace"];
+    assert!(t["compute_block_ns"].as_u64().unwrap() > 0, "{t}");
+    assert!(t["compute_waits_ns"].is_object(), "{t}");
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(file.contains("spmv tile 0 of PE 1"), "the trace names the SpMV tiles");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -57,13 +57,24 @@ pub struct Args {
     #[arg(long, default_value_t = 10_000, value_parser = iterations_parser())]
     max_iters: u32,
     /// Threads per matrix row in the SpMV tiles: 1, 2, 4, 8, 16 or 32
-    /// (default: about half the average nonzeros per row, a power of two).
+    /// (default: about one per 8 nonzeros of the average row, a power of
+    /// two: 1 for Poisson).
     #[arg(long, value_name = "L", value_parser = ["1", "2", "4", "8", "16", "32"])]
     spmv_lanes: Option<String>,
     /// Processing elements (virtual PEs on one GPU), 1..=16.
     #[arg(long, value_name = "P", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=autarky::abi::MAX_LOCAL_PES as i64))]
     pes: u32,
+    /// GPUs to spread the PEs over (devices 0..G of this process, every
+    /// pair peers; --pes must be a multiple of G). GPU only.
+    #[arg(long, value_name = "G", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    gpus: u32,
+    /// Write a device trace of the run to FILE (Chrome trace JSON; with
+    /// --json the summary, including what the compute blocks waited for,
+    /// is in the output).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
     /// The recurrence.
     #[arg(long, value_enum, default_value_t = VariantArg::Standard)]
     variant: VariantArg,
@@ -108,10 +119,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         let m = read_matrix_market(path).map_err(|e| CliError::Usage(e.to_string()))?;
         (path.display().to_string(), m)
     };
+    if a.gpus > 1 && (a.pes % a.gpus != 0 || ctx.emulator.is_some()) {
+        return Err(CliError::Usage(format!(
+            "--gpus {}: needs the GPU backend and --pes a multiple of it (got --pes {})",
+            a.gpus, a.pes
+        )));
+    }
     let heap = heap_bytes_needed(&matrix, a.pes).map_err(cli_error)?;
-    let (rt, threads) = runtime(ctx, a.pes, heap)?;
+    let (rt, threads) = runtime(ctx, a.pes, a.gpus, heap)?;
     if let Ok((free, _)) = rt.device_memory() {
-        let need = heap as u64 * a.pes as u64;
+        // Per GPU: its share of the PEs' heaps.
+        let need = heap as u64 * (a.pes / a.gpus) as u64;
         if need > free as u64 {
             return Err(CliError::Usage(format!(
                 "{name}: the solve needs about {need} bytes of device memory, {free} are free"
@@ -143,10 +161,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         PrecondArg::Jacobi => "jacobi",
     };
     ctx.say(format_args!(
-        "cg {name}: {} rows, {} nonzeros, {variant} CG, preconditioner {precond}, {} ({} tiles), up to {} on the {} backend",
+        "cg {name}: {} rows, {} nonzeros, {variant} CG, preconditioner {precond}, {}{} ({} tiles), up to {} on the {} backend",
         matrix.n_rows(),
         matrix.nnz(),
         plural(a.pes as u64, "PE", "PEs"),
+        if a.gpus > 1 {
+            format!(" on {} GPUs", a.gpus)
+        } else {
+            String::new()
+        },
         solver.tiles_per_pe().iter().map(|t| t.to_string()).collect::<Vec<_>>().join("+"),
         plural(a.max_iters as u64, "iteration", "iterations"),
         rt.backend_name()
@@ -155,9 +178,17 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     let run = solver
         .run_with(RunOptions {
             timed: gpu,
+            trace: a
+                .trace
+                .as_ref()
+                .map(|_| autarky::runtime::TraceOptions::default()),
             ..RunOptions::iterations(a.max_iters)
         })
         .map_err(cli_error)?;
+    let trace_facts = match (&a.trace, run.report.as_ref().and_then(|r| r.trace.as_ref())) {
+        (Some(path), Some(trace)) => Some(super::cmd_dag::write_trace(ctx, path, trace, &[])?),
+        _ => None,
+    };
     let (seconds, clock) = match &run.report {
         Some(r) => match (r.event_ms, r.device_ns) {
             (Some(ms), _) => (ms as f64 * 1e-3, "device events"),
@@ -196,6 +227,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "backend": rt.backend_name(),
         "emulator_threads": threads,
         "pes": a.pes,
+        "gpus": a.gpus,
         "tiles_per_pe": solver.tiles_per_pe(),
         "variant": variant,
         "precond": precond,
@@ -208,18 +240,28 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "seconds": seconds,
         "us_per_iteration": us,
         "clock": clock,
+        "trace": trace_facts,
     }));
     Ok(())
 }
 
-/// The runtime of [`Ctx::runtime`] with `pes` PEs and heaps of `heap` bytes.
-fn runtime(ctx: &Ctx, pes: u32, heap: usize) -> Result<(Runtime, Option<u32>), CliError> {
+/// The runtime of [`Ctx::runtime`] with `pes` PEs over `gpus` GPUs (more
+/// than one: the GPU backend only) and heaps of `heap` bytes.
+fn runtime(
+    ctx: &Ctx,
+    pes: u32,
+    gpus: u32,
+    heap: usize,
+) -> Result<(Runtime, Option<u32>), CliError> {
     let builder = || {
         Runtime::builder()
             .pes(pes)
             .comm_blocks(2)
             .symmetric_heap_bytes(heap)
     };
+    if gpus > 1 {
+        return Ok((builder().gpus(gpus).gpu().build()?, None));
+    }
     let emulator = |threads: u32| -> Result<(Runtime, Option<u32>), CliError> {
         Ok((builder().emulator(threads as usize).build()?, Some(threads)))
     };
