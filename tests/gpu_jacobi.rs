@@ -34,6 +34,11 @@ fn main() -> std::process::ExitCode {
             convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count,
         ),
         gpus_trial(
+            "split_pulses_over_3_comm_blocks_leave_the_grid_and_norms_bitwise",
+            1,
+            split_pulses_over_3_comm_blocks_leave_the_grid_and_norms_bitwise,
+        ),
+        gpus_trial(
             "a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration",
             1,
             a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration,
@@ -198,5 +203,55 @@ fn a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration() {
             assert!(pe < 2);
         }
         other => panic!("expected NonFinite, got {other:?}"),
+    }
+}
+
+/// Pulses split into chunks of at least 8 cells over 3 comm blocks a PE
+/// (each chunk its own comm task, its own sender and receiver edges), on 4
+/// virtual PEs, f32 and f64: grid and norms bitwise those of whole pulses
+/// on 1 comm block (and the grid that of 1 PE). 3D tiles here are 8 planes
+/// deep by default, so the 7-point case also runs the z-marching sweep.
+fn split_pulses_over_3_comm_blocks_leave_the_grid_and_norms_bitwise() {
+    let cases = [
+        ([1, 64, 80], Stencil::FivePoint, [D, P, D]),
+        ([16, 12, 20], Stencil::SevenPoint, [D, D, P]),
+        ([12, 16, 10], Stencil::TwentySevenPoint, [P, D, D]),
+    ];
+    let builder = |comm: u32, pes: u32| {
+        Runtime::builder()
+            .gpu()
+            .pes(pes)
+            .comm_blocks(comm)
+            .compute_blocks(12)
+            .symmetric_heap_bytes(64 << 20)
+            .timeout(Duration::from_secs(10))
+    };
+    let one = gpu_with("split_pulses", builder(1, 1));
+    let whole = gpu_with("split_pulses", builder(1, 4));
+    let split = gpu_with("split_pulses", builder(3, 4));
+    for (dims, stencil, bc) in cases {
+        for precision in [Precision::F32, Precision::F64] {
+            let run = |rt: &Runtime, chunk: usize| {
+                let mut cfg = JacobiConfig::new(problem(dims, stencil, bc), 30);
+                cfg.precision = precision;
+                cfg.check_every = 10;
+                cfg.pulse_chunk_cells = chunk;
+                JacobiSolver::new(rt, cfg).unwrap().run().unwrap()
+            };
+            let (a, b, c) = (run(&one, 1024), run(&whole, 1024), run(&split, 8));
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&c.field),
+                bits(&b.field),
+                "{stencil:?} {precision:?}: split vs whole pulses"
+            );
+            assert_eq!(
+                bits(&c.field),
+                bits(&a.field),
+                "{stencil:?} {precision:?}: 4 PEs vs 1"
+            );
+            assert_eq!(c.norms, b.norms, "{stencil:?} {precision:?}: norms");
+            assert_eq!(c.norms.len(), 3);
+        }
     }
 }
