@@ -148,6 +148,9 @@ fn cg_trace_on_the_emulator_writes_the_file_and_reports_the_waits() {
     assert!(t["compute_block_ns"].as_u64().unwrap() > 0, "{t}");
     assert!(t["compute_waits_ns"].is_object(), "{t}");
     let file = std::fs::read_to_string(&path).unwrap();
-    assert!(file.contains("spmv tile 0 of PE 1"), "the trace names the SpMV tiles");
+    assert!(
+        file.contains("spmv tile 0 of PE 1"),
+        "the trace names the SpMV tiles"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

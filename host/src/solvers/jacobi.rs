@@ -100,7 +100,8 @@ pub struct JacobiConfig {
     /// Tile shape `[tz, ty, tx]` in cells; default: chosen from the PE's
     /// part of the grid alone ([`TILE_BLOCKS`] tiles' worth), never from
     /// the runtime's block count, so the norms (summed tile by tile) are
-    /// bitwise the same on P virtual PEs, P GPUs and the emulator.
+    /// bitwise the same on P virtual PEs and P GPUs (and on emulators of
+    /// any thread count; within a tile the CPU body sums in its own order).
     pub tile: Option<[usize; 3]>,
     /// A non-finite norm fails the run with `Error::NonFinite` (naming the
     /// PE, the check task and the iteration) instead of running on.

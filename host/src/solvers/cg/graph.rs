@@ -141,10 +141,11 @@ pub struct CgConfig {
     /// Rows per tile; default: the PE's rows split by nonzeros into
     /// `nnz / 2048` tiles, at most [`MAX_DEFAULT_TILES`]. The default
     /// depends on the matrix and the PE count only, never on the
-    /// backend's block count, so the same matrix on P virtual PEs, on P
-    /// GPUs (any model) and on the emulator gives bitwise the same `x`
-    /// (the per-tile partials of the dot products are summed in tile
-    /// order, and the tiles are the same).
+    /// backend's block count, so the same matrix on P virtual PEs and on P
+    /// GPUs (any model) gives bitwise the same `x`, and so do emulators
+    /// with any thread count (the per-tile partials of the dot products
+    /// are summed in tile order, and the tiles are the same; within a tile
+    /// the GPU and the CPU bodies sum in different orders).
     pub tile_rows: Option<usize>,
     /// Threads per row in the SpMV tiles (a power of two, 1..=32); default
     /// [`default_spmv_lanes`] of the tile's average nonzeros per row. Any
