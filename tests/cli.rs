@@ -333,6 +333,7 @@ fn jacobi_help_documents_every_option_and_its_range() {
             "--json",
             "--comm-blocks <N>",
             "--pulse-chunk <CELLS>",
+            "--steps-per-sync <S>",
             "--trace <FILE>",
             stencil,
             tile,
@@ -367,6 +368,26 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         (
             &["jacobi2d", "--size", "8", "--pulse-chunk", "0"],
             "0 is not in 1..",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--steps-per-sync", "5"],
+            "5 is not in 1..=4",
+        ),
+        (
+            &["jacobi2d", "--size", "8", "--steps-per-sync", "3"],
+            "must be multiples of it",
+        ),
+        (
+            &[
+                "jacobi2d",
+                "--size",
+                "8",
+                "--stencil",
+                "9",
+                "--steps-per-sync",
+                "2",
+            ],
+            "5-point stencil only",
         ),
         (
             &["jacobi3d", "--size", "8", "--pes", "17"],
@@ -503,7 +524,7 @@ fn jacobi_split_pulses_give_the_same_norms() {
             "--iters",
             "20",
             "--check-every",
-            "5",
+            "4",
         ];
         args.extend_from_slice(extra);
         let o = autarky(&args);
@@ -517,8 +538,10 @@ fn jacobi_split_pulses_give_the_same_norms() {
             .collect()
     };
     let whole = run(&[]);
-    assert_eq!(whole.len(), 4);
+    assert_eq!(whole.len(), 5);
     assert_eq!(run(&["--comm-blocks", "3", "--pulse-chunk", "16"]), whole);
+    // Temporal blocking: 4 sweeps a synchronisation, the same norms.
+    assert_eq!(run(&["--steps-per-sync", "4"]), whole);
 }
 
 #[test]

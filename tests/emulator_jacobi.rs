@@ -303,3 +303,125 @@ fn the_default_tiling_and_norms_do_not_depend_on_the_block_count() {
     );
     assert_eq!(bits(&runs[0].field), bits(&runs[1].field));
 }
+
+/// Temporal blocking: 2, 3 and 4 sweeps per graph iteration give bitwise
+/// the grid and the norms of one sweep per iteration, on 1, 2 and 4 PEs
+/// (the [1, 2, 2] grid needs the corner ghosts), Dirichlet and periodic
+/// sides, f32 and f64, with tiles smaller than the ghost depth allows
+/// (neighbouring tiles then feed each other's grown regions).
+#[test]
+fn temporal_blocking_gives_bitwise_the_grid_and_norms_of_one_sweep_per_sync() {
+    let cases = [
+        ([1, 20, 26], [D, D, D], 1u32, None),
+        ([1, 18, 24], [P, P, D], 2, Some([1, 2, 1])),
+        ([1, 22, 20], [D, D, P], 4, Some([1, 2, 2])),
+        ([1, 24, 24], [P, P, P], 4, Some([1, 2, 2])),
+    ];
+    for (dims, bc, pes, grid) in cases {
+        let prob = problem(dims, Stencil::FivePoint, bc);
+        for precision in [Precision::F32, Precision::F64] {
+            let run = |steps: u32| {
+                let mut cfg = JacobiConfig::new(prob.clone(), 24);
+                cfg.precision = precision;
+                cfg.check_every = 12;
+                cfg.pe_grid = grid;
+                cfg.tile = Some([1, 3, 5]);
+                cfg.steps_per_sync = steps;
+                JacobiSolver::new(&rt(pes), cfg).unwrap().run().unwrap()
+            };
+            let one = run(1);
+            assert_eq!(one.norms.len(), 2);
+            for steps in [2, 3, 4] {
+                let got = run(steps);
+                let what =
+                    format!("{dims:?} {bc:?} {pes} PEs {precision:?}, {steps} sweeps a sync");
+                assert_eq!(got.iterations, 24, "{what}");
+                let diff = got
+                    .field
+                    .iter()
+                    .zip(&one.field)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                assert_eq!(diff, 0, "{what}: {diff} cells differ");
+                let bits = |r: &autarky::solvers::jacobi::JacobiRun| {
+                    r.norms
+                        .iter()
+                        .map(|&(n, v)| (n, v.to_bits()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&got), bits(&one), "{what}: norms");
+            }
+        }
+    }
+}
+
+/// What temporal blocking cannot do is refused before anything runs.
+#[test]
+fn temporal_blocking_refuses_what_it_cannot_do() {
+    let rt = rt(1);
+    let two_d = problem([1, 16, 16], Stencil::FivePoint, [D, D, D]);
+    let cases: [(JacobiProblem, u32, u32, u32, &str); 6] = [
+        (two_d.clone(), 0, 12, 0, "in 1..=4"),
+        (two_d.clone(), 5, 20, 0, "in 1..=4"),
+        (
+            problem([1, 16, 16], Stencil::NinePoint, [D, D, D]),
+            2,
+            12,
+            0,
+            "5-point",
+        ),
+        (
+            problem([8, 8, 8], Stencil::SevenPoint, [D, D, D]),
+            2,
+            12,
+            0,
+            "5-point",
+        ),
+        (two_d.clone(), 4, 10, 0, "multiples"),
+        (two_d, 4, 12, 6, "multiples"),
+    ];
+    for (prob, steps, iters, every, want) in cases {
+        let mut cfg = JacobiConfig::new(prob, iters);
+        cfg.steps_per_sync = steps;
+        cfg.check_every = every;
+        match JacobiSolver::new(&rt, cfg) {
+            Err(Error::InvalidConfig(m)) => assert!(m.contains(want), "{steps}: {m}"),
+            Err(e) => panic!("{steps}: {e}"),
+            Ok(_) => {
+                panic!("{steps} sweeps a sync, {iters} iterations, check every {every}: accepted")
+            }
+        }
+    }
+}
+
+/// Temporal blocking with a tolerance: the run stops at the same check as
+/// with one sweep a sync (the norms are the same), STOP_SLACK graph
+/// iterations (each S sweeps) after its graph iteration, and the grid is the reference's after
+/// the sweeps it reports.
+#[test]
+fn temporal_blocking_stops_at_the_same_check_and_reports_sweeps() {
+    let prob = problem([1, 12, 12], Stencil::FivePoint, [D, D, D]);
+    let run = |steps: u32| {
+        let mut cfg = JacobiConfig::new(prob.clone(), 10_000);
+        cfg.precision = Precision::F64;
+        cfg.check_every = 4;
+        cfg.tol = Some(1e-3);
+        cfg.steps_per_sync = steps;
+        JacobiSolver::new(&rt(2), cfg).unwrap().run().unwrap()
+    };
+    let one = run(1);
+    for steps in [2, 4] {
+        let got = run(steps);
+        let c = got.converged_at.expect("converges");
+        assert_eq!(Some(c), one.converged_at, "{steps} sweeps a sync");
+        // The stop comes STOP_SLACK graph iterations after the check's (as
+        // with one sweep a sync: c + STOP_SLACK), each `steps` sweeps.
+        assert_eq!(
+            got.iterations,
+            c + 1 + (STOP_SLACK - 1) * steps,
+            "{steps} sweeps a sync"
+        );
+        let want = reference(&prob, got.iterations as usize).unwrap().field;
+        assert!(max_abs(&got.field, &want) < 1e-12, "{steps} sweeps a sync");
+    }
+}

@@ -39,6 +39,11 @@ fn main() -> std::process::ExitCode {
             split_pulses_over_3_comm_blocks_leave_the_grid_and_norms_bitwise,
         ),
         gpus_trial(
+            "temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync",
+            1,
+            temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync,
+        ),
+        gpus_trial(
             "a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration",
             1,
             a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration,
@@ -252,6 +257,59 @@ fn split_pulses_over_3_comm_blocks_leave_the_grid_and_norms_bitwise() {
             );
             assert_eq!(c.norms, b.norms, "{stencil:?} {precision:?}: norms");
             assert_eq!(c.norms.len(), 3);
+        }
+    }
+}
+
+/// Temporal blocking on the GPU (2, 3 and 4 sweeps per synchronisation,
+/// lanes holding columns in registers, x neighbours by shuffles): the grid
+/// bitwise that of one sweep per synchronisation, on 1 and 4 virtual PEs
+/// (corner ghosts), Dirichlet and periodic sides, f32 and f64, default
+/// and small tiles (a tile narrower than a warp's 32 - 2S output columns,
+/// shorter than its 8 rows). The norms agree with one sweep a sync's to
+/// rounding (a lane sums its cells in another order).
+fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
+    let cases = [
+        ([1, 61, 95], [D, D, D], 1u32, None, None),
+        ([1, 64, 80], [P, D, P], 4, Some([1, 2, 2]), None),
+        ([1, 40, 52], [D, P, D], 4, Some([1, 2, 2]), Some([1, 5, 19])),
+    ];
+    for (dims, bc, pes, grid, tile) in cases {
+        let rt = rt("temporal_blocking", pes);
+        let prob = problem(dims, Stencil::FivePoint, bc);
+        for precision in [Precision::F32, Precision::F64] {
+            let run = |steps: u32| {
+                let mut cfg = JacobiConfig::new(prob.clone(), 48);
+                cfg.precision = precision;
+                cfg.check_every = 24;
+                cfg.pe_grid = grid;
+                cfg.tile = tile;
+                cfg.steps_per_sync = steps;
+                JacobiSolver::new(&rt, cfg).unwrap().run().unwrap()
+            };
+            let one = run(1);
+            for steps in [2, 3, 4] {
+                let got = run(steps);
+                let what = format!(
+                    "{dims:?} {bc:?} {pes} PEs {precision:?} {tile:?}, {steps} sweeps a sync"
+                );
+                assert_eq!(got.iterations, 48, "{what}");
+                let diff = got
+                    .field
+                    .iter()
+                    .zip(&one.field)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                assert_eq!(diff, 0, "{what}: {diff} cells differ from one sweep a sync");
+                assert_eq!(got.norms.len(), 2, "{what}");
+                for ((n1, v1), (n2, v2)) in one.norms.iter().zip(&got.norms) {
+                    assert_eq!(n1, n2, "{what}");
+                    assert!(
+                        (v1 - v2).abs() <= 1e-5 * v1.abs().max(1e-30),
+                        "{what}: norm {v2} vs {v1}"
+                    );
+                }
+            }
         }
     }
 }

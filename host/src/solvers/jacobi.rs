@@ -112,6 +112,17 @@ pub struct JacobiConfig {
     /// block (the runtime's default) nothing is split. Default
     /// [`PULSE_CHUNK_CELLS`].
     pub pulse_chunk_cells: usize,
+    /// Sweeps per graph iteration, 1 to 4 (temporal blocking; default 1).
+    /// With S > 1 the PEs' ghost layers are S deep and a tile computes S
+    /// sweeps of the tile grown by S from one read of it, in registers,
+    /// redundantly at its edges: one synchronisation (neighbour waits,
+    /// halo pulses) per S sweeps instead of per sweep, and fewer reads of
+    /// the grid. The grid is bitwise that of S = 1. 2D 5-point only;
+    /// `iterations` and `check_every` must be multiples of S (norms are of
+    /// the last sweep of a check's graph iteration, so at the same
+    /// iterations as with S = 1), and a tolerance stops the run
+    /// [`STOP_SLACK`] graph iterations (each S sweeps) after the check's.
+    pub steps_per_sync: u32,
 }
 
 /// Default [`JacobiConfig::pulse_chunk_cells`]: one round of a 128-thread
@@ -131,6 +142,7 @@ impl JacobiConfig {
             tile: None,
             check_finite: true,
             pulse_chunk_cells: PULSE_CHUNK_CELLS,
+            steps_per_sync: 1,
         }
     }
 }
@@ -179,6 +191,10 @@ struct TileArgs {
     iterations: u32,
     stencil: u32,
     f64: u32,
+    steps: u32,
+    ulo: [u32; 3],
+    uhi: [u32; 3],
+    pad: u32,
 }
 
 #[repr(C)]
@@ -396,6 +412,32 @@ impl<'rt> JacobiSolver<'rt> {
         if cfg.pulse_chunk_cells == 0 {
             return Err(invalid("pulse_chunk_cells must be at least 1"));
         }
+        let steps = cfg.steps_per_sync;
+        if !(1..=4).contains(&steps) {
+            return Err(invalid(format!(
+                "steps_per_sync must be in 1..=4, got {steps}"
+            )));
+        }
+        if steps > 1 {
+            if p.stencil != Stencil::FivePoint {
+                return Err(invalid(format!(
+                    "steps_per_sync {steps}: temporal blocking supports the 2D 5-point stencil only, not {:?}",
+                    p.stencil
+                )));
+            }
+            if p.dims[1] < 2 || p.dims[2] < 2 {
+                return Err(invalid(format!(
+                    "steps_per_sync {steps}: needs at least 2 cells along y and x, got dims {:?}",
+                    p.dims
+                )));
+            }
+            if cfg.iterations % steps != 0 || cfg.check_every % steps != 0 {
+                return Err(invalid(format!(
+                    "steps_per_sync {steps}: iterations ({}) and check_every ({}) must be multiples of it",
+                    cfg.iterations, cfg.check_every
+                )));
+            }
+        }
         if cfg.tol.is_some() && cfg.check_every == 0 {
             return Err(invalid("a tolerance needs check_every > 0"));
         }
@@ -420,16 +462,22 @@ impl<'rt> JacobiSolver<'rt> {
             None => Decomposition::auto(p.dims, pes, periodic),
         }
         .map_err(|e| invalid(format!("decomposition: {e}")))?;
-        let footprint = if p.stencil.needs_corners() {
+        // S sweeps per synchronisation need S ghost layers, corners
+        // included (the 5-point stencil's reach after S sweeps is a
+        // diamond of radius S).
+        let footprint = if p.stencil.needs_corners() || steps > 1 {
             Footprint::Full
         } else {
             Footprint::Faces
         };
-        let plan =
-            halo::plan(&decomp, 1, footprint).map_err(|e| invalid(format!("halo plan: {e}")))?;
+        let width = steps as usize;
+        let plan = halo::plan(&decomp, width, footprint)
+            .map_err(|e| invalid(format!("halo plan: {e}")))?;
         let layouts: Vec<LocalLayout> = (0..pes).map(|q| plan.layout(q)).collect();
-        let len = decomp.max_layout(1).len();
-        let reach = decomp.halo_widths(1);
+        let len = decomp.max_layout(width).len();
+        let reach = decomp.halo_widths(width);
+        // Graph iterations (each S sweeps) and checks in them.
+        let (g_iters, g_every) = (cfg.iterations / steps, cfg.check_every / steps);
         let esize = cfg.precision.size();
 
         let mut graph = Graph::new();
@@ -464,7 +512,7 @@ impl<'rt> JacobiSolver<'rt> {
         let slots = rt.alloc_symmetric::<f64>(4 * pes)?;
         let arrivals = rt.alloc_symmetric::<u32>(1)?;
         let norms = if checks {
-            Some(rt.alloc_symmetric::<f64>((cfg.iterations / cfg.check_every) as usize + 1)?)
+            Some(rt.alloc_symmetric::<f64>((g_iters / g_every) as usize + 1)?)
         } else {
             None
         };
@@ -480,6 +528,23 @@ impl<'rt> JacobiSolver<'rt> {
         let mut tile_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes);
         for (q, grid) in grids.iter().enumerate() {
             let lay = &layouts[q];
+            // The cells that evolve: the interior, and on a side with a
+            // neighbour (another PE or a periodic wrap) the ghosts, which
+            // mirror its cells; a Dirichlet side's ghosts stay fixed.
+            let (mut ulo, mut uhi) = ([0u32; 3], [0u32; 3]);
+            for ax in 0..3 {
+                let (h, ext) = (lay.halo[ax], lay.extent[ax]);
+                ulo[ax] = if decomp.neighbor(q, ax, -1).is_some() {
+                    0
+                } else {
+                    h
+                } as u32;
+                uhi[ax] = if decomp.neighbor(q, ax, 1).is_some() {
+                    2 * h + ext
+                } else {
+                    h + ext
+                } as u32;
+            }
             let mut ids = Vec::with_capacity(grid.len());
             for i in 0..grid.len() {
                 let b = grid.tile_box(grid.coords(i));
@@ -496,10 +561,14 @@ impl<'rt> JacobiSolver<'rt> {
                         sz: lay.strides[0] as u32,
                         tile: i as u32,
                         tiles: grid.len() as u32,
-                        check_every: cfg.check_every,
-                        iterations: cfg.iterations,
+                        check_every: g_every,
+                        iterations: g_iters,
                         stencil: stencil_code,
                         f64,
+                        steps,
+                        ulo,
+                        uhi,
+                        pad: 0,
                     },
                 );
                 graph.set_pe(t, q as u32);
@@ -616,8 +685,8 @@ impl<'rt> JacobiSolver<'rt> {
                     arrivals: arrivals.addr(q as u32),
                     tiles: grid.len() as u32,
                     pes: pes as u32,
-                    check_every: cfg.check_every,
-                    iterations: cfg.iterations,
+                    check_every: g_every,
+                    iterations: g_iters,
                     stop_slack: STOP_SLACK,
                     flags: cfg.tol.is_some() as u32 | (cfg.check_finite as u32) << 1,
                     tol: cfg.tol.unwrap_or(0.0),
@@ -696,7 +765,8 @@ impl<'rt> JacobiSolver<'rt> {
     /// by the configuration's).
     pub fn run_with(&self, mut opts: crate::RunOptions) -> Result<JacobiRun> {
         self.reset()?;
-        opts.iterations = self.cfg.iterations;
+        // Graph iterations: each runs steps_per_sync sweeps.
+        opts.iterations = self.cfg.iterations / self.cfg.steps_per_sync;
         let report = self.rt.run_with(&self.graph, opts)?;
         self.collect(report)
     }
@@ -707,6 +777,8 @@ impl<'rt> JacobiSolver<'rt> {
     }
 
     fn collect(&self, report: RunReport) -> Result<JacobiRun> {
+        // Graph iterations; sweeps are `steps` times as many.
+        let steps = self.cfg.steps_per_sync;
         let iters = report.iterations;
         let dims = self.cfg.problem.dims;
         let mut field = vec![0.0f64; dims.iter().product()];
@@ -732,10 +804,12 @@ impl<'rt> JacobiSolver<'rt> {
         let mut norms = Vec::new();
         if let Some(nb) = &self.norms {
             let all = nb.to_vec(0)?;
-            let every = self.cfg.check_every;
+            let every = self.cfg.check_every / steps;
+            let g_iters = self.cfg.iterations / steps;
             for n in 0..iters {
-                if (n + 1) % every == 0 || n + 1 == self.cfg.iterations {
-                    norms.push((n, all[(n / every) as usize]));
+                if (n + 1) % every == 0 || n + 1 == g_iters {
+                    // The check of graph iteration n is of its last sweep.
+                    norms.push(((n + 1) * steps - 1, all[(n / every) as usize]));
                 }
             }
         }
@@ -748,7 +822,7 @@ impl<'rt> JacobiSolver<'rt> {
             .and_then(|tol| norms.iter().find(|(_, v)| *v <= tol).map(|&(n, _)| n));
         Ok(JacobiRun {
             field,
-            iterations: iters,
+            iterations: iters * steps,
             norms,
             converged_at,
             report,
@@ -951,6 +1025,80 @@ mod cpu {
         }
     }
 
+    /// Temporal blocking (`steps` > 1, 2D 5-point): `steps` sweeps of the
+    /// tile grown by `steps`, read once from the input buffer, on a copy
+    /// (the GPU body's algorithm, cell by cell the same formulas), then the
+    /// tile written to the output buffer. Cells outside `[ulo, uhi)` keep
+    /// their values. The squared update of the last sweep is summed over
+    /// the tile in the order the one-sweep body sums it.
+    fn tile_steps<T: Real>(ctx: &CpuCtx<'_>, a: &TileArgs, inp: *const T, out: *mut T) {
+        let n = ctx.iteration;
+        let s = a.steps as isize;
+        let check = is_check(n, a.check_every, a.iterations);
+        let (sy, zoff) = (a.sy as isize, a.lo[0] as isize * a.sz as isize);
+        let (ly, hy, lx, hx) = (
+            a.lo[1] as isize,
+            a.hi[1] as isize,
+            a.lo[2] as isize,
+            a.hi[2] as isize,
+        );
+        let (y0, x0) = (ly - s, lx - s);
+        let w = (hx + s - x0) as usize;
+        let rows = (hy + s - y0) as usize;
+        let at = |y: isize, x: isize| ((y - y0) as usize) * w + (x - x0) as usize;
+        let mut cur: Vec<T> = Vec::with_capacity(rows * w);
+        for y in y0..hy + s {
+            for x in x0..hx + s {
+                // SAFETY: the tile grown by `steps` lies in the padded array
+                // (ghost layers are `steps` deep on the active axes, and
+                // temporal blocking needs both y and x active).
+                cur.push(unsafe { *inp.offset(zoff + y * sy + x) });
+            }
+        }
+        let mut next = cur.clone();
+        let evolves = |y: isize, x: isize| {
+            y >= a.ulo[1] as isize
+                && y < a.uhi[1] as isize
+                && x >= a.ulo[2] as isize
+                && x < a.uhi[2] as isize
+        };
+        let mut acc = 0.0f64;
+        for k in 1..=s {
+            let r = s - k;
+            next.copy_from_slice(&cur);
+            for y in ly - r..hy + r {
+                for x in lx - r..hx + r {
+                    if !evolves(y, x) {
+                        continue;
+                    }
+                    let c = |dy: isize, dx: isize| cur[at(y + dy, x + dx)];
+                    let v = T::c(0.25) * ((c(-1, 0) + c(1, 0)) + (c(0, -1) + c(0, 1)));
+                    if k == s && check {
+                        let d = v.f() - c(0, 0).f();
+                        acc += d * d;
+                    }
+                    next[at(y, x)] = v;
+                }
+            }
+            std::mem::swap(&mut cur, &mut next);
+        }
+        for y in ly..hy {
+            for x in lx..hx {
+                // SAFETY: the tile lies in the interior (module docs).
+                unsafe { *out.offset(zoff + y * sy + x) = cur[at(y, x)] };
+            }
+        }
+        if check {
+            // SAFETY: partials holds 4 × tiles doubles (module docs).
+            unsafe {
+                *(a.partials as *mut f64)
+                    .add((n % 4) as usize * a.tiles as usize + a.tile as usize) = acc
+            };
+            // Release: the partial before the arrival check_local acquires.
+            arrivals(a.arrivals).fetch_add(1, Ordering::Release);
+        }
+    }
+
     fn tile_t<T: Real>(ctx: &CpuCtx<'_>, a: &TileArgs) {
         let n = ctx.iteration;
         let base = a.a as *mut T;
@@ -961,6 +1109,9 @@ mod cpu {
                 base.add(((n + 1) % 2) as usize * a.len as usize),
             )
         };
+        if a.steps > 1 {
+            return tile_steps::<T>(ctx, a, inp, out);
+        }
         let check = is_check(n, a.check_every, a.iterations);
         let (sy, sz) = (a.sy as isize, a.sz as isize);
         let mut acc = 0.0f64;

@@ -24,6 +24,10 @@ struct JacobiTile {
     unsigned check_every, iterations;
     unsigned stencil;  // 5, 9, 7 or 27
     unsigned f64;      // element type: 1 = double, 0 = float
+    unsigned steps;    // sweeps per graph iteration (temporal blocking; 1: none)
+    unsigned ulo[3], uhi[3];  // cells that evolve (padded coordinates): the
+                              // interior, plus ghosts that mirror a neighbour
+    unsigned pad;
 };
 
 struct JacobiPulse {
@@ -288,15 +292,89 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
     return acc;
 }
 
+// Temporal blocking (2D 5-point): S sweeps per graph iteration. The PE's
+// ghost layers are S deep, so a tile's cells after S sweeps depend only on
+// the tile grown by S, read once at the start. A warp's work item is a
+// 32-cell-wide column chunk of the grown tile and R + 2S rows; lane l holds
+// its column in registers and gets its x neighbours by shuffles. Sweep k
+// updates rows k .. R + 2S - 1 - k; lanes k .. 31 - k stay exact, so after
+// S sweeps lanes S .. 31 - S (W = 32 - 2S columns) and rows S .. S + R - 1
+// are the item's output. Every value is the same formula of the same
+// neighbours as in S separate sweeps (term for term stencil_at's 5-point
+// one), so the grid is bitwise that of steps = 1; cells outside
+// [ulo, uhi) (Dirichlet ghosts) keep their values. The squared update
+// (check iterations) is of the last sweep, summed per lane in item order.
+template <class T, int S>
+__device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile& a, bool check) {
+    constexpr int R = 8, W = 32 - 2 * S, C = R + 2 * S;
+    const int lox = (int)a.lo[2], hix = (int)a.hi[2], loy = (int)a.lo[1], hiy = (int)a.hi[1];
+    const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1];
+    const unsigned chunks = (nx + W - 1) / W, segs = (ny + R - 1) / R;
+    const unsigned items = chunks * segs;
+    const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    const unsigned long long zoff = (unsigned long long)a.lo[0] * a.sz;
+    const unsigned sy = a.sy;
+    double acc = 0;
+    for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
+        const int x0 = lox + (int)((w / segs) * W);
+        const int y0 = loy + (int)((w % segs) * R);
+        const int x = x0 - S + (int)lane;
+        const bool xload = x < hix + S;  // x >= lox - S >= 0 always
+        const bool xu = x >= (int)a.ulo[2] && x < (int)a.uhi[2];
+        T c[C];
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            const int y = y0 - S + j;
+            c[j] = (xload && y < hiy + S) ? in[zoff + (unsigned long long)y * sy + x] : (T)0;
+        }
+#pragma unroll
+        for (int k = 1; k <= S; ++k) {
+            T old_prev = c[k - 1];
+#pragma unroll
+            for (int j = k; j < C - k; ++j) {
+                const T left = __shfl_up_sync(0xffffffffu, c[j], 1);
+                const T right = __shfl_down_sync(0xffffffffu, c[j], 1);
+                const T v = (T)0.25 * ((old_prev + c[j + 1]) + (left + right));
+                old_prev = c[j];
+                const int y = y0 - S + j;
+                if (xu && y >= (int)a.ulo[1] && y < (int)a.uhi[1]) {
+                    if (k == S && check && j >= S && j < S + R && (int)lane >= S && (int)lane < S + W &&
+                        x < hix && y < hiy) {
+                        const double d = (double)v - (double)c[j];
+                        acc += d * d;
+                    }
+                    c[j] = v;
+                }
+            }
+        }
+        if ((int)lane >= S && (int)lane < S + W && x < hix) {
+#pragma unroll
+            for (int j = S; j < S + R; ++j) {
+                const int y = y0 - S + j;
+                if (y < hiy) out[zoff + (unsigned long long)y * sy + x] = c[j];
+            }
+        }
+    }
+    return acc;
+}
+
 template <class T, int K>
 __device__ __forceinline__ void tile_k(const JacobiTile& a, unsigned n) {
     const T* in = reinterpret_cast<const T*>(a.a) + (n % 2) * a.len;
     T* out = reinterpret_cast<T*>(a.a) + ((n + 1) % 2) * a.len;
-    if (!is_check(n, a.check_every, a.iterations)) {
-        sweep<T, K>(in, out, a, false);
-        return;
+    const bool check = is_check(n, a.check_every, a.iterations);
+    double part;
+    if (K == 5 && a.steps > 1) {
+        switch (a.steps) {
+            case 2: part = sweep_steps<T, 2>(in, out, a, check); break;
+            case 3: part = sweep_steps<T, 3>(in, out, a, check); break;
+            default: part = sweep_steps<T, 4>(in, out, a, check); break;
+        }
+    } else {
+        part = sweep<T, K>(in, out, a, check);
     }
-    const double s = block_sum(sweep<T, K>(in, out, a, true));
+    if (!check) return;
+    const double s = block_sum(part);
     if (threadIdx.x == 0) {
         reinterpret_cast<double*>(a.partials)[(n % 4) * a.tiles + a.tile] = s;
         // Release: the partial before the arrival that check_local acquires.

@@ -135,6 +135,12 @@ pub struct Common {
     /// cells, copied by different comm blocks at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     comm_blocks: Option<u32>,
+    /// Sweeps per synchronisation, 1..=4 (temporal blocking: ghosts S deep,
+    /// each tile computes S sweeps from one read; the grid is bitwise that
+    /// of 1). 2D 5-point only; --iters and --check-every must be multiples.
+    #[arg(long, value_name = "S", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=4))]
+    steps_per_sync: u32,
     /// Least cells in a chunk of a split pulse (at least 1).
     #[arg(long, value_name = "CELLS",
           default_value_t = autarky::solvers::jacobi::PULSE_CHUNK_CELLS as u64,
@@ -251,16 +257,18 @@ fn footprint(
     d: u32,
     esize: u64,
     pes: u64,
-    iters: u32,
-    check_every: u32,
+    (iters, check_every): (u32, u32),
     tile: Option<&[usize]>,
+    halo: u64,
 ) -> Option<Footprint> {
     let cells = n.checked_pow(d)?;
-    // A PE's padded sub-grid has at most Π(ceil(n/p_a) + 2) ≤ Π(n/p_a + 3)
-    // cells; expanded, that is ≤ n^d/P + 3d·(n+3)^(d-1) + 27.
+    // A PE's padded sub-grid (ghosts `halo` deep) has at most
+    // Π(ceil(n/p_a) + 2h) ≤ Π(n/p_a + g) cells with g = 2h + 1; expanded,
+    // that is ≤ n^d/P + g·d·(n+g)^(d-1) + g^d.
+    let g = 2 * halo + 1;
     let local = (cells / pes)
-        .checked_add((3 * d as u64).checked_mul((n + 3).checked_pow(d - 1)?)?)?
-        .checked_add(27)?;
+        .checked_add((g * d as u64).checked_mul((n + g).checked_pow(d - 1)?)?)?
+        .checked_add(g.checked_pow(d)?)?;
     let data = local.checked_mul(2 * esize)?;
     // Tiles per PE: with a given tile at most Π ceil(n / t_a); by default
     // tiles hold ≥ min(1024, cells) cells, ceil effects at most double each axis.
@@ -367,9 +375,9 @@ fn solve(
         d,
         c.precision.bytes(),
         c.pes as u64,
-        c.iters,
-        c.check_every,
+        (c.iters, c.check_every),
         tile_axes.as_deref(),
+        c.steps_per_sync as u64,
     )
     .filter(|f| f.heap_per_pe <= usize::MAX as u64 / c.pes as u64)
     .ok_or_else(|| {
@@ -434,9 +442,15 @@ fn solve(
         precision: c.precision.precision(),
         tile,
         pulse_chunk_cells: usize::try_from(c.pulse_chunk).unwrap_or(usize::MAX),
+        steps_per_sync: c.steps_per_sync,
         ..JacobiConfig::new(problem, c.iters)
     };
-    let solver = JacobiSolver::new(&rt, cfg)?;
+    // What the configuration cannot do (a tolerance without checks,
+    // temporal blocking with a 9-point stencil, …) is a usage error.
+    let solver = JacobiSolver::new(&rt, cfg).map_err(|e| match e {
+        autarky::Error::InvalidConfig(m) => CliError::Usage(m),
+        e => e.into(),
+    })?;
     let pe_grid = solver.pe_grid();
     let size_text = if three_d {
         format!("{n}³")
@@ -597,17 +611,20 @@ mod tests {
 
     #[test]
     fn the_footprint_covers_both_buffers_and_overflows_to_none() {
-        let f = footprint(1024, 2, 4, 1, 1000, 100, None).unwrap();
+        let f = footprint(1024, 2, 4, 1, (1000, 100), None, 1).unwrap();
         assert!(f.heap_per_pe >= 2 * 1026 * 1026 * 4, "{f:?}");
         assert!(f.heap_per_pe < 2 * 1026 * 1026 * 4 + (4 << 20), "{f:?}");
         // Four PEs: each heap holds about a quarter.
-        let f4 = footprint(1024, 2, 4, 4, 1000, 100, None).unwrap();
+        let f4 = footprint(1024, 2, 4, 4, (1000, 100), None, 1).unwrap();
         assert!(f4.heap_per_pe * 2 < f.heap_per_pe, "{f4:?}");
         assert!(f4.heap_per_pe >= 2 * 514 * 514 * 4, "{f4:?}");
+        // Ghosts 4 deep (4 sweeps a sync): both buffers of 1032².
+        let h4 = footprint(1024, 2, 4, 1, (1000, 100), None, 4).unwrap();
+        assert!(h4.heap_per_pe >= 2 * 1032 * 1032 * 4, "{h4:?}");
         // Norms every iteration of many iterations take room too.
-        let g = footprint(16, 2, 4, 1, 1 << 30, 1, None).unwrap();
+        let g = footprint(16, 2, 4, 1, (1 << 30, 1), None, 1).unwrap();
         assert!(g.heap_per_pe >= 8 << 30, "{g:?}");
-        assert!(footprint(u64::MAX / 2, 3, 8, 1, 10, 0, None).is_none());
+        assert!(footprint(u64::MAX / 2, 3, 8, 1, (10, 0), None, 1).is_none());
     }
 
     #[test]
