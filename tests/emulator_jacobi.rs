@@ -169,7 +169,8 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
         seed ^= seed << 17;
         seed % n
     };
-    for case in 0..12 {
+    let mut temporal_runs = 0;
+    for case in 0..16 {
         let three_d = case % 2 == 1;
         let stencil = match (three_d, next(2)) {
             (false, 0) => Stencil::FivePoint,
@@ -188,7 +189,14 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
         };
         let bc = [0, 1, 2].map(|_| if next(2) == 0 { D } else { P });
         let prob = problem(dims, stencil, bc);
-        let iters = 5 + next(6) as u32;
+        // 2D 5-point: temporal blocking too, S sweeps a sync (iterations a
+        // multiple of S; a PE block thinner than S is refused, then S = 1).
+        let steps = if stencil == Stencil::FivePoint {
+            1 + next(4) as u32
+        } else {
+            1
+        };
+        let iters = steps * (2 + next(4) as u32);
         let one = {
             let cfg = JacobiConfig::new(prob.clone(), iters);
             JacobiSolver::new(&rt(1), cfg).unwrap().run().unwrap().field
@@ -206,11 +214,21 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
             let mut cfg = JacobiConfig::new(prob.clone(), iters);
             cfg.tile = Some(tile);
             cfg.pulse_chunk_cells = chunk;
-            let got = JacobiSolver::new(&rt(pes), cfg)
-                .unwrap()
-                .run()
-                .unwrap()
-                .field;
+            cfg.steps_per_sync = steps;
+            let rt = rt(pes);
+            let solver = match JacobiSolver::new(&rt, cfg.clone()) {
+                Err(Error::InvalidConfig(m)) if steps > 1 && m.contains("halo plan") => {
+                    cfg.steps_per_sync = 1;
+                    JacobiSolver::new(&rt, cfg).unwrap()
+                }
+                other => {
+                    if steps > 1 {
+                        temporal_runs += 1;
+                    }
+                    other.unwrap()
+                }
+            };
+            let got = solver.run().unwrap().field;
             let diff = got
                 .iter()
                 .zip(&one)
@@ -218,10 +236,14 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
                 .count();
             assert_eq!(
                 diff, 0,
-                "case {case}: {stencil:?} {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}, pulse chunks ≥ {chunk} cells: {diff} cells differ from 1 PE"
+                "case {case}: {stencil:?} {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}, pulse chunks ≥ {chunk} cells, {steps} sweeps a sync: {diff} cells differ from 1 PE"
             );
         }
     }
+    assert!(
+        temporal_runs >= 2,
+        "only {temporal_runs} runs used temporal blocking"
+    );
 }
 
 /// The pulse from PE 1 to PE 0 withheld (the GPU twin runs across two
@@ -423,5 +445,51 @@ fn temporal_blocking_stops_at_the_same_check_and_reports_sweeps() {
         );
         let want = reference(&prob, got.iterations as usize).unwrap().field;
         assert!(max_abs(&got.field, &want) < 1e-12, "{steps} sweeps a sync");
+    }
+}
+
+/// Temporal blocking under random grids, PE counts, tiles, pulse chunks and
+/// boundaries: S = 2..4 sweeps a sync on P PEs give bitwise the grid of one
+/// sweep a sync on one PE.
+#[test]
+fn random_temporal_blocking_never_changes_a_single_cell() {
+    let mut seed = 0x2545f4914f6cdd1du64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for case in 0..10 {
+        let dims = [1, 12 + next(30) as usize, 12 + next(40) as usize];
+        let bc = [0, 1, 2].map(|_| if next(2) == 0 { D } else { P });
+        let prob = problem(dims, Stencil::FivePoint, bc);
+        let steps = 2 + next(3) as u32;
+        let iters = steps * (2 + next(4) as u32);
+        let pes = [1u32, 2, 3, 4][next(4) as usize];
+        let tile = [1, 1 + next(9) as usize, 1 + next(40) as usize];
+        let chunk = 1 + next(40) as usize;
+        let one = {
+            let cfg = JacobiConfig::new(prob.clone(), iters);
+            JacobiSolver::new(&rt(1), cfg).unwrap().run().unwrap().field
+        };
+        let mut cfg = JacobiConfig::new(prob.clone(), iters);
+        cfg.tile = Some(tile);
+        cfg.pulse_chunk_cells = chunk;
+        cfg.steps_per_sync = steps;
+        let got = JacobiSolver::new(&rt(pes), cfg)
+            .unwrap()
+            .run()
+            .unwrap()
+            .field;
+        let diff = got
+            .iter()
+            .zip(&one)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(
+            diff, 0,
+            "case {case}: {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}, chunks ≥ {chunk}, {steps} sweeps a sync: {diff} cells differ"
+        );
     }
 }
