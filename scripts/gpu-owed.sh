@@ -87,9 +87,10 @@ two)
     halo "2gpu-$n" --size $n --gpus 2 --pes 2 --iters 200 --check-every 0
   done
   # Split pulses (session 6, untimed): whole on 1 comm block against
-  # chunks of >= 1024 cells over 2 and 4.
+  # chunks over 2 and 4 (the 1024-cell 2D halo row in chunks of >= 256;
+  # the 3D 65536-cell plane in chunks of >= 1024, the default).
   for cb in 1 2 4; do
-    FILTER='µs per' run split-2d-1024-cb$cb 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 5000 --check-every 0 --comm-blocks $cb
+    FILTER='µs per' run split-2d-1024-cb$cb 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 5000 --check-every 0 --comm-blocks $cb --pulse-chunk 256
     FILTER='µs per' run split-3d-256-cb$cb 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0 --comm-blocks $cb
   done
   # Where a two-GPU CG iteration goes (trace facts in the JSON).

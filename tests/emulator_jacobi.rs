@@ -139,19 +139,24 @@ fn emulated_nan_fails_the_run_at_the_first_check() {
             0.0
         }
     });
-    let mut cfg = JacobiConfig::new(prob, 30);
-    cfg.check_every = 3;
-    match JacobiSolver::new(&rt(2), cfg).unwrap().run() {
-        Err(Error::TaskFailed {
-            code,
-            iteration,
-            task,
-            ..
-        }) => {
-            assert_eq!((code, iteration), (NON_FINITE_CODE as u64, 2));
-            assert!(task.contains("check (global norm)"), "{task}");
+    // With 3 sweeps a sync as well: the error names the sweep the check
+    // was of, not the graph iteration.
+    for steps in [1, 3] {
+        let mut cfg = JacobiConfig::new(prob.clone(), 30);
+        cfg.check_every = 3;
+        cfg.steps_per_sync = steps;
+        match JacobiSolver::new(&rt(2), cfg).unwrap().run() {
+            Err(Error::TaskFailed {
+                code,
+                iteration,
+                task,
+                ..
+            }) => {
+                assert_eq!((code, iteration), (NON_FINITE_CODE as u64, 2), "{steps}");
+                assert!(task.contains("check (global norm)"), "{task}");
+            }
+            other => panic!("expected TaskFailed with the non-finite code, got {other:?}"),
         }
-        other => panic!("expected TaskFailed with the non-finite code, got {other:?}"),
     }
 }
 

@@ -7,11 +7,16 @@
 //! * **Tiles** (`jacobi_tile`, pinned round-robin to the PE's compute
 //!   blocks): a box of the PE's interior. Instance `n` reads buffer `n % 2`
 //!   and writes buffer `(n + 1) % 2` of the PE's padded array (a symmetric
-//!   buffer: ghost layer of width 1 on every active axis). A tile waits for
-//!   its neighbouring tiles' previous instance (distance-1 edges: their
-//!   output is its input, and their reads of its output buffer are over
-//!   before it overwrites them). Interior tiles never wait for halos.
-//! * **Pulses** (`jacobi_pulse`, comm role, pinned to comm slot 0): the
+//!   buffer: ghost layers of width S = [`JacobiConfig::steps_per_sync`],
+//!   1 by default, on every active axis; a graph iteration is S sweeps). A
+//!   tile waits for the previous instance of every tile within S cells
+//!   (distance-1 edges: their output is its input, and their reads of its
+//!   output buffer are over before it overwrites them). Interior tiles
+//!   never wait for halos.
+//! * **Pulses** (`jacobi_pulse`, comm role; a box of at least twice
+//!   [`JacobiConfig::pulse_chunk_cells`] is split into chunks pinned to
+//!   different comm blocks, avoiding the check's block when there are
+//!   three or more): the
 //!   halo plan of [`crate::halo`] (pulses Z → Y → X, edges and corners by
 //!   forwarding). Each box of a pulse is one task on the sender: its
 //!   *independent* boxes wait for the sender's tiles that produce them
@@ -21,7 +26,8 @@
 //!   the buffer; the receiver's tiles that read those ghosts wait for it
 //!   (distance 1, cross-PE: a signal carrying the iteration).
 //! * **Check** (`jacobi_check_local`, `jacobi_check_global`, comm role,
-//!   pinned to the last comm slot), when `check_every > 0`: every tile adds
+//!   pinned to comm slot 1, or 0 with one comm block), when
+//!   `check_every > 0`: every tile adds
 //!   its squared update to a partial at check iterations; check_local sums
 //!   the PE's partials in tile order and puts the sum into every PE's slot
 //!   array; check_global (after every PE's check_local) sums the slots in PE
@@ -36,8 +42,9 @@
 //! Halos live in the double-buffered arrays: pulse `n` writes the
 //! receiver's ghosts of buffer `(n + 1) % 2`, last read by the receiver's
 //! tiles at instance `n − 1`. Every receiver tile that reads those ghosts is
-//! adjacent to the face, so it is in the send box of the reverse pulse (the
-//! receiver's own boundary layer towards the sender); pulse `n` waits for
+//! within S cells of the face, so it is in the send box of the reverse
+//! pulse (the receiver's own S-deep boundary layer towards the sender);
+//! pulse `n` waits for
 //! the sender's boundary tiles at `n`, which waited for that reverse pulse
 //! at `n − 1`, which waited for the receiver's tiles at `n − 1`. On the
 //! sender's side, a tile may not overwrite what a pulse still reads: tile
@@ -113,6 +120,8 @@ pub struct JacobiConfig {
     /// [`PULSE_CHUNK_CELLS`].
     pub pulse_chunk_cells: usize,
     /// Sweeps per graph iteration, 1 to 4 (temporal blocking; default 1).
+    /// Errors name graph iterations, except a non-finite norm, which names
+    /// the sweep its check was of.
     /// With S > 1 the PEs' ghost layers are S deep and a tile computes S
     /// sweeps of the tile grown by S from one read of it, in registers,
     /// redundantly at its edges: one synchronisation (neighbour waits,
@@ -289,10 +298,9 @@ impl TileGrid {
     }
 }
 
-/// `b` grown by `r` cells on every active axis.
-/// `b` split along its longest axis (the outer one on a tie) into at most `parts` boxes of at least
-/// `min_cells` cells each (just `b` when it is smaller than two chunks or
-/// `parts` is 1), in order along that axis.
+/// `b` split along its longest axis (the outer one on a tie) into at most
+/// `parts` boxes of at least `min_cells` cells each (just `b` when it is
+/// smaller than two chunks or `parts` is 1), in order along that axis.
 fn split_box(b: &Box3, parts: usize, min_cells: usize) -> Vec<Box3> {
     let shape = b.shape();
     let cells = b.len();
@@ -300,7 +308,11 @@ fn split_box(b: &Box3, parts: usize, min_cells: usize) -> Vec<Box3> {
     let axis = (0..3)
         .max_by_key(|&a| (shape[a], std::cmp::Reverse(a)))
         .unwrap_or(2);
-    let k = parts.min(cells / min_cells.max(1)).min(shape[axis]).max(1);
+    // Layers along that axis a chunk needs for `min_cells`: every chunk
+    // gets at least ⌊len / k⌋ of them.
+    let rest = (cells / shape[axis].max(1)).max(1);
+    let per = min_cells.max(1).div_ceil(rest);
+    let k = parts.min(shape[axis] / per).max(1);
     (0..k)
         .map(|c| {
             let (mut lo, mut hi) = (b.lo, b.hi);
@@ -311,6 +323,7 @@ fn split_box(b: &Box3, parts: usize, min_cells: usize) -> Vec<Box3> {
         .collect()
 }
 
+/// `b` grown by `r` cells on every active axis.
 fn grow(b: &Box3, r: [usize; 3]) -> Box3 {
     let mut lo = b.lo;
     let mut hi = b.hi;
@@ -592,6 +605,12 @@ impl<'rt> JacobiSolver<'rt> {
         // ---- pulses ----------------------------------------------------------
         // One task per box of a pulse: (task, receiver-side box).
         let mut parts: Vec<Vec<TaskId>> = vec![Vec::new(); plan.pulses().len()];
+        // Comm blocks for pulse chunks: all, but with three or more, not
+        // the check's (a pinned comm list runs in order, so a chunk behind
+        // the global check would wait for every PE's check first).
+        let pulse_slots: Vec<u32> = (0..comm_blocks)
+            .filter(|&s| !(checks && comm_blocks >= 3 && s == check_slot))
+            .collect();
         for id in plan_order(&plan) {
             let pulse = &plan.pulses()[id];
             let (from, to) = (pulse.from_pe, pulse.to_pe);
@@ -606,16 +625,17 @@ impl<'rt> JacobiSolver<'rt> {
                 .into_iter()
                 .filter(|(bx, _)| !bx.is_empty())
                 .flat_map(|(bx, after)| {
-                    split_box(&bx, comm_blocks as usize, cfg.pulse_chunk_cells)
+                    split_box(&bx, pulse_slots.len(), cfg.pulse_chunk_cells)
                         .into_iter()
                         .map(move |c| (c, after))
                 })
                 .collect();
             for (chunk, (bx, after)) in boxes.into_iter().enumerate() {
-                // The device copies a box with 32-bit cell indices.
-                if bx.shape().iter().product::<usize>() > u32::MAX as usize {
+                // The device copies a box with 32-bit cell indices (whose
+                // loop counter must not wrap: at most 2^31 cells).
+                if bx.shape().iter().product::<usize>() > 1 << 31 {
                     return Err(invalid(format!(
-                        "a halo box of {:?} cells is too large (at most 2^32 - 1 cells a pulse)",
+                        "a halo box of {:?} cells is too large (at most 2^31 cells a pulse)",
                         bx.shape()
                     )));
                 }
@@ -639,7 +659,7 @@ impl<'rt> JacobiSolver<'rt> {
                 );
                 graph.set_pe(t, from as u32);
                 // Chunks of one pulse on different comm blocks.
-                graph.pin(t, (chunk % comm_blocks as usize) as u32);
+                graph.pin(t, pulse_slots[chunk % pulse_slots.len()]);
                 graph.set_name(
                     t,
                     format!(
@@ -746,6 +766,13 @@ impl<'rt> JacobiSolver<'rt> {
         self.decomp.pes()
     }
 
+    /// Graph iterations a run of the configured iterations takes: each is
+    /// [`JacobiConfig::steps_per_sync`] sweeps. For timing the graph with
+    /// [`Runtime::run_with`] directly, as the bench does.
+    pub fn graph_iterations(&self) -> u32 {
+        self.cfg.iterations / self.cfg.steps_per_sync
+    }
+
     /// Tiles of every PE.
     pub fn tiles_per_pe(&self) -> &[usize] {
         &self.tiles_per_pe
@@ -766,8 +793,36 @@ impl<'rt> JacobiSolver<'rt> {
     pub fn run_with(&self, mut opts: crate::RunOptions) -> Result<JacobiRun> {
         self.reset()?;
         // Graph iterations: each runs steps_per_sync sweeps.
-        opts.iterations = self.cfg.iterations / self.cfg.steps_per_sync;
-        let report = self.rt.run_with(&self.graph, opts)?;
+        let steps = self.cfg.steps_per_sync;
+        opts.iterations = self.cfg.iterations / steps;
+        let report = self.rt.run_with(&self.graph, opts).map_err(|e| match e {
+            // A non-finite norm is found by a check, at the last sweep of
+            // its graph iteration: name that sweep, as the norms do. (Other
+            // errors name the graph iteration, each `steps` sweeps.)
+            Error::NonFinite {
+                pe,
+                task,
+                iteration,
+                index,
+            } => Error::NonFinite {
+                pe,
+                task,
+                iteration: (iteration + 1) * steps - 1,
+                index,
+            },
+            Error::TaskFailed {
+                pe,
+                task,
+                iteration,
+                code,
+            } if code == NON_FINITE_CODE as u64 => Error::TaskFailed {
+                pe,
+                task,
+                iteration: (iteration + 1) * steps - 1,
+                code,
+            },
+            e => e,
+        })?;
         self.collect(report)
     }
 
@@ -1259,6 +1314,8 @@ mod tests {
             (row, 4, 3000, 1), // smaller than two chunks: whole
             (Box3::new([1, 1, 1], [2, 257, 257]), 3, 1024, 3), // a 3D plane
             (Box3::new([0, 0, 0], [1, 3, 1]), 8, 1, 3), // at most one a cell row
+            // 21 cells, at least 10 a chunk: a 3 + 4 column split would give 9.
+            (Box3::new([0, 0, 0], [1, 3, 7]), 2, 10, 1),
         ];
         for (b, parts, min, want) in cases {
             let chunks = split_box(&b, parts, min);

@@ -406,8 +406,8 @@ __device__ void tile(autarky::TaskCtx& ctx, const JacobiTile& a) {
 // Copies the pulse's box from this PE's `src` array into `dst` (the
 // receiver's copy, already translated to a pointer this thread can store
 // to), the block's threads taking consecutive cells (coalesced along x).
-// Box cells fit in 32 bits (the host refuses larger boxes), so the index
-// arithmetic is 32-bit.
+// A box has at most 2^31 cells (the host refuses larger ones), so the
+// 32-bit index arithmetic and loop counter cannot wrap.
 template <class T>
 __device__ __forceinline__ void copy_box(const T* src, T* dst, const JacobiPulse& a) {
     const unsigned nx = a.shape[2], ny = a.shape[1];

@@ -787,6 +787,14 @@ impl<'a> CgSolver<'a> {
             let mut off = 0usize;
             for send in pe.sends() {
                 let to = send.receiver();
+                // The device's gather loop counts entries in 32 bits and must
+                // not wrap (rounds of blockDim × CG_GATHER_BATCH).
+                if send.indices().len() > 1 << 31 {
+                    return Err(invalid(format!(
+                        "a send list of {} entries from PE {q} to PE {to} is too long (at most 2^31)",
+                        send.indices().len()
+                    )));
+                }
                 let g = graph.add_task(
                     k_gather,
                     &GatherArgs {
