@@ -193,7 +193,9 @@ impl Graph {
         self.add_edge_with_distance(from, to, 1)
     }
 
-    /// An edge with an explicit distance; only 0 and 1 pass validation.
+    /// An edge with an explicit distance `d`: instance `i` of `to` runs
+    /// after instance `i - d` of `from` (none for `i < d`). Validation
+    /// accepts `d` up to [`autarky_shared::MAX_DISTANCE`].
     pub fn add_edge_with_distance(&mut self, from: TaskId, to: TaskId, distance: u32) -> &mut Self {
         self.edges.push(EdgeSpec { from, to, distance });
         self
