@@ -67,19 +67,19 @@ one-tests)
   bash scripts/gpu-validate.sh --bench || fail=1
   ;;
 one-exp)
-  # CG against the cuSPARSE/cuBLAS baseline (targets: 2x at 64³, no
-  # slower at 256³; 2D 1024² ≤ 35 µs) with the 1-lane default.
-  FILTER='^h200|^case|MISS|ok$|rror' LINES_SHOWN=30 run cg-bench 400 $B/cg --quick
-  for n in 1024 16384; do
-    halo "1gpu-$n" --size $n --iters 200 --check-every 0
-  done
   # Temporal blocking (session 6, untimed): S sweeps per synchronisation.
   for n in 256 1024 4096 16384; do
     k=$([ $n -ge 16384 ] && echo 200 || ([ $n -ge 4096 ] && echo 1200 || echo 6000))
     for st in 1 2 4; do
-      FILTER='µs per|rror' run temporal-$n-s$st 90 $B/autarky jacobi2d --size $n --iters $k --check-every 0 --steps-per-sync $st
+      FILTER='µs per|rror' run temporal-$n-s$st 60 $B/autarky jacobi2d --size $n --iters $k --check-every 0 --steps-per-sync $st
     done
   done
+  for n in 1024 16384; do
+    halo "1gpu-$n" --size $n --iters 200 --check-every 0
+  done
+  # Last (the longest): CG against the cuSPARSE/cuBLAS baseline (targets:
+  # 2x at 64³, no slower at 256³; 2D 1024² ≤ 35 µs) with the 1-lane default.
+  FILTER='^h200|^case|MISS|ok$|rror' LINES_SHOWN=30 run cg-bench 300 $B/cg --quick
   ;;
 two)
   AUTARKY_TEST_LIMIT_S=150 bash scripts/gpu-validate.sh || fail=1
