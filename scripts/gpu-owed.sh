@@ -22,6 +22,11 @@ mkdir -p "$OUT" "$LOGS"
 B=.gpu/bin
 fail=0
 
+# The logs so far, packed after every command: a stage cut short by the
+# device tool's limit still returns what it ran.
+pack() { tar -czf "$OUT/owed-${STAGE}.tar.gz" -C "$LOGS" . 2>/dev/null; }
+STAGE=${1:-none}
+
 # run NAME LIMIT_S COMMAND...: logs to $OUT/NAME.log, prints the last lines
 # matching the filter in $FILTER (default: everything's last 5 lines).
 run() {
@@ -37,6 +42,7 @@ run() {
     tail -n 5 "$LOGS/$name.log"
   fi
   [ $rc -eq 0 ] || fail=1
+  pack
 }
 
 # halo LABEL ARGS...: a traced jacobi2d run (--json on stdout, kept apart
@@ -60,6 +66,7 @@ share = 100.0 * w / ns if ns else 0.0
 print(f"{sys.argv[2]}: {d.get('us_per_iteration')} us/iteration; compute blocks waiting for "
       f"predecessors {share:.1f}% of their time; overlap {t.get('overlap_fraction')}")
 PY
+  pack
 }
 
 case "${1:-}" in
