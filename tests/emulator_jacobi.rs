@@ -160,6 +160,17 @@ fn emulated_nan_fails_the_run_at_the_first_check() {
     }
 }
 
+/// A xorshift64 generator: `next(n)` draws from 0..n (fixed seeds keep
+/// the random tests reproducible).
+fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 /// Races in the halo protocol (a pulse overwriting ghosts its receiver
 /// still reads, a tile overwriting cells a pulse still packs) would show as
 /// run-to-run differences: random decompositions, tile shapes and
@@ -167,13 +178,7 @@ fn emulated_nan_fails_the_run_at_the_first_check() {
 /// compared bitwise with the one-PE result.
 #[test]
 fn random_decompositions_and_tiles_never_change_a_single_cell() {
-    let mut seed = 0x9e3779b97f4a7c15u64;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = xorshift(0x9e3779b97f4a7c15u64);
     let mut temporal_runs = 0;
     for case in 0..16 {
         let three_d = case % 2 == 1;
@@ -458,13 +463,7 @@ fn temporal_blocking_stops_at_the_same_check_and_reports_sweeps() {
 /// sweep a sync on one PE.
 #[test]
 fn random_temporal_blocking_never_changes_a_single_cell() {
-    let mut seed = 0x2545f4914f6cdd1du64;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = xorshift(0x2545f4914f6cdd1du64);
     for case in 0..10 {
         let dims = [1, 12 + next(30) as usize, 12 + next(40) as usize];
         let bc = [0, 1, 2].map(|_| if next(2) == 0 { D } else { P });
