@@ -7,6 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use autarky::abi::ErrorCode;
 use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
 use autarky::solvers::jacobi_ref::{Boundary, JacobiProblem, Stencil};
 use autarky::{Error, Graph, Runtime, TaskKind};
@@ -363,6 +364,16 @@ fn abort_on_gpu_1_reaches_gpu_0() {
         Err(Error::TaskFailed { pe, code, .. }) => assert_eq!((pe, code), (1, 9)),
         ref other => panic!("expected TaskFailed on PE 1, got {other:?}"),
     }
+    // GPU 0's PE stopped because PE 1 raised abort, which is no error of
+    // its own: it once recorded HostAbort (PE 1 sets the peers' host-mapped
+    // words too), and when GPU 0's clock ran behind GPU 1's, that record
+    // came "first" and the run reported Aborted on PE 0.
+    let codes: Vec<u32> = fin.pe_statuses.iter().map(|s| s.error_code).collect();
+    assert_eq!(
+        codes,
+        [0, ErrorCode::TaskFailed as u32],
+        "error records per PE"
+    );
     let prop = fin.abort_propagation_ns.unwrap();
     eprintln!("abort propagation across 2 GPUs: {prop} ns");
     assert!(prop < 10_000_000, "abort took {prop} ns to reach every GPU");

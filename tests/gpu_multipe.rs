@@ -6,6 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use autarky::abi::ErrorCode;
 use autarky::{Error, Graph, Runtime, TaskKind};
 use common::*;
 
@@ -414,6 +415,15 @@ fn abort_on_one_pe_reaches_every_pe() {
         }
         ref other => panic!("expected TaskFailed on PE 1, got {other:?}"),
     }
+    // The other PEs stopped because PE 1 raised abort: that is not an
+    // error of theirs (a peer's abort once read as the host's, recorded as
+    // HostAbort, and on two GPUs whose clocks differ it hid the cause).
+    let codes: Vec<u32> = fin.pe_statuses.iter().map(|s| s.error_code).collect();
+    assert_eq!(
+        codes,
+        [0, ErrorCode::TaskFailed as u32, 0, 0],
+        "error records per PE"
+    );
     let prop = fin.abort_propagation_ns.unwrap();
     eprintln!("abort propagation over 4 PEs: {prop} ns");
     assert!(prop < 10_000_000, "abort took {prop} ns to reach every PE");

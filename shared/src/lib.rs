@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -455,7 +455,8 @@ abi_struct! {
     /// + 1, 0 until the first report. Two words: a host read racing a new
     /// report may pair one report's value with the next one's iteration.
     pub struct HostControl {
-        /// Nonzero: every block of this PE must leave its loop now.
+        /// Nonzero: every block of this PE must leave its loop now;
+        /// [`ABORT_BY_HOST`] or [`ABORT_BY_PE`] says who asked.
         pub abort: u32,
         /// Nonzero: every block of this PE has left its loop.
         pub finished: u32,
@@ -651,6 +652,17 @@ pub const RUN_MAY_STOP: u32 = 2;
 /// Test hook bit in [`RunParams::flags`]: never run `hold_task`
 /// (a dependency that never completes).
 pub const TEST_HOLD_TASK: u32 = 1;
+
+/// [`HostControl::abort`] as the host writes it: the host asked the run to
+/// stop (a watchdog, a drop, a user's abort). A PE that sees it with no
+/// error of its own records `ErrorCode::HostAbort`.
+pub const ABORT_BY_HOST: u32 = 1;
+
+/// [`HostControl::abort`] as a PE writes it when it raises abort after
+/// recording an error (its own word and its peers'): a consequence of that
+/// error, never recorded as `HostAbort` (which would hide the cause when
+/// two GPUs' clocks order the records).
+pub const ABORT_BY_PE: u32 = 2;
 
 /// Tasks comm block 0 looks at per progress publish when it sweeps the
 /// PE's tasks for [`HostControl::iterations_done`].

@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 5u
+#define AUTARKY_ABI_VERSION 6u
 
 namespace autarky {
 
@@ -19,6 +19,8 @@ constexpr uint32_t TEST_HOLD_TASK = 1u;
 constexpr uint32_t RUN_MAY_STOP = 2u;
 constexpr uint32_t MAX_LOCAL_PES = 16u;
 constexpr uint32_t MAX_DISTANCE = 65536u;
+constexpr uint32_t ABORT_BY_HOST = 1u;
+constexpr uint32_t ABORT_BY_PE = 2u;
 constexpr uint32_t PROGRESS_SWEEP_TASKS = 32u;
 
 // Word encodings (Rust: autarky_shared::{state_word, state_parts, queue_slot_word}).
@@ -284,7 +286,7 @@ static_assert(alignof(Status) == 8, "alignof(Status) differs from Rust");
 // + 1, 0 until the first report. Two words: a host read racing a new
 // report may pair one report's value with the next one's iteration.
 struct alignas(8) HostControl {
-    // Nonzero: every block of this PE must leave its loop now.
+    // Nonzero: every block of this PE must leave its loop now; [`ABORT_BY_HOST`] or [`ABORT_BY_PE`] says who asked.
     uint32_t abort;
     // Nonzero: every block of this PE has left its loop.
     uint32_t finished;

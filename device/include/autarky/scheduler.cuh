@@ -1202,8 +1202,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                 }
                 if (run_finished(p)) break;
                 if (abort_raised(p, polls % HOST_ABORT_POLLS == 0)) {
-                    if (ld_relaxed_sys_u32(&control_of(p)->abort) != 0 &&
-                        ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
+                    if (host_raised_abort(p) && ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
                         record_error(w, ErrorCode::HostAbort, NONE, 0, WaitKind::None, 0, 0, 0, 0);
                     break;
                 }

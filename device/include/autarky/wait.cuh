@@ -60,7 +60,9 @@ __device__ inline void raise_abort(const RunParams& p) {
 #ifdef AUTARKY_NVSHMEM
         if (pe != p.pe && statuses[pe] == 0) autarky_nvshmem_p32(&status_of(p)->abort, 1u, (int)pe);
 #endif
-        st_release_sys_u32(&reinterpret_cast<HostControl*>(controls[pe])->abort, 1);
+        // ABORT_BY_PE, not the host's value: a peer that sees it records
+        // no HostAbort of its own (the cause is this PE's record).
+        st_release_sys_u32(&reinterpret_cast<HostControl*>(controls[pe])->abort, ABORT_BY_PE);
     }
 }
 
@@ -90,6 +92,11 @@ __device__ __noinline__ void record_error(Who w, ErrorCode code, uint32_t task, 
 __device__ __forceinline__ bool abort_raised(const RunParams& p, bool host) {
     if (ld_relaxed_gpu_u32(&status_of(p)->abort) != 0) return true;
     return host && ld_relaxed_sys_u32(&control_of(p)->abort) != 0;
+}
+
+// Did the host (not a PE recording an error) raise this PE's abort?
+__device__ __forceinline__ bool host_raised_abort(const RunParams& p) {
+    return ld_relaxed_sys_u32(&control_of(p)->abort) == ABORT_BY_HOST;
 }
 
 // The number of instances every task runs now: the run's iteration count,
@@ -190,7 +197,7 @@ __device__ WaitResult wait_until(Who w, const WaitSite& site, Poll poll) {
             // see the host's abort through the device word, which comm
             // block 0 raises when it sees the host's.
             if (abort_raised(p, w.role == (uint32_t)Role::Comm && polls % HOST_ABORT_POLLS == 0)) {
-                if (ld_relaxed_sys_u32(&control_of(p)->abort) != 0 && ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
+                if (host_raised_abort(p) && ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
                     record_error(w, ErrorCode::HostAbort, site.task, site.iteration, site.kind, site.index, seen,
                                  site.wanted, 0);
                 return WaitResult::Aborted;

@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use autarky_shared::{
-    initial_status, seeded_queue_ctl, seeded_queue_slot, trace_area_records, BlockStats,
-    HostControl, QueueSlot, RunParams, Status, TraceRecord, ABI_VERSION, MAX_LOCAL_PES,
-    RUN_MAY_STOP, TEST_HOLD_TASK,
+    initial_status, seeded_queue_ctl, seeded_queue_slot, trace_area_records, BlockStats, ErrorCode,
+    HostControl, QueueSlot, RunParams, Status, TraceRecord, ABI_VERSION, ABORT_BY_HOST,
+    MAX_LOCAL_PES, RUN_MAY_STOP, TEST_HOLD_TASK,
 };
 
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
@@ -462,7 +462,7 @@ impl<'a> GpuRun<'a> {
     /// Asks every PE to stop (through host-mapped memory: no CUDA call).
     pub fn abort(&self) {
         for c in &self.controls {
-            c.write::<u32>(CONTROL_ABORT, 1);
+            c.write::<u32>(CONTROL_ABORT, ABORT_BY_HOST);
         }
     }
 
@@ -592,7 +592,8 @@ impl<'a> GpuRun<'a> {
         drop(self.mappings.take());
         let mut statuses = Vec::new();
         let mut all_blocks = Vec::new();
-        let mut first_error: Option<(u64, usize)> = None;
+        // (consequence rank, error_ns, pe): see below.
+        let mut first_error: Option<(bool, u64, usize)> = None;
         let mut result = Ok(());
         for (pe, end) in ends.into_iter().enumerate() {
             let l = &self.run.pes[pe];
@@ -602,9 +603,15 @@ impl<'a> GpuRun<'a> {
                 blocks,
             } = end;
             // The error every PE reports is the first one recorded anywhere
-            // (the others are its consequences: aborts, timeouts).
-            if s.error_code != 0 && first_error.map_or(true, |(t, _)| s.error_ns < t) {
-                first_error = Some((s.error_ns, pe));
+            // (the others are its consequences: aborts, timeouts). A host
+            // abort ranks after every other error: the host raises it when
+            // the run stalled or was dropped, and a PE's own record says
+            // more. (Records on different GPUs are ordered by their GPUs'
+            // clocks, which may differ by microseconds, as much as abort
+            // takes to cross: a consequence must not win on a skewed clock.)
+            let key = (s.error_code == ErrorCode::HostAbort as u32, s.error_ns, pe);
+            if s.error_code != 0 && first_error.map_or(true, |f| (key.0, key.1) < (f.0, f.1)) {
+                first_error = Some(key);
                 let snap = Snapshot {
                     graph: self.graph,
                     lowered: l,
@@ -620,7 +627,7 @@ impl<'a> GpuRun<'a> {
             all_blocks.extend(blocks);
         }
         let s = match first_error {
-            Some((_, pe)) => statuses[pe],
+            Some((_, _, pe)) => statuses[pe],
             None => statuses[0],
         };
         let start = statuses
@@ -647,6 +654,7 @@ impl<'a> GpuRun<'a> {
         Ok(Finished {
             result,
             status: s,
+            pe_statuses: statuses,
             abort_propagation_ns,
             trace,
         })
@@ -901,8 +909,13 @@ fn check_placement(
 pub struct Finished {
     /// What [`GpuRun::wait`] returns.
     pub result: Result<RunReport>,
-    /// The status block as the device left it.
+    /// The status block as the device left it: the PE whose record is
+    /// the run's error (PE 0's when the run succeeded).
     pub status: Status,
+    /// Every PE's status block, in PE order. After an error, the PEs that
+    /// only stopped because of it have `error_code` 0: abort is not an
+    /// error of theirs.
+    pub pe_statuses: Vec<Status>,
     /// From the first error to the last block leaving its loop (device clock).
     pub abort_propagation_ns: Option<u64>,
     /// The trace of a traced run that failed (what every block did up to
