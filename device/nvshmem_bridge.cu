@@ -27,6 +27,16 @@ __device__ void autarky_nvshmem_putmem_nbi(void* dst, const void* src, unsigned 
     nvshmem_putmem_nbi(dst, src, (size_t)bytes, pe);
 }
 
+// The same put by the whole block: every thread calls it with the same
+// arguments (NVSHMEM synchronises the block inside). Over NVLink the
+// block's threads share the copy (a thread-level put of a 16 KiB halo row
+// is one thread's copy loop); over a network it is one transfer. Complete
+// after autarky_nvshmem_quiet.
+__device__ void autarky_nvshmem_putmem_nbi_block(void* dst, const void* src, unsigned long long bytes,
+                                                 int pe) {
+    nvshmemx_putmem_nbi_block(dst, src, (size_t)bytes, pe);
+}
+
 // Put, then set the 64-bit word `sig` (symmetric) on `pe` to `value`
 // (NVSHMEM_SIGNAL_SET), delivered after the data.
 __device__ void autarky_nvshmem_putmem_signal_nbi(void* dst, const void* src, unsigned long long bytes,

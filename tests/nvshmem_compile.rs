@@ -71,6 +71,7 @@ fn megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked()
     for f in [
         "autarky_nvshmem_signal_set",
         "autarky_nvshmem_putmem_nbi",
+        "autarky_nvshmem_putmem_nbi_block",
         "autarky_nvshmem_p64",
         "autarky_nvshmem_p32",
         "autarky_nvshmem_quiet",

@@ -15,6 +15,7 @@
 extern "C" {
 __device__ void* autarky_nvshmem_ptr(const void* sym, int pe);
 __device__ void autarky_nvshmem_putmem_nbi(void* dst, const void* src, unsigned long long bytes, int pe);
+__device__ void autarky_nvshmem_putmem_nbi_block(void* dst, const void* src, unsigned long long bytes, int pe);
 __device__ void autarky_nvshmem_putmem_signal_nbi(void* dst, const void* src, unsigned long long bytes,
                                                   unsigned long long* sig, unsigned long long value, int pe);
 __device__ void autarky_nvshmem_signal_set(unsigned long long* sig, unsigned long long value, int pe);

@@ -94,6 +94,22 @@ struct TaskCtx {
         for (uint64_t i = 0; i < n; ++i) d[i] = src[i];
     }
 
+    // `put` by the whole block: every thread calls it with the same
+    // arguments (a barrier inside; not from divergent code). The block's
+    // threads share the stores when `pe` is reachable; else one NVSHMEM
+    // block put (over NVLink the block shares the copy; a thread-level put
+    // of a long row is one thread's loop). quiet() from every thread
+    // before the body returns, as for put.
+    template <class T>
+    __device__ __forceinline__ void put_block(T* dst_local, const T* src, uint64_t n, uint32_t pe) const {
+        if (!reachable(pe)) {
+            autarky_nvshmem_putmem_nbi_block(dst_local, src, n * sizeof(T), (int)pe);
+            return;
+        }
+        T* d = peer(dst_local, pe);
+        for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) d[i] = src[i];
+    }
+
     // Stores one 8-byte value into PE `pe`'s copy of the symmetric
     // `dst_local`: a store when `pe` is reachable, else an NVSHMEM put of the
     // value (no source buffer to keep). quiet() before returning, as for put.

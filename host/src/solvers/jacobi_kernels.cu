@@ -437,23 +437,24 @@ __device__ __forceinline__ void copy_box(const T* src, T* dst, const JacobiPulse
 }
 
 #ifdef AUTARKY_NVSHMEM
-// The pulse to a peer reachable only through NVSHMEM: one non-blocking put
-// per x row of the box (rows are contiguous on both sides), spread over the
-// block's threads, each completed by its thread's quiet() before the body
-// returns (the completion then signals the peer).
+// The pulse to a peer reachable only through NVSHMEM: one block-wide
+// non-blocking put per x row of the box (rows are contiguous on both
+// sides; the whole block takes each row, so a 2D halo row of thousands of
+// cells is not one thread's copy), completed by every thread's quiet()
+// before the body returns (the completion then signals the peer).
 template <class T>
 __device__ void pulse_put(autarky::TaskCtx& ctx, const JacobiPulse& a, unsigned par) {
     const T* src = reinterpret_cast<const T*>(a.a) + par * a.len;
     T* dst = reinterpret_cast<T*>(a.a) + par * a.len;  // symmetric: the peer's copy is at the same address
     const unsigned nx = a.shape[2], ny = a.shape[1];
     const unsigned long long rows = (unsigned long long)a.shape[0] * ny;
-    for (unsigned long long r = threadIdx.x; r < rows; r += blockDim.x) {
+    for (unsigned long long r = 0; r < rows; ++r) {
         const unsigned y = (unsigned)(r % ny);
         const unsigned z = (unsigned)(r / ny);
         const unsigned long long si = (unsigned long long)(a.lo[0] + z) * a.sz + (unsigned long long)(a.lo[1] + y) * a.sy + a.lo[2];
         const unsigned long long di =
             (unsigned long long)(a.rlo[0] + z) * a.rsz + (unsigned long long)(a.rlo[1] + y) * a.rsy + a.rlo[2];
-        ctx.put(dst + di, src + si, nx, a.to_pe);
+        ctx.put_block(dst + di, src + si, nx, a.to_pe);
     }
     ctx.quiet();
 }
