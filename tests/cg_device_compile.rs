@@ -46,7 +46,7 @@ fn every_cg_kind_declares_the_argument_size_its_cuda_struct_has() {
         ("cg_update", 112),
         ("cg_direction", 112),
         ("cg_axpy", 112),
-        ("cg_gather", 40),
+        ("cg_gather", 48),
         ("cg_reduce", 72),
     ];
     assert_eq!(

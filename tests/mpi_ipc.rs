@@ -160,6 +160,89 @@ mod gpu {
         }
     }
 
+    /// Jacobi 3D (7-point, the PEs split along z): 2 ranks × 1 PE give
+    /// bitwise the grid and norms of 2 virtual PEs in one process.
+    pub fn jacobi3d_two_ranks_match_two_virtual_pes_bitwise() {
+        let prob = JacobiProblem::new([24, 20, 36], Stencil::SevenPoint)
+            .with_init(|z, y, x| ((x * 5 + y * 3 + z * 2) % 13) as f64 / 13.0)
+            .with_dirichlet(|z, y, x| 1.0 + 0.02 * x as f64 - 0.01 * (y + z) as f64);
+        let mut c = JacobiConfig::new(prob, 42);
+        c.check_every = 7;
+        c.pe_grid = Some([2, 1, 1]);
+        let reference = {
+            let rt = Runtime::builder()
+                .gpu()
+                .pes(2)
+                .compute_blocks(4)
+                .symmetric_heap_bytes(64 << 20)
+                .build()
+                .unwrap();
+            JacobiSolver::new(&rt, c.clone()).unwrap().run().unwrap()
+        };
+        let rt = mpi_builder().build().unwrap();
+        let solver = JacobiSolver::new(&rt, c).unwrap();
+        for round in 0..2 {
+            let got = solver.run().unwrap();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got.field),
+                bits(&reference.field),
+                "rank {} round {round}: the 3D grid differs from 2 virtual PEs",
+                rt.rank()
+            );
+            assert_eq!(got.norms, reference.norms);
+            assert_eq!(got.norms.len(), 6);
+        }
+    }
+
+    /// CG (both recurrences): 2 ranks × 1 PE give bitwise the x, residual
+    /// and iteration count of 2 virtual PEs in one process, twice in a row
+    /// (each rank writes only its own PE's vectors; the p gather crosses
+    /// ranks every iteration): a converging solve and a fixed-count one.
+    pub fn cg_two_ranks_match_two_virtual_pes_bitwise() {
+        use autarky::solvers::cg::{heap_bytes_needed, poisson3d, CgConfig, CgSolver, CgVariant};
+        for (n, tol, max_iters) in [(16, 1e-8, 10_000), (32, 0.0, 20)] {
+            let a = poisson3d(n).unwrap();
+            let heap = 2 * heap_bytes_needed(&a, 2).unwrap();
+            let one = Runtime::builder()
+                .gpu()
+                .pes(2)
+                .compute_blocks(4)
+                .symmetric_heap_bytes(heap)
+                .build()
+                .unwrap();
+            let rt = mpi_builder().symmetric_heap_bytes(heap).build().unwrap();
+            for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+                let cfg = || CgConfig {
+                    variant,
+                    ..CgConfig::new(tol, max_iters)
+                };
+                let want = CgSolver::new(&one, &a, cfg()).unwrap().run().unwrap();
+                if tol > 0.0 {
+                    assert!(want.converged, "{n}³ {variant:?}: {}", want.iterations);
+                }
+                let solver = CgSolver::new(&rt, &a, cfg()).unwrap();
+                for round in 0..2 {
+                    let got = solver.run().unwrap();
+                    let what = format!("rank {} {n}³ {variant:?} round {round}", rt.rank());
+                    assert_eq!(got.iterations, want.iterations, "{what}");
+                    assert_eq!(
+                        got.rel_residual.to_bits(),
+                        want.rel_residual.to_bits(),
+                        "{what}"
+                    );
+                    let diff = got
+                        .x
+                        .iter()
+                        .zip(&want.x)
+                        .filter(|(u, v)| u.to_bits() != v.to_bits())
+                        .count();
+                    assert_eq!(diff, 0, "{what}: x differs in {diff} entries");
+                }
+            }
+        }
+    }
+
     /// PE 0 (rank 0) has 5 tasks, PE 1 (rank 1) 1, so the ranks' ends
     /// (status, blocks, one state word per task) differ in length: the end
     /// exchange still has one length on every rank, and every rank reports
@@ -268,6 +351,16 @@ fn main() -> std::process::ExitCode {
             "jacobi2d_two_ranks_match_two_virtual_pes_bitwise",
             true,
             gpu::jacobi2d_two_ranks_match_two_virtual_pes_bitwise,
+        ));
+        trials.push(mpi_trial(
+            "jacobi3d_two_ranks_match_two_virtual_pes_bitwise",
+            true,
+            gpu::jacobi3d_two_ranks_match_two_virtual_pes_bitwise,
+        ));
+        trials.push(mpi_trial(
+            "cg_two_ranks_match_two_virtual_pes_bitwise",
+            true,
+            gpu::cg_two_ranks_match_two_virtual_pes_bitwise,
         ));
         trials.push(mpi_trial(
             "ranks_whose_pes_have_different_task_counts_report_every_instance",

@@ -173,6 +173,22 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
 
 /// At 256 threads, and at 128 (the runtime's default, the block size
 /// `Transport::Nvshmem` runs get unless told otherwise).
+/// CG's kinds under NVSHMEM: the gather's staged block put and the
+/// allreduce's put_value paths compile and link.
+#[test]
+fn the_nvshmem_megakernel_with_the_cg_kinds_links_into_an_sm90_cubin() {
+    let mut kinds = autarky::solvers::cg::graph::cg_kinds();
+    kinds.push(autarky::solvers::allreduce::sum_kind());
+    let Some(cubin) = skip_unless_found(
+        compile_megakernel(&kinds, 128, 90, Variant::default()),
+        "megakernel link",
+    ) else {
+        return;
+    };
+    assert!(cubin.starts_with(b"\x7fELF"));
+    assert!(contains(&cubin, "nvshmemi_device_state_d"));
+}
+
 #[test]
 fn the_nvshmem_megakernel_with_the_jacobi_kinds_links_into_an_sm90_cubin() {
     for threads in [256, 128] {

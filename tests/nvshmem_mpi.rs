@@ -71,7 +71,7 @@ fn forced_remote() -> bool {
 fn nvshmem_builder() -> Builder {
     Runtime::builder()
         .transport(Transport::Nvshmem)
-        .symmetric_heap_bytes(64 << 20)
+        .symmetric_heap_bytes(128 << 20)
         .compute_blocks(4)
         .rank_timeout(std::time::Duration::from_secs(180))
 }
@@ -152,6 +152,115 @@ fn jacobi2d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
     }
 }
 
+/// Jacobi 3D (7-point, the PEs split along z, so a halo is a whole
+/// plane): 2 ranks over NVSHMEM give bitwise the grid and norms of 2
+/// virtual PEs in one process.
+fn jacobi3d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
+    let prob = JacobiProblem::new([24, 20, 36], Stencil::SevenPoint)
+        .with_init(|z, y, x| ((x * 5 + y * 3 + z * 2) % 13) as f64 / 13.0)
+        .with_dirichlet(|z, y, x| 1.0 + 0.02 * x as f64 - 0.01 * (y + z) as f64);
+    let mut c = JacobiConfig::new(prob, 42);
+    c.check_every = 7;
+    c.pe_grid = Some([2, 1, 1]);
+    let reference = {
+        let rt = Runtime::builder()
+            .gpu()
+            .pes(2)
+            .compute_blocks(4)
+            .symmetric_heap_bytes(64 << 20)
+            .build()
+            .unwrap();
+        JacobiSolver::new(&rt, c.clone()).unwrap().run().unwrap()
+    };
+    let rt = runtime();
+    let solver = JacobiSolver::new(rt, c).unwrap();
+    for round in 0..2 {
+        let got = solver.run().unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&got.field),
+            bits(&reference.field),
+            "rank {} round {round}: the 3D grid differs from 2 virtual PEs",
+            rt.rank()
+        );
+        assert_eq!(got.norms, reference.norms);
+        assert_eq!(got.norms.len(), 6);
+    }
+}
+
+/// CG (both recurrences) over NVSHMEM: bitwise the x, residual and
+/// iteration count of 2 virtual PEs in one process, twice in a row. Under
+/// FORCE_REMOTE every p gather is an NVSHMEM put and every allreduce
+/// partial a put_value.
+fn cg_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
+    use autarky::solvers::cg::{heap_bytes_needed, poisson3d, CgConfig, CgSolver, CgVariant};
+    let rt = runtime();
+    for (n, tol, max_iters) in [(16, 1e-8, 10_000), (32, 0.0, 20)] {
+        let a = poisson3d(n).unwrap();
+        let heap = 2 * heap_bytes_needed(&a, 2).unwrap();
+        let one = Runtime::builder()
+            .gpu()
+            .pes(2)
+            .compute_blocks(4)
+            .symmetric_heap_bytes(heap)
+            .build()
+            .unwrap();
+        for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+            let cfg = || CgConfig {
+                variant,
+                ..CgConfig::new(tol, max_iters)
+            };
+            let want = CgSolver::new(&one, &a, cfg()).unwrap().run().unwrap();
+            if tol > 0.0 {
+                assert!(want.converged, "{n}³ {variant:?}: {}", want.iterations);
+            }
+            let solver = CgSolver::new(rt, &a, cfg()).unwrap();
+            for round in 0..2 {
+                let got = solver.run().unwrap();
+                let what = format!("rank {} {n}³ {variant:?} round {round}", rt.rank());
+                assert_eq!(got.iterations, want.iterations, "{what}");
+                assert_eq!(
+                    got.rel_residual.to_bits(),
+                    want.rel_residual.to_bits(),
+                    "{what}"
+                );
+                let diff = got
+                    .x
+                    .iter()
+                    .zip(&want.x)
+                    .filter(|(u, v)| u.to_bits() != v.to_bits())
+                    .count();
+                assert_eq!(diff, 0, "{what}: x differs in {diff} entries");
+            }
+        }
+    }
+}
+
+/// A task of PE 1 (rank 1) withheld: its successors on both ranks wait
+/// (under FORCE_REMOTE for an NVSHMEM signal that never comes); the run
+/// ends on every rank with a timeout naming the task, within the bound.
+#[cfg(feature = "fault-injection")]
+fn a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout() {
+    let rt = runtime();
+    let solver = JacobiSolver::new(rt, cfg(64, 20)).unwrap();
+    let g = solver.graph();
+    let held = (0..g.num_tasks())
+        .map(autarky::TaskId::from_index)
+        .find(|&t| g.pe_of(t) == 1)
+        .expect("PE 1 has tasks");
+    let mut opts = RunOptions::iterations(20);
+    opts.hold_task = Some(held);
+    opts.timeout = Some(std::time::Duration::from_secs(2));
+    let t = std::time::Instant::now();
+    match solver.run_with(opts) {
+        Err(Error::DeviceTimeout { task, .. }) => assert!(!task.is_empty()),
+        other => panic!("rank {}: expected DeviceTimeout, got {other:?}", rt.rank()),
+    }
+    assert!(t.elapsed() < std::time::Duration::from_secs(60));
+    // The runtime still runs after the failed run (the state area is reused).
+    solver.run().unwrap();
+}
+
 /// A NaN in rank 1's part of the grid: the run fails on every rank with
 /// the same NonFinite error (the abort reached the other PE through its
 /// Status — an NVSHMEM put under FORCE_REMOTE — and the end-of-run gather
@@ -195,7 +304,8 @@ fn a_nan_on_one_rank_fails_every_rank_with_the_same_named_error() {
 }
 
 fn main() -> std::process::ExitCode {
-    let trials = vec![
+    #[cfg_attr(not(feature = "fault-injection"), allow(unused_mut))]
+    let mut trials = vec![
         trial(
             "the_other_rank_is_reached_over_nvshmem_as_the_environment_says",
             the_other_rank_is_reached_over_nvshmem_as_the_environment_says,
@@ -205,10 +315,23 @@ fn main() -> std::process::ExitCode {
             jacobi2d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise,
         ),
         trial(
+            "jacobi3d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise",
+            jacobi3d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise,
+        ),
+        trial(
+            "cg_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise",
+            cg_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise,
+        ),
+        trial(
             "a_nan_on_one_rank_fails_every_rank_with_the_same_named_error",
             a_nan_on_one_rank_fails_every_rank_with_the_same_named_error,
         ),
     ];
+    #[cfg(feature = "fault-injection")]
+    trials.push(trial(
+        "a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout",
+        a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout,
+    ));
     let mut args = Arguments::from_args();
     // The runtime's steps are collective: every rank runs the trials in
     // the same order, one at a time.

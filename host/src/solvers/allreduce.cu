@@ -71,11 +71,20 @@ __device__ inline void local_put(autarky::TaskCtx& ctx, const AllreduceArgs& a) 
     if (threadIdx.x == 0)
         for (unsigned j = 0; j < 4; ++j) sums[j] = s[j];
     __syncthreads();  // publish sums[] to the putting threads
+    const unsigned long long at = ((unsigned long long)(n % 2) * a.pes + ctx.pe) * w;
     for (unsigned pe = threadIdx.x; pe < a.pes; pe += blockDim.x) {
-        double* slots = ctx.peer(reinterpret_cast<double*>(a.slots), pe);
-        double* row = slots + ((unsigned long long)(n % 2) * a.pes + ctx.pe) * w;
+#ifdef AUTARKY_NVSHMEM
+        // A store, or an NVSHMEM put for a peer reachable only so.
+        double* row = reinterpret_cast<double*>(a.slots) + at;
+        for (unsigned j = 0; j < w; ++j) ctx.put_value(row + j, sums[j], pe);
+#else
+        double* row = ctx.peer(reinterpret_cast<double*>(a.slots), pe) + at;
         for (unsigned j = 0; j < w; ++j) row[j] = sums[j];
+#endif
     }
+#ifdef AUTARKY_NVSHMEM
+    if (threadIdx.x < a.pes) ctx.quiet();  // the puts land before the completion signals
+#endif
 }
 
 __device__ inline void global_sum(autarky::TaskCtx& ctx, const AllreduceArgs& a, double s[4]) {

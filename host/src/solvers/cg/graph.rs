@@ -296,6 +296,9 @@ struct GatherArgs {
     v: u64,
     idx: u64,
     vlen: u64,
+    /// `f64[count]` of this PE (symmetric): where the values are staged
+    /// for an NVSHMEM put when the receiver is reachable only so.
+    stage: u64,
     count: u32,
     dest: u32,
     to_pe: u32,
@@ -385,6 +388,9 @@ struct Buffers {
     val: SymBuffer<f64>,
     dinv: SymBuffer<f64>,
     send_idx: SymBuffer<u32>,
+    /// Values of the send lists, staged for NVSHMEM puts (same offsets as
+    /// `send_idx`).
+    stage: SymBuffer<f64>,
     x: SymBuffer<f64>,
     r: SymBuffer<f64>,
     v: SymBuffer<f64>,
@@ -460,7 +466,8 @@ pub fn heap_bytes_needed(a: &Csr<f64>, pes: u32) -> Result<usize> {
     // per tile of the two allreduces (tiles ≤ rows, ≤ 4096 by default).
     let tiles = maxn.min(4096);
     let doubles = nnz + 7 * maxn + 2 * vlen + slot::LEN + 16 * tiles + 16 * pes as usize;
-    let bytes = 8 * (maxn + 1) + 4 * nnz + 4 * sends + 8 * doubles;
+    // Send lists: the indices, and the values staged for NVSHMEM puts.
+    let bytes = 8 * (maxn + 1) + 4 * nnz + 12 * sends + 8 * doubles;
     // Every buffer starts 256-byte aligned (the heap's SYM_ALIGN).
     Ok(bytes + 32 * 256 + (1 << 16))
 }
@@ -592,6 +599,7 @@ impl<'a> CgSolver<'a> {
             val: rt.alloc_symmetric(max_nnz)?,
             dinv: rt.alloc_symmetric(if precond { maxn } else { 1 })?,
             send_idx: rt.alloc_symmetric(max_sends)?,
+            stage: rt.alloc_symmetric(max_sends)?,
             x: rt.alloc_symmetric(maxn)?,
             r: rt.alloc_symmetric(maxn)?,
             v: rt.alloc_symmetric(2 * vlen)?,
@@ -605,9 +613,15 @@ impl<'a> CgSolver<'a> {
             })?,
             scalars: rt.alloc_symmetric(slot::LEN)?,
         };
-        // The matrix and the send lists, once.
+        // The matrix and the send lists, once, into the PEs this process
+        // hosts (every PE in one process; each rank writes its own under
+        // MPI: another rank's heap may be reachable only from its GPU).
+        let local = rt.local_pes();
         for (q, pe) in plan.pes().iter().enumerate() {
             let q = q as u32;
+            if !local.contains(&q) {
+                continue;
+            }
             let m = pe.matrix();
             bufs.row_ptr.copy_from(q, &padded(m.row_ptr(), maxn + 1))?;
             bufs.col.copy_from(q, &padded(m.col_idx(), max_nnz))?;
@@ -801,6 +815,7 @@ impl<'a> CgSolver<'a> {
                         v: addr(&bufs.v, q),
                         idx: bufs.send_idx.addr(q as u32) + 4 * off as u64,
                         vlen: vlen as u64,
+                        stage: bufs.stage.addr(q as u32) + 8 * off as u64,
                         count: send.indices().len() as u32,
                         dest: send.dest_start() as u32,
                         to_pe: to as u32,
@@ -933,10 +948,13 @@ impl<'a> CgSolver<'a> {
         self.plan.pes().iter().map(|p| p.rows()).collect()
     }
 
-    /// Writes the initial state into every PE's buffers.
+    /// Writes the initial state into the buffers of every PE this process
+    /// hosts ([`Runtime::local_pes`]: all of them in one process). Under
+    /// MPI every rank resets its own; the run's launch is collective, so no
+    /// kernel starts before every rank has.
     fn reset(&self, init: &Initial) -> Result<()> {
-        for q in 0..self.plan.n_pes() {
-            let pe = q as u32;
+        for pe in self.rt.local_pes() {
+            let q = pe as usize;
             self.bufs.x.copy_from(pe, &padded(&init.x[q], self.maxn))?;
             self.bufs.r.copy_from(pe, &padded(&init.r[q], self.maxn))?;
             self.bufs.y.copy_from(pe, &padded(&init.y[q], self.maxn))?;
@@ -980,6 +998,7 @@ impl<'a> CgSolver<'a> {
     /// The error a reduce recorded before failing the run.
     fn breakdown(&self, pe: u32, code: u64) -> Result<CgError> {
         let s = self.bufs.scalars.to_vec(pe)?;
+        self.rt.barrier()?;
         let value = s[slot::FAIL_VALUE];
         let iteration = s[slot::FAIL_ITER] as usize;
         let quantity = QUANTITIES
@@ -1007,6 +1026,9 @@ impl<'a> CgSolver<'a> {
             x[pe.rows()].copy_from_slice(&xq[..pe.n_local()]);
         }
         let s = self.bufs.scalars.to_vec(0)?;
+        // Multi-process: no rank may reset (write) its PEs for the next run
+        // while another still reads them here.
+        self.rt.barrier()?;
         let rel_residual = s[slot::LAST_RR].sqrt() / self.b_norm;
         let true_rel_residual = true_residual(self.a, &self.b, &x) / self.b_norm;
         Ok(CgRun {

@@ -43,6 +43,7 @@ struct CgGather {
     unsigned long long v;    // double[2][vlen] (symmetric), this PE's copy
     unsigned long long idx;  // unsigned[count]: owned indices to send
     unsigned long long vlen;
+    unsigned long long stage;  // double[count] (symmetric): values staged for an NVSHMEM put
     unsigned count, dest, to_pe, pad;
 };
 
@@ -57,7 +58,7 @@ struct CgReduce {
 // The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
 static_assert(sizeof(CgSpmv) == 96, "CgSpmv drifted from graph.rs SpmvArgs");
 static_assert(sizeof(CgVec) == 112, "CgVec drifted from graph.rs VecArgs");
-static_assert(sizeof(CgGather) == 40, "CgGather drifted from graph.rs GatherArgs");
+static_assert(sizeof(CgGather) == 48, "CgGather drifted from graph.rs GatherArgs");
 static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
 
 namespace cg {
@@ -203,8 +204,22 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
     const CgGather& a = ctx.args<CgGather>();
     const unsigned long long off = ((ctx.iteration + 1) % 2) * a.vlen;
     const double* src = reinterpret_cast<const double*>(a.v) + off;
-    double* dst = ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest;
     const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
+#ifdef AUTARKY_NVSHMEM
+    if (!ctx.reachable(a.to_pe)) {
+        // A receiver reachable only through NVSHMEM: stage the values
+        // (contiguous), then one block-wide put into its ghost block (its
+        // copy of the symmetric v is at this PE's address of it), completed
+        // by every thread's quiet() before the completion signals it.
+        double* stage = reinterpret_cast<double*>(a.stage);
+        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = src[idx[k]];
+        __syncthreads();
+        ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
+        ctx.quiet();
+        return;
+    }
+#endif
+    double* dst = ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest;
     // Rounds of CG_GATHER_BATCH entries a thread: every index, then every
     // value, then every store. A plain loop waits for two dependent loads
     // per entry in turn (`dst` may alias as far as the compiler knows, so
