@@ -42,6 +42,11 @@ fn main() -> std::process::ExitCode {
             jacobi_default_tiles_and_norms_on_2_gpus_are_bitwise_2_virtual_pes,
         ),
         gpus_trial(
+            "symmetric_copies_work_after_a_runtime_on_another_gpu_is_dropped",
+            2,
+            symmetric_copies_work_after_a_runtime_on_another_gpu_is_dropped,
+        ),
+        gpus_trial(
             "abort_on_gpu_1_reaches_gpu_0",
             2,
             abort_on_gpu_1_reaches_gpu_0,
@@ -335,6 +340,45 @@ fn jacobi_default_tiles_and_norms_on_2_gpus_are_bitwise_2_virtual_pes() {
         .filter(|(a, b)| a.to_bits() != b.to_bits())
         .count();
     assert_eq!(diff, 0, "2 GPUs differ from 2 virtual PEs in {diff} cells");
+}
+
+/// A runtime's symmetric buffers are copied in their GPU's context, not
+/// whatever the thread has current: here GPU 0's, of a runtime dropped
+/// since. (Over NVSHMEM a rank whose runtime is on GPU 1 failed so after a
+/// reference runtime on GPU 0 was dropped: CONTEXT_IS_DESTROYED, and
+/// INVALID_VALUE while that runtime was still alive.)
+fn symmetric_copies_work_after_a_runtime_on_another_gpu_is_dropped() {
+    let one = |device| {
+        Runtime::builder()
+            .gpu()
+            .device(device)
+            .pes(1)
+            .symmetric_heap_bytes(1 << 20)
+            .build()
+            .unwrap()
+    };
+    let a = one(1);
+    let buf = a.alloc_symmetric::<f64>(1000).unwrap();
+    buf.copy_from(0, &[1.5; 1000]).unwrap();
+    {
+        let b = one(0);
+        let other = b.alloc_symmetric::<f64>(10).unwrap();
+        // Leaves GPU 0's context current; dropping `b` releases it.
+        other.copy_from(0, &[2.0; 10]).unwrap();
+    }
+    let want: Vec<f64> = (0..1000).map(|i| i as f64 * 0.5).collect();
+    buf.copy_from(0, &want).unwrap();
+    assert_eq!(buf.to_vec(0).unwrap(), want);
+    // And a run of `a` after it.
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new(
+            "noop",
+            "__device__ void noop(autarky::TaskCtx&) {}",
+        ))
+        .unwrap();
+    g.add_task_bytes(k, &[]);
+    assert_eq!(a.run(&g, 3).unwrap().instances, 3);
 }
 
 fn abort_on_gpu_1_reaches_gpu_0() {

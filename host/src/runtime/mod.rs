@@ -303,40 +303,58 @@ impl Runtime {
         if let Some(h) = self.heap.get() {
             return Ok(h);
         }
-        let h = match &self.backend {
-            #[cfg(feature = "nvshmem")]
-            Backend::Gpu(g) if g.nvshmem.is_some() => {
-                // One nvshmem_malloc (collective), the same address on every PE.
-                let job = g.nvshmem.clone().expect("checked by the guard");
-                SymHeap::nvshmem(job, &g.ctx, self.cfg.heap_bytes)?
-            }
-            Backend::Gpu(g) => {
-                // PE q's heap lives on the GPU that runs it; with several
-                // ranks, the other ranks' heaps are mapped through CUDA IPC
-                // (collective: every rank reserves its heaps now).
-                let per_gpu = self.cfg.pes_per_gpu();
-                let local = self.local_pes();
-                let ctxs: Vec<&driver::Context> = local
-                    .clone()
-                    .map(|q| {
-                        let k = ((q - local.start) / per_gpu) as usize;
-                        if k == 0 {
-                            &*g.ctx
-                        } else {
-                            &*g.others[k - 1].ctx
-                        }
-                    })
-                    .collect();
-                let mine = transport::agree_ok(
-                    &*self.peers,
-                    "symmetric heap reservation",
-                    SymHeap::alloc_gpu(&ctxs, self.cfg.heap_bytes),
-                )?;
-                g.ctx.bind()?;
-                SymHeap::gpu_shared(&*self.peers, &g.ctx, local, mine, self.cfg.heap_bytes)?
-            }
-            Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes),
-        };
+        let h =
+            match &self.backend {
+                #[cfg(feature = "nvshmem")]
+                Backend::Gpu(g) if g.nvshmem.is_some() => {
+                    // One nvshmem_malloc (collective), the same address on every PE.
+                    let job = g.nvshmem.clone().expect("checked by the guard");
+                    SymHeap::nvshmem(job, &g.ctx, self.cfg.heap_bytes)?
+                        .with_contexts(vec![g.ctx.clone(); self.cfg.pes as usize])
+                }
+                Backend::Gpu(g) => {
+                    // PE q's heap lives on the GPU that runs it; with several
+                    // ranks, the other ranks' heaps are mapped through CUDA IPC
+                    // (collective: every rank reserves its heaps now).
+                    let per_gpu = self.cfg.pes_per_gpu();
+                    let local = self.local_pes();
+                    let ctxs: Vec<&driver::Context> = local
+                        .clone()
+                        .map(|q| {
+                            let k = ((q - local.start) / per_gpu) as usize;
+                            if k == 0 {
+                                &*g.ctx
+                            } else {
+                                &*g.others[k - 1].ctx
+                            }
+                        })
+                        .collect();
+                    let mine = transport::agree_ok(
+                        &*self.peers,
+                        "symmetric heap reservation",
+                        SymHeap::alloc_gpu(&ctxs, self.cfg.heap_bytes),
+                    )?;
+                    g.ctx.bind()?;
+                    // Host copies of a PE's heap run in its GPU's context (the
+                    // other ranks' mappings live in this process's first one).
+                    let copy_ctxs = (0..self.cfg.pes)
+                        .map(|q| {
+                            if !local.contains(&q) {
+                                return g.ctx.clone();
+                            }
+                            let k = ((q - local.start) / per_gpu) as usize;
+                            if k == 0 {
+                                g.ctx.clone()
+                            } else {
+                                g.others[k - 1].ctx.clone()
+                            }
+                        })
+                        .collect();
+                    SymHeap::gpu_shared(&*self.peers, &g.ctx, local, mine, self.cfg.heap_bytes)?
+                        .with_contexts(copy_ctxs)
+                }
+                Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes),
+            };
         Ok(self.heap.get_or_init(|| std::sync::Arc::new(h)))
     }
 

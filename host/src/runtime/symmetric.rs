@@ -54,6 +54,14 @@ pub(crate) struct SymHeap {
     /// arguments carry); `None`: the same as `mem`'s addresses (one
     /// process).
     own: Option<Vec<u64>>,
+    /// Every PE's context for host copies of its heap (its GPU's for this
+    /// process's PEs; the mapping's, this process's first GPU's, for the
+    /// others), made current before each copy: the thread's current
+    /// context may be another runtime's, or one released since (a copy
+    /// then failed with CUDA_ERROR_CONTEXT_IS_DESTROYED, or, into
+    /// NVSHMEM's memory from another GPU's context, INVALID_VALUE). Empty
+    /// on the emulator.
+    ctxs: Vec<Arc<Context>>,
     bytes: usize,
     next: Mutex<usize>,
 }
@@ -84,6 +92,7 @@ impl SymHeap {
             return Ok(SymHeap {
                 mem: HeapMem::Gpu(mine),
                 own: None,
+                ctxs: Vec::new(),
                 bytes,
                 next: Mutex::new(0),
             });
@@ -105,6 +114,7 @@ impl SymHeap {
         Ok(SymHeap {
             mem: HeapMem::Gpu(mems),
             own: Some(shared.own),
+            ctxs: Vec::new(),
             bytes,
             next: Mutex::new(0),
         })
@@ -153,6 +163,7 @@ impl SymHeap {
                 _job: job,
             },
             own: None,
+            ctxs: Vec::new(),
             bytes,
             next: Mutex::new(0),
         })
@@ -169,6 +180,7 @@ impl SymHeap {
                     .collect(),
             ),
             own: None,
+            ctxs: Vec::new(),
             bytes,
             next: Mutex::new(0),
         }
@@ -222,6 +234,20 @@ impl SymHeap {
             })),
             _ => None,
         }
+    }
+
+    /// Sets every PE's context for host copies (see `ctxs`).
+    pub(crate) fn with_contexts(mut self, ctxs: Vec<Arc<Context>>) -> SymHeap {
+        self.ctxs = ctxs;
+        self
+    }
+
+    /// Makes PE `pe`'s context current for a host copy of its heap.
+    fn bind(&self, pe: u32) -> Result<()> {
+        if let Some(c) = self.ctxs.get(pe as usize) {
+            c.bind()?;
+        }
+        Ok(())
     }
 
     fn reserve(&self, bytes: usize) -> Result<usize> {
@@ -318,6 +344,7 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
     /// it against that rank's own accesses ([`crate::Runtime::barrier`]).
     pub fn copy_from(&self, pe: u32, data: &[T]) -> Result<()> {
         self.check(pe, data.len())?;
+        self.heap.bind(pe)?;
         #[cfg(feature = "nvshmem")]
         if let Some(m) = self.heap.nvshmem_host(pe) {
             return m?.upload_at(self.offset, data);
@@ -349,6 +376,7 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
     /// PE `pe`'s copy.
     pub fn to_vec(&self, pe: u32) -> Result<Vec<T>> {
         self.check(pe, self.len)?;
+        self.heap.bind(pe)?;
         let mut out = vec![T::zeroed(); self.len];
         #[cfg(feature = "nvshmem")]
         if let Some(m) = self.heap.nvshmem_host(pe) {
