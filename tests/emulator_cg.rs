@@ -244,6 +244,57 @@ fn the_default_tiling_does_not_depend_on_the_block_count() {
     );
 }
 
+/// Each send list is split over the comm blocks (chunks of at least
+/// GATHER_CHUNK_ENTRIES): with 3 comm blocks a 48² ghost plane goes in 2
+/// parts on different comm slots, with 1 in one; x is bitwise the same (a
+/// gather is a copy), on 2 and 4 PEs (interior PEs send two planes).
+#[test]
+fn gathers_split_over_comm_blocks_give_bitwise_the_same_x() {
+    let a = poisson3d(48).unwrap();
+    for pes in [2, 4] {
+        let mut runs = Vec::new();
+        for comm in [1, 3] {
+            let rt = Runtime::builder()
+                .emulator(2)
+                .pes(pes)
+                .comm_blocks(comm)
+                .symmetric_heap_bytes(heap_bytes_needed(&a, pes).unwrap())
+                .timeout(Duration::from_secs(60))
+                .build()
+                .unwrap();
+            let s = CgSolver::new(&rt, &a, CgConfig::new(0.0, 12)).unwrap();
+            let g = s.graph();
+            let parts = (0..g.num_tasks())
+                .filter_map(|i| g.name(autarky::TaskId::from_index(i)))
+                .filter(|n| n.starts_with("gather"))
+                .filter(|n| n.contains("(part 2 of 2)"))
+                .count();
+            // P PEs in z slabs: 2(P − 1) send lists (one each way per
+            // boundary), every one split with 3 comm blocks, none with 1.
+            let lists = 2 * (pes as usize - 1);
+            assert_eq!(
+                parts,
+                if comm == 1 { 0 } else { lists },
+                "{pes} PEs, {comm} comm blocks"
+            );
+            runs.push(s.run().unwrap());
+        }
+        assert_eq!(runs[0].iterations, 12);
+        assert_eq!(runs[0].iterations, runs[1].iterations);
+        assert_eq!(
+            runs[0].rel_residual.to_bits(),
+            runs[1].rel_residual.to_bits()
+        );
+        let differ = runs[0]
+            .x
+            .iter()
+            .zip(&runs[1].x)
+            .filter(|(u, v)| u.to_bits() != v.to_bits())
+            .count();
+        assert_eq!(differ, 0, "{pes} PEs: x differs in {differ} entries");
+    }
+}
+
 #[test]
 fn a_matrix_market_file_written_and_read_back_solves_the_same() {
     let a = random_spd(300, 5, 9).unwrap();

@@ -47,9 +47,13 @@ const LABELS: [[&str; 2]; 2] = [
 /// room for two solvers of `a`.
 fn runtime(a: &autarky::solvers::cg::Csr<f64>, gpus: u32, pes: u32) -> BoxResult<Runtime> {
     let heap = heap_bytes_needed(a, pes)?;
+    // As the CLI: 2 comm blocks on one GPU, the multi-GPU default (gathers
+    // split over more blocks) on several.
     let mut b = Runtime::builder().gpu().comm_blocks(2);
     if gpus > 1 {
-        b = b.gpus(gpus);
+        b = b
+            .gpus(gpus)
+            .comm_blocks(autarky::runtime::MULTI_GPU_COMM_BLOCKS);
     }
     if pes > 1 {
         b = b.pes(pes);

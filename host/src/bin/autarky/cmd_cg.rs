@@ -253,10 +253,18 @@ fn runtime(
     gpus: u32,
     heap: usize,
 ) -> Result<(Runtime, Option<u32>), CliError> {
+    // Two comm blocks on one GPU (the reduce apart from the gathers);
+    // across GPUs the runtime's default, which splits each ghost plane's
+    // gather over more blocks.
+    let comm = if gpus > 1 {
+        autarky::runtime::MULTI_GPU_COMM_BLOCKS
+    } else {
+        2
+    };
     let builder = || {
         Runtime::builder()
             .pes(pes)
-            .comm_blocks(2)
+            .comm_blocks(comm)
             .symmetric_heap_bytes(heap)
     };
     if gpus > 1 {
