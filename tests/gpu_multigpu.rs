@@ -346,7 +346,11 @@ fn jacobi_default_tiles_and_norms_on_2_gpus_are_bitwise_2_virtual_pes() {
 /// whatever the thread has current: here GPU 0's, of a runtime dropped
 /// since. (Over NVSHMEM a rank whose runtime is on GPU 1 failed so after a
 /// reference runtime on GPU 0 was dropped: CONTEXT_IS_DESTROYED, and
-/// INVALID_VALUE while that runtime was still alive.)
+/// INVALID_VALUE while that runtime was still alive.) It tells the fix
+/// apart only when dropping `b` destroys GPU 0's primary context, i.e. no
+/// other runtime holds it: run single-threaded (`--test-threads=1`, as
+/// scripts/gpu-validate.sh does); with ordinary device memory a copy under
+/// another *live* context succeeds anyway (unified addressing).
 fn symmetric_copies_work_after_a_runtime_on_another_gpu_is_dropped() {
     let one = |device| {
         Runtime::builder()

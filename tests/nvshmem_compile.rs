@@ -171,8 +171,6 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
     assert!(contains(&cubin, "probe"));
 }
 
-/// At 256 threads, and at 128 (the runtime's default, the block size
-/// `Transport::Nvshmem` runs get unless told otherwise).
 /// CG's kinds under NVSHMEM: the gather's staged block put and the
 /// allreduce's put_value paths compile and link.
 #[test]
@@ -189,6 +187,8 @@ fn the_nvshmem_megakernel_with_the_cg_kinds_links_into_an_sm90_cubin() {
     assert!(contains(&cubin, "nvshmemi_device_state_d"));
 }
 
+/// At 256 threads, and at 128 (the runtime's default, the block size
+/// `Transport::Nvshmem` runs get unless told otherwise).
 #[test]
 fn the_nvshmem_megakernel_with_the_jacobi_kinds_links_into_an_sm90_cubin() {
     for threads in [256, 128] {

@@ -193,12 +193,12 @@ fn jacobi3d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
 
 /// CG (both recurrences) over NVSHMEM: bitwise the x, residual and
 /// iteration count of 2 virtual PEs in one process, twice in a row. Under
-/// FORCE_REMOTE every p gather is an NVSHMEM put and every allreduce
-/// partial a put_value.
+/// FORCE_REMOTE every p gather is an NVSHMEM put (at 48³ in 2 chunks
+/// from 2 of the 4 comm blocks at once) and every allreduce partial a put_value.
 fn cg_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
     use autarky::solvers::cg::{heap_bytes_needed, poisson3d, CgConfig, CgSolver, CgVariant};
     let rt = runtime();
-    for (n, tol, max_iters) in [(16, 1e-8, 10_000), (32, 0.0, 20)] {
+    for (n, tol, max_iters) in [(16, 1e-8, 10_000), (48, 0.0, 20)] {
         let a = poisson3d(n).unwrap();
         let heap = 2 * heap_bytes_needed(&a, 2).unwrap();
         let one = Runtime::builder()

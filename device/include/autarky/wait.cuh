@@ -4,11 +4,14 @@
 // - Status::error_code (device): 0 until the first error; written once by
 //   CAS (first error wins); the winner then fills the record. Read by the
 //   host after the kernel ends.
-// - Status::abort (device) and HostControl::abort (host-mapped): 0 → 1,
-//   raised by a failing block (device: release gpu; every PE's host word:
-//   release sys) or by the host (host word only). Every wait polls the
-//   device word every ABORT_POLLS polls and the host word every
-//   HOST_ABORT_POLLS polls; every block leaves its loop once either is set.
+// - Status::abort (device): 0 → 1. HostControl::abort (host-mapped): 0 →
+//   ABORT_BY_PE (2, a failing block: its own and every peer's host word,
+//   release sys, after the device words) or ABORT_BY_HOST (1, the host);
+//   either may overwrite the other, never back to 0. Only ABORT_BY_HOST
+//   makes a PE without an error record HostAbort (a 2 always follows a
+//   record somewhere). Every wait polls the device word every ABORT_POLLS
+//   polls and the host word every HOST_ABORT_POLLS polls; every block
+//   leaves its loop once either is nonzero.
 // - BlockStats[b].wait_*: written by block b (thread 0) when a wait has not
 //   been satisfied after its first check interval, cleared when it ends; read
 //   by the host for the deadlock report.

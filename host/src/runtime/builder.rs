@@ -69,8 +69,9 @@ impl Config {
 }
 
 /// Builds a [`Runtime`]. Defaults work: GPU 0 if present (else the
-/// emulator), 128 threads per block, 1 comm block, as many compute blocks as
-/// can be co-resident, 10 s wait timeout.
+/// emulator), 128 threads per block, 1 comm block per PE (4 when the PEs
+/// span GPUs), as many compute blocks as can be co-resident, 10 s wait
+/// timeout.
 #[derive(Clone, Debug)]
 pub struct Builder {
     want: Want,

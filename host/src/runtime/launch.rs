@@ -738,7 +738,9 @@ impl<'a> GpuRun<'a> {
         };
         let cap = opts.records_per_block;
         let mut areas = Vec::with_capacity(mems.len());
-        for m in mems {
+        for (q, m) in mems.iter().enumerate() {
+            // The rings live on the PE's GPU: copy with its context current.
+            self.gpus[q / self.local_pes as usize].ctx.bind()?;
             let rings = m
                 .trace
                 .as_ref()

@@ -26,8 +26,8 @@
 //!    `‖r‖/‖b‖ ≤ tol` (`finish_at(n + 1)`), else stores `β_n`, `ρ_{n+1}`.
 //! 5. `cg_direction` tile: `p_{n+1} = z + β p_n` into `v[(n + 1) % 2]`.
 //! 6. `cg_gather` (comm, on the owner; each send list in up to one chunk
-//!    per comm block, of at least [`GATHER_CHUNK_ENTRIES`], pinned to
-//!    different comm slots): the chunk's entries of `v[(n + 1) % 2]`
+//!    per comm block, of at least [`GATHER_CHUNK_ENTRIES`], pinned in turn
+//!    to the comm slots, not the reduce's when there are 3 or more): the chunk's entries of `v[(n + 1) % 2]`
 //!    stored into the receiver's ghost region of its `v[(n + 1) % 2]`
 //!    (staged and put with NVSHMEM when the receiver is reachable only so);
 //!    the receiver's SpMV tiles that read those ghosts wait for it
@@ -819,8 +819,14 @@ impl<'a> CgSolver<'a> {
         // gather instance 110 µs on the trace's critical path), several
         // blocks share it. A chunk's edges are its own: the tiles that
         // produce its entries, and the receiver tiles that read its ghosts.
+        // The comm slots gathers take, in turn across the PE's send lists:
+        // every one, except the reduce's when there are 3 or more.
+        let gather_slots: Vec<u32> = (0..comm_blocks)
+            .filter(|&c| comm_blocks < 3 || c != reduce_slot)
+            .collect();
         for (q, pe) in plan.pes().iter().enumerate() {
             let mut off = 0usize;
+            let mut turn = 0usize;
             for send in pe.sends() {
                 let to = send.receiver();
                 let n = send.indices().len();
@@ -837,7 +843,7 @@ impl<'a> CgSolver<'a> {
                     .iter()
                     .find(|b| b.owner() == q)
                     .expect("a send list mirrors a ghost block");
-                let chunks = gather_chunks(n, comm_blocks as usize);
+                let chunks = gather_chunks(n, gather_slots.len());
                 for (c, range) in chunks.iter().enumerate() {
                     let g = graph.add_task(
                         k_gather,
@@ -853,7 +859,8 @@ impl<'a> CgSolver<'a> {
                         },
                     );
                     graph.set_pe(g, q as u32);
-                    graph.pin(g, (c % comm_blocks as usize) as u32);
+                    graph.pin(g, gather_slots[turn % gather_slots.len()]);
+                    turn += 1;
                     graph.set_name(
                         g,
                         if chunks.len() == 1 {
@@ -1034,8 +1041,12 @@ impl<'a> CgSolver<'a> {
 
     /// The error a reduce recorded before failing the run.
     fn breakdown(&self, pe: u32, code: u64) -> Result<CgError> {
-        let s = self.bufs.scalars.to_vec(pe)?;
+        // Every rank reaches the barrier, also when its read failed (a PE
+        // on another node is reachable only through NVSHMEM puts), so no
+        // rank waits there for one that left.
+        let s = self.bufs.scalars.to_vec(pe);
         self.rt.barrier()?;
+        let s = s?;
         let value = s[slot::FAIL_VALUE];
         let iteration = s[slot::FAIL_ITER] as usize;
         let quantity = QUANTITIES
@@ -1057,15 +1068,20 @@ impl<'a> CgSolver<'a> {
     }
 
     fn collect(&self, report: RunReport) -> Result<CgRun> {
-        let mut x = vec![0.0; self.a.n_rows()];
-        for (q, pe) in self.plan.pes().iter().enumerate() {
-            let xq = self.bufs.x.to_vec(q as u32)?;
-            x[pe.rows()].copy_from_slice(&xq[..pe.n_local()]);
-        }
-        let s = self.bufs.scalars.to_vec(0)?;
+        let read = || -> Result<(Vec<f64>, Vec<f64>)> {
+            let mut x = vec![0.0; self.a.n_rows()];
+            for (q, pe) in self.plan.pes().iter().enumerate() {
+                let xq = self.bufs.x.to_vec(q as u32)?;
+                x[pe.rows()].copy_from_slice(&xq[..pe.n_local()]);
+            }
+            Ok((x, self.bufs.scalars.to_vec(0)?))
+        };
+        let read = read();
         // Multi-process: no rank may reset (write) its PEs for the next run
-        // while another still reads them here.
+        // while another still reads them here; every rank reaches the
+        // barrier, also when its read failed.
         self.rt.barrier()?;
+        let (x, s) = read?;
         let rel_residual = s[slot::LAST_RR].sqrt() / self.b_norm;
         let true_rel_residual = true_residual(self.a, &self.b, &x) / self.b_norm;
         Ok(CgRun {
@@ -1484,6 +1500,131 @@ mod cpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every ghost column an SpMV tile reads has an edge (distance 1) from
+    /// the one gather chunk that writes it, the chunks of a send list cover
+    /// it once, and every chunk waits for (and holds back by 2 iterations)
+    /// the direction tiles that produce the entries it sends. (A chunk
+    /// edge to the wrong receiver tiles still gives the right x on the
+    /// emulator most of the time: only this check sees it.)
+    #[test]
+    fn every_ghost_read_waits_for_the_gather_chunk_that_writes_it() {
+        use std::collections::HashSet;
+        let a = super::super::poisson3d(48).unwrap();
+        for (pes, comm) in [(2, 3), (3, 4), (3, 2), (2, 1)] {
+            let rt = Runtime::builder()
+                .emulator(2)
+                .pes(pes)
+                .comm_blocks(comm)
+                .symmetric_heap_bytes(heap_bytes_needed(&a, pes).unwrap())
+                .build()
+                .unwrap();
+            let s = CgSolver::new(&rt, &a, CgConfig::new(0.0, 3)).unwrap();
+            assert_eq!(s.rec, Recurrence::Standard);
+            let g = &s.graph;
+            let kind = |t: TaskId| g.kinds()[g.task_kind(t).0 as usize].name().to_string();
+            let edges: HashSet<(usize, usize, u32)> = g
+                .edges()
+                .iter()
+                .map(|e| (e.from.index(), e.to.index(), e.distance))
+                .collect();
+            let tasks: Vec<TaskId> = (0..g.num_tasks()).map(TaskId::from_index).collect();
+            let of = |name: &str| {
+                tasks
+                    .iter()
+                    .copied()
+                    .filter(|&t| kind(t) == name)
+                    .collect::<Vec<_>>()
+            };
+            let gathers: Vec<(TaskId, GatherArgs)> = of("cg_gather")
+                .into_iter()
+                .map(|t| (t, *bytemuck::from_bytes::<GatherArgs>(g.task_args(t))))
+                .collect();
+            let dirs: Vec<(TaskId, VecArgs)> = of("cg_direction")
+                .into_iter()
+                .map(|t| (t, *bytemuck::from_bytes::<VecArgs>(g.task_args(t))))
+                .collect();
+            let what = format!("{pes} PEs, {comm} comm blocks");
+            // Chunks: each send list covered once, in order; each chunk
+            // waits for its entries' producer tiles.
+            for (q, pe) in s.plan.pes().iter().enumerate() {
+                for send in pe.sends() {
+                    let mut mine: Vec<&(TaskId, GatherArgs)> = gathers
+                        .iter()
+                        .filter(|(t, ga)| {
+                            g.pe_of(*t) == q as u32 && ga.to_pe as usize == send.receiver()
+                        })
+                        .collect();
+                    mine.sort_by_key(|(_, ga)| ga.dest);
+                    let mut at = send.dest_start();
+                    for (t, ga) in &mine {
+                        assert_eq!(
+                            ga.dest as usize, at,
+                            "{what}: chunks of PE {q}'s list leave a gap"
+                        );
+                        let k0 = at - send.dest_start();
+                        for &i in &send.indices()[k0..k0 + ga.count as usize] {
+                            let (p, _) = dirs
+                                .iter()
+                                .find(|(p, va)| {
+                                    g.pe_of(*p) == q as u32 && (va.lo..va.hi).contains(&i)
+                                })
+                                .expect("a direction tile owns every row");
+                            assert!(
+                                edges.contains(&(p.index(), t.index(), 0)),
+                                "{what}: chunk without its producer"
+                            );
+                            assert!(
+                                edges.contains(&(t.index(), p.index(), 2)),
+                                "{what}: chunk without its back edge"
+                            );
+                        }
+                        at += ga.count as usize;
+                    }
+                    assert_eq!(
+                        at,
+                        send.dest_start() + send.indices().len(),
+                        "{what}: list not covered"
+                    );
+                    if comm >= 2 && send.indices().len() >= 2 * GATHER_CHUNK_ENTRIES {
+                        assert!(
+                            mine.len() > 1,
+                            "{what}: a {}-entry list in one chunk",
+                            send.indices().len()
+                        );
+                    }
+                }
+            }
+            // Every ghost read waits for the chunk that writes that ghost.
+            for t in of("cg_spmv") {
+                let sa = *bytemuck::from_bytes::<SpmvArgs>(g.task_args(t));
+                let r = g.pe_of(t) as usize;
+                let rp = s.plan.pe(r);
+                let m = rp.matrix();
+                let lo = m.row_ptr()[sa.lo as usize] as usize;
+                let hi = m.row_ptr()[sa.hi as usize] as usize;
+                for &c in &m.col_idx()[lo..hi] {
+                    if (c as usize) < rp.n_local() {
+                        continue;
+                    }
+                    let writers: Vec<&(TaskId, GatherArgs)> = gathers
+                        .iter()
+                        .filter(|(_, ga)| {
+                            ga.to_pe as usize == r && (ga.dest..ga.dest + ga.count).contains(&c)
+                        })
+                        .collect();
+                    assert_eq!(writers.len(), 1, "{what}: ghost column {c} of PE {r}");
+                    let w = writers[0].0;
+                    assert!(
+                        edges.contains(&(w.index(), t.index(), 1)),
+                        "{what}: SpMV tile {} of PE {r} reads ghost {c} without waiting for {:?}",
+                        sa.tile,
+                        g.name(w)
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn gather_chunks_cover_the_list_in_order_and_are_never_too_small() {
