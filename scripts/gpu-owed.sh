@@ -8,7 +8,8 @@
 #   bash scripts/gpu-owed.sh one-tests   # 1 GPU: every test binary + dispatch/jacobi quick
 #   bash scripts/gpu-owed.sh one-exp     # 1 GPU: the timed experiments below
 #   bash scripts/gpu-owed.sh two         # 2 GPUs: tests, two-GPU benches, halo waits, MPI
-#   bash scripts/gpu-owed.sh mpi         # 2 GPUs: MPI/NVSHMEM trials, full jacobi_mpi, CG two-GPU
+#   bash scripts/gpu-owed.sh mpi-tests   # 2 GPUs: MPI/NVSHMEM trials (nvshmem bundle)
+#   bash scripts/gpu-owed.sh mpi-bench   # 2 GPUs: full jacobi_mpi, CG two-GPU, 3D two-GPU
 #
 # Every command runs under its own time limit, so a hang costs that
 # command only. Output: a few lines per command here; the full logs (not
@@ -111,12 +112,13 @@ two)
     mpirun --allow-run-as-root --oversubscribe -n 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS \
     $B/jacobi_mpi --quick
   ;;
-mpi)
+mpi-tests|mpi-bench)
   # Session 7's owed multi-process runs (2 GPUs; bundle built with
-  # --features fault-injection,mpi,nvshmem): mpi_ipc, nvshmem_mpi forced
-  # remote and not, then the full jacobi_mpi bench (16384²) over NVSHMEM
-  # puts, then the two-GPU CG bench and 3D Jacobi with the default comm
-  # blocks (4 across GPUs; gathers and pulses split over them).
+  # --features fault-injection,mpi,nvshmem), in two stages that each fit
+  # one device command: the MPI/NVSHMEM trials (forced remote and not),
+  # then the full jacobi_mpi bench (16384²) over NVSHMEM puts, the two-GPU
+  # CG bench and 3D Jacobi on two GPUs with the default comm blocks (4
+  # across GPUs; gathers and pulses split over them).
   T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
   export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
     AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
@@ -126,15 +128,20 @@ mpi)
   X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_REQUIRE_GPU -x AUTARKY_REQUIRE_GPUS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
   M="mpirun --allow-run-as-root --oversubscribe -n 2 $X"
   export AUTARKY_NVSHMEM_FORCE_REMOTE=1
-  FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
-  FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 150 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
-  AUTARKY_NVSHMEM_FORCE_REMOTE=0 FILTER='test result|FAILED|panicked' run nvshmem-mpi-p2p 150 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
-  FILTER='^h200|target|SKIP' LINES_SHOWN=12 run jacobi-mpi-full 240 $M $B/jacobi_mpi
-  FILTER='two|µs' run cg-two-gpu 200 $B/cg --3d=none --2d=none --two-gpu=128,256
-  FILTER='µs per' run jacobi3d-256-2gpu 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0
+  if [ "$1" = mpi-tests ]; then
+    # Limits: 3 × 170 s (the trials' rank timeout is 60 s).
+    FILTER='test result|FAILED|panicked' run mpi-ipc 170 $M .gpu/tests/mpi_ipc-* --test-threads=1
+    FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+    AUTARKY_NVSHMEM_FORCE_REMOTE=0 FILTER='test result|FAILED|panicked' run nvshmem-mpi-p2p 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+  else
+    # Limits: 270 + 240 + 60 s.
+    FILTER='^h200|target|SKIP' LINES_SHOWN=12 run jacobi-mpi-full 270 $M $B/jacobi_mpi
+    FILTER='two|µs' run cg-two-gpu 240 $B/cg --3d=none --2d=none --two-gpu=128,256
+    FILTER='µs per' run jacobi3d-256-2gpu 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0
+  fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench" >&2
   exit 2
   ;;
 esac
