@@ -66,6 +66,17 @@ pub(crate) struct SymHeap {
     next: Mutex<usize>,
 }
 
+impl Drop for SymHeap {
+    fn drop(&mut self) {
+        // The heaps are freed (field `mem`, dropped after this) with a live
+        // context of this runtime current, not whatever the thread has (a
+        // context released since would fail the frees, which drop ignores).
+        if let Some(c) = self.ctxs.first() {
+            let _ = c.bind();
+        }
+    }
+}
+
 impl SymHeap {
     /// Zeroed device heaps, `bytes` each, one on the GPU of every context.
     pub(crate) fn alloc_gpu(ctxs: &[&Context], bytes: usize) -> Result<Vec<DeviceMem>> {
