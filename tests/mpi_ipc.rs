@@ -108,7 +108,7 @@ fn a_rank_that_never_arrives_ends_the_others_with_rank_timeout() {
 #[cfg(feature = "mpi")]
 mod gpu {
     use super::*;
-    use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
+    use autarky::solvers::jacobi::{JacobiConfig, JacobiRun, JacobiSolver};
     use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
     #[cfg(feature = "fault-injection")]
     use autarky::RunOptions;
@@ -127,39 +127,50 @@ mod gpu {
         c
     }
 
-    /// 2 ranks × 1 PE give bitwise the grid and norms of 2 virtual PEs in
-    /// one process (each rank computes the reference on its own GPU).
-    pub fn jacobi2d_two_ranks_match_two_virtual_pes_bitwise() {
-        let (n, iters) = (96, 60);
+    /// Runs `c` twice on `rt` (the ranks) and once on 2 virtual PEs of this
+    /// rank's GPU (the reference): every round's grid bitwise and norms equal
+    /// the reference's; `also` checks each round further.
+    fn twice_against_two_virtual_pes(
+        rt: &Runtime,
+        c: JacobiConfig,
+        what: &str,
+        also: impl Fn(&JacobiRun),
+    ) {
         let reference = {
-            let rt = Runtime::builder()
+            let one = Runtime::builder()
                 .gpu()
                 .pes(2)
                 .compute_blocks(4)
                 .symmetric_heap_bytes(64 << 20)
                 .build()
                 .unwrap();
-            JacobiSolver::new(&rt, cfg(n, iters))
-                .unwrap()
-                .run()
-                .unwrap()
+            JacobiSolver::new(&one, c.clone()).unwrap().run().unwrap()
         };
-        let rt = mpi_builder().build().unwrap();
-        assert_eq!(rt.num_pes(), 2);
-        let solver = JacobiSolver::new(&rt, cfg(n, iters)).unwrap();
+        let solver = JacobiSolver::new(rt, c).unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for round in 0..2 {
             let got = solver.run().unwrap();
-            assert_eq!(got.iterations, iters);
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(
                 bits(&got.field),
                 bits(&reference.field),
-                "rank {} round {round}: the grid differs from 2 virtual PEs",
+                "rank {} round {round}: the {what} differs from 2 virtual PEs",
                 rt.rank()
             );
             assert_eq!(got.norms, reference.norms);
-            assert!(got.field.iter().any(|&v| v != 0.0));
+            also(&got);
         }
+    }
+
+    /// 2 ranks × 1 PE give bitwise the grid and norms of 2 virtual PEs in
+    /// one process (each rank computes the reference on its own GPU).
+    pub fn jacobi2d_two_ranks_match_two_virtual_pes_bitwise() {
+        let (n, iters) = (96, 60);
+        let rt = mpi_builder().build().unwrap();
+        assert_eq!(rt.num_pes(), 2);
+        twice_against_two_virtual_pes(&rt, cfg(n, iters), "grid", |got| {
+            assert_eq!(got.iterations, iters);
+            assert!(got.field.iter().any(|&v| v != 0.0));
+        });
     }
 
     /// Jacobi 3D (7-point, the PEs split along z): 2 ranks × 1 PE give
@@ -171,30 +182,8 @@ mod gpu {
         let mut c = JacobiConfig::new(prob, 42);
         c.check_every = 7;
         c.pe_grid = Some([2, 1, 1]);
-        let reference = {
-            let rt = Runtime::builder()
-                .gpu()
-                .pes(2)
-                .compute_blocks(4)
-                .symmetric_heap_bytes(64 << 20)
-                .build()
-                .unwrap();
-            JacobiSolver::new(&rt, c.clone()).unwrap().run().unwrap()
-        };
         let rt = mpi_builder().build().unwrap();
-        let solver = JacobiSolver::new(&rt, c).unwrap();
-        for round in 0..2 {
-            let got = solver.run().unwrap();
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(
-                bits(&got.field),
-                bits(&reference.field),
-                "rank {} round {round}: the 3D grid differs from 2 virtual PEs",
-                rt.rank()
-            );
-            assert_eq!(got.norms, reference.norms);
-            assert_eq!(got.norms.len(), 6);
-        }
+        twice_against_two_virtual_pes(&rt, c, "3D grid", |got| assert_eq!(got.norms.len(), 6));
     }
 
     /// CG (both recurrences): 2 ranks × 1 PE give bitwise the x, residual

@@ -20,7 +20,7 @@
 
 mod common;
 
-use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
+use autarky::solvers::jacobi::{JacobiConfig, JacobiRun, JacobiSolver};
 use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
 use autarky::{Builder, Error, RunOptions, Runtime, Transport};
 use libtest_mimic::{Arguments, Trial};
@@ -118,6 +118,40 @@ fn the_other_rank_is_reached_over_nvshmem_as_the_environment_says() {
     }
 }
 
+/// Runs `c` twice on `rt` (the ranks) and once on 2 virtual PEs of this
+/// rank's GPU (the reference): every round's grid bitwise and norms equal
+/// the reference's; `also` checks each round further.
+fn twice_against_two_virtual_pes(
+    rt: &Runtime,
+    c: JacobiConfig,
+    what: &str,
+    also: impl Fn(&JacobiRun),
+) {
+    let reference = {
+        let one = Runtime::builder()
+            .gpu()
+            .pes(2)
+            .compute_blocks(4)
+            .symmetric_heap_bytes(64 << 20)
+            .build()
+            .unwrap();
+        JacobiSolver::new(&one, c.clone()).unwrap().run().unwrap()
+    };
+    let solver = JacobiSolver::new(rt, c).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for round in 0..2 {
+        let got = solver.run().unwrap();
+        assert_eq!(
+            bits(&got.field),
+            bits(&reference.field),
+            "rank {} round {round}: the {what} differs from 2 virtual PEs",
+            rt.rank()
+        );
+        assert_eq!(got.norms, reference.norms);
+        also(&got);
+    }
+}
+
 /// 2 ranks × 1 PE over NVSHMEM give bitwise the grid and norms of 2
 /// virtual PEs in one process, twice in a row (the second run reuses the
 /// symmetric state area). Under FORCE_REMOTE every halo pulse is an
@@ -125,34 +159,10 @@ fn the_other_rank_is_reached_over_nvshmem_as_the_environment_says() {
 /// norm slot a put_value.
 fn jacobi2d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
     let (n, iters) = (96, 60);
-    let reference = {
-        let rt = Runtime::builder()
-            .gpu()
-            .pes(2)
-            .compute_blocks(4)
-            .symmetric_heap_bytes(64 << 20)
-            .build()
-            .unwrap();
-        JacobiSolver::new(&rt, cfg(n, iters))
-            .unwrap()
-            .run()
-            .unwrap()
-    };
-    let rt = runtime();
-    let solver = JacobiSolver::new(rt, cfg(n, iters)).unwrap();
-    for round in 0..2 {
-        let got = solver.run().unwrap();
+    twice_against_two_virtual_pes(runtime(), cfg(n, iters), "grid", |got| {
         assert_eq!(got.iterations, iters);
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(
-            bits(&got.field),
-            bits(&reference.field),
-            "rank {} round {round}: the grid differs from 2 virtual PEs",
-            rt.rank()
-        );
-        assert_eq!(got.norms, reference.norms);
         assert!(got.field.iter().any(|&v| v != 0.0));
-    }
+    });
 }
 
 /// Jacobi 3D (7-point, the PEs split along z, so a halo is a whole
@@ -165,30 +175,9 @@ fn jacobi3d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
     let mut c = JacobiConfig::new(prob, 42);
     c.check_every = 7;
     c.pe_grid = Some([2, 1, 1]);
-    let reference = {
-        let rt = Runtime::builder()
-            .gpu()
-            .pes(2)
-            .compute_blocks(4)
-            .symmetric_heap_bytes(64 << 20)
-            .build()
-            .unwrap();
-        JacobiSolver::new(&rt, c.clone()).unwrap().run().unwrap()
-    };
-    let rt = runtime();
-    let solver = JacobiSolver::new(rt, c).unwrap();
-    for round in 0..2 {
-        let got = solver.run().unwrap();
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(
-            bits(&got.field),
-            bits(&reference.field),
-            "rank {} round {round}: the 3D grid differs from 2 virtual PEs",
-            rt.rank()
-        );
-        assert_eq!(got.norms, reference.norms);
-        assert_eq!(got.norms.len(), 6);
-    }
+    twice_against_two_virtual_pes(runtime(), c, "3D grid", |got| {
+        assert_eq!(got.norms.len(), 6)
+    });
 }
 
 /// CG (both recurrences) over NVSHMEM: bitwise the x, residual and
