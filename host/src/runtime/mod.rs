@@ -315,43 +315,37 @@ impl Runtime {
                 Backend::Gpu(g) => {
                     // PE q's heap lives on the GPU that runs it; with several
                     // ranks, the other ranks' heaps are mapped through CUDA IPC
-                    // (collective: every rank reserves its heaps now).
+                    // (collective: every rank reserves its heaps now). Every
+                    // PE's context: its GPU's for this process's PEs;
+                    // this process's first GPU's for the other ranks' (their
+                    // heaps are mapped there). Host copies of a PE's heap run
+                    // in it.
                     let per_gpu = self.cfg.pes_per_gpu();
                     let local = self.local_pes();
-                    let ctxs: Vec<&driver::Context> = local
-                        .clone()
+                    let pe_ctxs: Vec<std::sync::Arc<driver::Context>> = (0..self.cfg.pes)
                         .map(|q| {
-                            let k = ((q - local.start) / per_gpu) as usize;
-                            if k == 0 {
-                                &*g.ctx
+                            let k = if local.contains(&q) {
+                                (q - local.start) / per_gpu
                             } else {
-                                &*g.others[k - 1].ctx
+                                0
+                            };
+                            if k == 0 {
+                                g.ctx.clone()
+                            } else {
+                                g.others[k as usize - 1].ctx.clone()
                             }
                         })
                         .collect();
+                    let ctxs: Vec<&driver::Context> =
+                        local.clone().map(|q| &*pe_ctxs[q as usize]).collect();
                     let mine = transport::agree_ok(
                         &*self.peers,
                         "symmetric heap reservation",
                         SymHeap::alloc_gpu(&ctxs, self.cfg.heap_bytes),
                     )?;
                     g.ctx.bind()?;
-                    // Host copies of a PE's heap run in its GPU's context (the
-                    // other ranks' mappings live in this process's first one).
-                    let copy_ctxs = (0..self.cfg.pes)
-                        .map(|q| {
-                            if !local.contains(&q) {
-                                return g.ctx.clone();
-                            }
-                            let k = ((q - local.start) / per_gpu) as usize;
-                            if k == 0 {
-                                g.ctx.clone()
-                            } else {
-                                g.others[k - 1].ctx.clone()
-                            }
-                        })
-                        .collect();
                     SymHeap::gpu_shared(&*self.peers, &g.ctx, local, mine, self.cfg.heap_bytes)?
-                        .with_contexts(copy_ctxs)
+                        .with_contexts(pe_ctxs)
                 }
                 Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes),
             };
