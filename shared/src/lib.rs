@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 6;
+pub const ABI_VERSION: u32 = 7;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -431,8 +431,23 @@ abi_struct! {
         /// local task's `done` reached it: the run is over (the termination
         /// counter cannot know which completions were the last ones).
         pub stopped: u32,
+        /// Padding: `progress` on a 128-byte line of its own.
+        pub _pad0: [u32; 6],
+        /// Instances completed on this PE so far: every block adds what it
+        /// completed since its last add (`red.add`, relaxed) whenever it
+        /// publishes its own `BlockStats::completed` (every
+        /// `PUBLISH_EVERY` instances, at least every `TICK_CYCLES` while
+        /// running, and before it goes idle or leaves). One load gives the
+        /// PE's progress to the stall checks (every wait's deadline, comm
+        /// block 0's watchdog and its publish to `HostControl::progress`);
+        /// before ABI 7 each of those summed every block's counter, a
+        /// thousand serial loads that held comm block 0 off its own tasks
+        /// for up to 260 µs (docs/performance.md, session 8).
+        pub progress: u64,
+        /// Padding to 256 bytes.
+        pub _pad1: [u64; 15],
     }
-    size = 104;
+    size = 256;
 }
 
 abi_struct! {

@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 6u
+#define AUTARKY_ABI_VERSION 7u
 
 namespace autarky {
 
@@ -263,8 +263,14 @@ struct alignas(8) Status {
     uint32_t limit;
     // Set (0 → 1) by comm block 0 once `limit` was lowered and every local task's `done` reached it: the run is over (the termination counter cannot know which completions were the last ones).
     uint32_t stopped;
+    // Padding: `progress` on a 128-byte line of its own.
+    uint32_t _pad0[6];
+    // Instances completed on this PE so far: every block adds what it completed since its last add (`red.add`, relaxed) whenever it publishes its own `BlockStats::completed` (every `PUBLISH_EVERY` instances, at least every `TICK_CYCLES` while running, and before it goes idle or leaves). One load gives the PE's progress to the stall checks (every wait's deadline, comm block 0's watchdog and its publish to `HostControl::progress`); before ABI 7 each of those summed every block's counter, a thousand serial loads that held comm block 0 off its own tasks for up to 260 µs (docs/performance.md, session 8).
+    uint64_t progress;
+    // Padding to 256 bytes.
+    uint64_t _pad1[15];
 };
-static_assert(sizeof(Status) == 104, "sizeof(Status) differs from Rust");
+static_assert(sizeof(Status) == 256, "sizeof(Status) differs from Rust");
 static_assert(alignof(Status) == 8, "alignof(Status) differs from Rust");
 
 // Per-PE words in host-mapped (pinned, device-mapped) memory: the only
@@ -526,6 +532,9 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.abort - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.limit - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.stopped - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad0 - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.progress - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s._pad1 - (const char*)&s);
     }
     out[i++] = sizeof(autarky::HostControl);
     { autarky::HostControl s{};

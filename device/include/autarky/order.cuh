@@ -113,6 +113,9 @@ __device__ __forceinline__ uint64_t atom_cas_acquire_gpu_u64(uint64_t* p, uint64
 __device__ __forceinline__ void red_max_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
     asm volatile("red.relaxed.gpu.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+__device__ __forceinline__ void red_add_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
+    asm volatile("red.relaxed.gpu.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 __device__ __forceinline__ void red_min_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
     asm volatile("red.relaxed.gpu.min.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }

@@ -711,7 +711,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                 if (task == NONE) {
                     // Going idle: publish the exact count first, so progress
                     // sums (watchdog, host) never miss this block's work.
-                    st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
+                    publish_completed(p, w.block, clock);
                     run = queue_pop(w, &task, &iter) == WaitResult::Ready;
                     if (run) {
                         BlockStats* bs = stats_of(p, w.block);
@@ -806,7 +806,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             iter = sh_done.kept_iter;
         }
     }
-    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
+    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
 }
 
 // ---- pinned tasks and comm blocks ------------------------------------------
@@ -1033,7 +1033,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
         }
     }
 out:
-    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
+    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
 }
 
 // A pinned comm task with more predecessors than this is polled by the
@@ -1271,7 +1271,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
         __syncthreads();
         if (sh.run == 0) break;
     }
-    if (threadIdx.x == 0) st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, clock.completed);
+    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
 }
 
 __device__ inline void block_exit(Who w) {

@@ -123,16 +123,36 @@ constexpr uint32_t PUBLISH_EVERY = 16;
 // Thread 0's clock for a running loop.
 struct LoopClock {
     uint64_t completed = 0;  // instances this block completed
+    uint64_t published = 0;  // of those, already added to Status::progress
     uint64_t last_tick = 0;  // clock64() of the last publish + abort check
 };
 
-// Instances completed on this PE: the sum of every block's counter. O(blocks);
-// called once per timeout interval, never on the hot path.
-__device__ __noinline__ uint64_t pe_progress(const RunParams& p) {
+// Publishes this block's completed count: its own BlockStats word (for
+// reports and the error record) and, added to the PE's Status::progress,
+// what it completed since its last publish. Thread 0 of a block.
+__device__ __forceinline__ void publish_completed(const RunParams& p, uint32_t block, LoopClock& c) {
+    st_relaxed_gpu_u64(&stats_of(p, block)->completed, c.completed);
+    if (c.completed != c.published) {
+        red_add_relaxed_gpu_u64(&status_of(p)->progress, c.completed - c.published);
+        c.published = c.completed;
+    }
+}
+
+// Instances completed on this PE (the blocks' published counts): one load.
+// Every stall check reads it: a wait's deadline, comm block 0's watchdog
+// and its publish to the host. (Until ABI 7 it summed every block's
+// BlockStats word, ~1000 serial loads, and comm block 0 ran it every 64
+// polls and every 50 µs: its own pinned tasks then waited up to 260 µs.)
+__device__ __forceinline__ uint64_t pe_progress(const RunParams& p) {
+#ifdef AUTARKY_EXP_PROGRESS_SCAN
+    // Experiment control (AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN):
+    // the ABI 6 sum over every block's counter, for A/B timing only.
     uint64_t sum = 0;
-    const uint32_t blocks = p.comm_blocks + p.compute_blocks;
-    for (uint32_t b = 0; b < blocks; ++b) sum += ld_relaxed_gpu_u64(&stats_of(p, b)->completed);
+    for (uint32_t b = 0; b < p.comm_blocks + p.compute_blocks; ++b) sum += ld_relaxed_gpu_u64(&stats_of(p, b)->completed);
     return sum;
+#else
+    return ld_relaxed_gpu_u64(&status_of(p)->progress);
+#endif
 }
 
 // Called by thread 0 of a running block after each instance it completed
@@ -150,7 +170,7 @@ AUTARKY_HOT bool loop_tick(Who w, LoopClock& c) {
 #endif
     const bool due = now - c.last_tick >= TICK_CYCLES;
     if (c.completed % PUBLISH_EVERY != 0 && !due) return false;
-    st_relaxed_gpu_u64(&stats_of(p, w.block)->completed, c.completed);
+    publish_completed(p, w.block, c);
     if (!due) return false;
     c.last_tick = now;
     return abort_raised(p, false);
