@@ -2,7 +2,7 @@
 // protocol and the slot-reuse argument are in allreduce.rs). Registered
 // with `allreduce_local`; `allreduce_sum` (and any custom global kind)
 // come after it and use the helpers below.
-//   allreduce_local  (comm) this PE's partials summed in contributor order,
+//   allreduce_local  (comm) this PE's partials summed (a fixed lane tree),
 //                    put into slots[n % 2][pe][*] of every PE;
 //   allreduce_sum    (comm) slots[n % 2][0..P][*] summed in PE order into
 //                    out[n % 2][*] of this PE.
@@ -18,56 +18,76 @@ static_assert(sizeof(AllreduceArgs) == 40, "AllreduceArgs drifted from allreduce
 
 namespace autarky_allreduce {
 
-// Thread 0 sums the partials (contributor order: deterministic); threads
-// 0..pes-1 then put the sums, one PE per thread.
-// Sums W-wide records in[0..count) in record order into s (thread 0's
-// result; every thread of the block calls it). The block stages a chunk
-// of records in shared memory with coalesced loads, then thread 0 adds it
-// up: the same order of additions as a plain loop over the records (so
-// bitwise the same sums as the emulator's), without one L2 round trip per
-// record on thread 0 (a thousand contributors cost ~40 µs that way).
-template <int W>
-__device__ inline void ordered_sum(const double* in, unsigned count, double* chunk, unsigned chunk_len, double s[4]) {
-    const unsigned per = chunk_len / W;  // records per chunk
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (unsigned c0 = 0; c0 < count; c0 += per) {
-        const unsigned m = min(per, count - c0) * W;
-        for (unsigned i = threadIdx.x; i < m; i += blockDim.x) chunk[i] = in[(unsigned long long)c0 * W + i];
-        __syncthreads();  // the chunk, to thread 0
-        if (threadIdx.x == 0) {
-#pragma unroll 4
-            for (unsigned i = 0; i < m; i += W) {
-                a0 += chunk[i];
-                if (W > 1) a1 += chunk[i + 1];
-                if (W > 2) a2 += chunk[i + 2];
-                if (W > 3) a3 += chunk[i + 3];
-            }
+// Sums W-wide records in[0..count) into s (every thread of the block calls
+// it; every thread gets the sums) with a fixed shape that depends on the
+// count only, never on the block's shape, so every GPU, block size and the
+// emulator (allreduce.rs, `lane_tree_sum`) add in the same order:
+//   1. lane v of SUM_LANES sums records v, v + SUM_LANES, v + 2 SUM_LANES, ...
+//      in that order, from 0.0;
+//   2. the lanes are combined pairwise: for off = SUM_LANES / 2, ..., 1,
+//      lane v (< off) += lane v + off.
+// (Until session 8 thread 0 added every record in turn, a 1024-long chain
+// of dependent adds behind shared-memory loads: ~12.7 µs a local sum on
+// the H200, twice per CG iteration. Here the loads of a lane are in flight
+// together and the chain is count / SUM_LANES + 7 adds long.)
+constexpr unsigned SUM_LANES = 128;
+
+template <int W, int Q>
+__device__ inline void lane_tree_sum(const double* in, unsigned count, double (*lanes)[4], double s[4]) {
+    for (unsigned v = threadIdx.x; v < SUM_LANES; v += blockDim.x) {
+        double a[W];
+#pragma unroll
+        for (int j = 0; j < W; ++j) a[j] = 0.0;
+        unsigned c = v;
+        // Q records of this lane in flight, then added in record order.
+        for (; c + (Q - 1) * SUM_LANES < count; c += Q * SUM_LANES) {
+            double x[Q][W];
+#pragma unroll
+            for (int q = 0; q < Q; ++q)
+#pragma unroll
+                for (int j = 0; j < W; ++j) x[q][j] = in[(unsigned long long)(c + q * SUM_LANES) * W + j];
+#pragma unroll
+            for (int q = 0; q < Q; ++q)
+#pragma unroll
+                for (int j = 0; j < W; ++j) a[j] += x[q][j];
         }
-        __syncthreads();  // thread 0 is done with the chunk before it is refilled
+        for (; c < count; c += SUM_LANES)
+#pragma unroll
+            for (int j = 0; j < W; ++j) a[j] += in[(unsigned long long)c * W + j];
+#pragma unroll
+        for (int j = 0; j < W; ++j) lanes[v][j] = a[j];
     }
-    s[0] = a0;
-    s[1] = a1;
-    s[2] = a2;
-    s[3] = a3;
+    for (unsigned off = SUM_LANES / 2; off > 0; off /= 2) {
+        __syncthreads();  // the previous level's lanes, to every thread
+        for (unsigned v = threadIdx.x; v < off; v += blockDim.x)
+#pragma unroll
+            for (int j = 0; j < W; ++j) lanes[v][j] += lanes[v + off][j];
+    }
+    __syncthreads();  // lane 0, to every thread
+#pragma unroll
+    for (int j = 0; j < 4; ++j) s[j] = j < W ? lanes[0][j] : 0.0;
+    __syncthreads();  // every thread has read lane 0 before the lanes are reused
 }
 
-// ordered_sum for a width known only at run time (1..4).
-__device__ inline void ordered_sum_w(const double* in, unsigned count, unsigned w, double s[4]) {
-    __shared__ double chunk[480];  // divisible by 1, 2, 3 and 4
+// lane_tree_sum for a width known only at run time (1..4).
+__device__ inline void lane_tree_sum_w(const double* in, unsigned count, unsigned w, double s[4]) {
+    __shared__ double lanes[SUM_LANES][4];
     switch (w) {
-        case 1: ordered_sum<1>(in, count, chunk, 480, s); break;
-        case 2: ordered_sum<2>(in, count, chunk, 480, s); break;
-        case 3: ordered_sum<3>(in, count, chunk, 480, s); break;
-        default: ordered_sum<4>(in, count, chunk, 480, s); break;
+        case 1: lane_tree_sum<1, 8>(in, count, lanes, s); break;
+        case 2: lane_tree_sum<2, 4>(in, count, lanes, s); break;
+        case 3: lane_tree_sum<3, 2>(in, count, lanes, s); break;
+        default: lane_tree_sum<4, 2>(in, count, lanes, s); break;
     }
 }
 
+// This PE's partials summed (lane_tree_sum), then threads 0..pes-1 put the
+// sums, one PE per thread.
 __device__ inline void local_put(autarky::TaskCtx& ctx, const AllreduceArgs& a) {
     __shared__ double sums[4];
     const unsigned n = ctx.iteration, w = a.width;
     const double* part = reinterpret_cast<const double*>(a.partials) + (unsigned long long)(n % 2) * a.contributors * w;
     double s[4];
-    ordered_sum_w(part, a.contributors, w, s);
+    lane_tree_sum_w(part, a.contributors, w, s);
     if (threadIdx.x == 0)
         for (unsigned j = 0; j < 4; ++j) sums[j] = s[j];
     __syncthreads();  // publish sums[] to the putting threads

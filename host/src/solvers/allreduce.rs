@@ -9,8 +9,9 @@
 //! ([`Allreduce::partials_addr`], [`Allreduce::partial_index`]).
 //!
 //! * **local** (`allreduce_local`, comm role, one per PE, after every
-//!   contributor of its PE): sums the partials in contributor order and puts
-//!   the `W` sums into `slots[n % 2][q][0..W]` of *every* PE (a store into the
+//!   contributor of its PE): sums the partials with a fixed shape (a
+//!   [`SUM_LANES`]-lane tree, [`lane_tree_sum`]: bitwise the same on every
+//!   backend and block shape) and puts the `W` sums into `slots[n % 2][q][0..W]` of *every* PE (a store into the
 //!   peer's symmetric memory; the cross-PE edge to the peer's global task is
 //!   the signal).
 //! * **global** (one per PE, after every PE's local): sums
@@ -264,23 +265,55 @@ impl Allreduce {
     }
 }
 
+/// Lanes of the local sum's fixed tree ([`lane_tree_sum`]).
+pub const SUM_LANES: usize = 128;
+
+/// The local sum's fixed shape, the same on the device (`lane_tree_sum` in
+/// `allreduce.cu`) and here: lane `v` of [`SUM_LANES`] sums `record(c)` for
+/// `c = v, v + SUM_LANES, …` in that order from `0.0`; then for `off =
+/// SUM_LANES / 2, …, 1`, lane `v < off` adds lane `v + off`. The shape
+/// depends on `count` only (never on a block's thread count), so every
+/// backend and block shape gives bitwise the same sums.
+pub fn lane_tree_sum(
+    count: usize,
+    width: usize,
+    record: impl Fn(usize, usize) -> f64,
+) -> [f64; MAX_WIDTH] {
+    let mut lanes = [[0.0f64; MAX_WIDTH]; SUM_LANES];
+    for (v, lane) in lanes.iter_mut().enumerate() {
+        for c in (v..count).step_by(SUM_LANES) {
+            for (j, l) in lane.iter_mut().enumerate().take(width) {
+                *l += record(c, j);
+            }
+        }
+    }
+    let mut off = SUM_LANES / 2;
+    while off > 0 {
+        for v in 0..off {
+            for j in 0..width {
+                lanes[v][j] += lanes[v + off][j];
+            }
+        }
+        off /= 2;
+    }
+    lanes[0]
+}
+
 /// The local task's work on the emulator: sums this PE's partials of
-/// iteration `ctx.iteration` in contributor order and puts them into every
+/// iteration `ctx.iteration` ([`lane_tree_sum`]) and puts them into every
 /// PE's slots.
 pub fn cpu_local_put(ctx: &CpuCtx<'_>, a: &AllreduceArgs) {
     let n = ctx.iteration;
     let w = a.width as usize;
-    let mut s = [0.0f64; MAX_WIDTH];
-    for c in 0..a.contributors as usize {
-        for (j, sj) in s.iter_mut().enumerate().take(w) {
-            let i = Allreduce::partial_index(n, a.contributors as usize, w, c, j);
-            // SAFETY: 1. `partials` holds 2 × contributors × width doubles of
-            // this PE (`Allreduce::new`), and the heap outlives the run; 2.
-            // every contributor's write at `n` precedes this task (edges),
-            // and its write at `n + 2` follows it (distance-2 edge).
-            *sj += unsafe { *(a.partials as *const f64).add(i) };
-        }
-    }
+    let contributors = a.contributors as usize;
+    let s = lane_tree_sum(contributors, w, |c, j| {
+        let i = Allreduce::partial_index(n, contributors, w, c, j);
+        // SAFETY: 1. `partials` holds 2 × contributors × width doubles of
+        // this PE (`Allreduce::new`), and the heap outlives the run; 2.
+        // every contributor's write at `n` precedes this task (edges),
+        // and its write at `n + 2` follows it (distance-2 edge).
+        unsafe { *(a.partials as *const f64).add(i) }
+    });
     let base = (n % 2) as usize * a.pes as usize * w + ctx.pe as usize * w;
     for pe in 0..a.pes {
         let slots = ctx.peer_addr(a.slots, pe) as *mut f64;
@@ -325,13 +358,17 @@ mod tests {
         contributors: u32,
     }
 
+    // Out of line: `powi` folded at a call site with constant arguments may
+    // round differently from the run-time `powi`, and every caller must see
+    // the same bits.
+    #[inline(never)]
     fn value(pe: u32, c: u32, n: u32, j: usize) -> f64 {
         (1.0 + pe as f64 * 0.1 + c as f64 * 1e-3 + n as f64).powi(3) * 1.1f64.powi(j as i32 + 7)
             / 3.0
     }
 
     #[test]
-    fn every_pe_gets_the_same_sum_in_pe_then_contributor_order() {
+    fn every_pe_gets_the_same_sum_in_pe_order_of_lane_tree_sums() {
         let pes = 3u32;
         // The contributor kind is CPU-only (no device function): skip the
         // emulator's CUDA compile of the graph.
@@ -409,11 +446,7 @@ mod tests {
             let mut want = [0.0f64; 2];
             for (j, w) in want.iter_mut().enumerate() {
                 for (q, &c) in counts.iter().enumerate() {
-                    let mut s = 0.0;
-                    for i in 0..c {
-                        s += value(q as u32, i as u32, n, j);
-                    }
-                    *w += s;
+                    *w += tree_by_recursion(c, |i| value(q as u32, i as u32, n, j));
                 }
             }
             for q in 0..pes {
@@ -422,6 +455,65 @@ mod tests {
                 assert_eq!(got[1].to_bits(), want[1].to_bits(), "PE {q}, n {n}");
             }
         }
+    }
+
+    /// The local sum's shape written another way: lane `v`'s record sum,
+    /// then `f(v, off) = f(v, 2 off) + f(v + off, 2 off)` down to `f(0, 1)`.
+    fn tree_by_recursion(count: usize, record: impl Fn(usize) -> f64) -> f64 {
+        let lane = |v: usize| {
+            let mut s = 0.0;
+            let mut c = v;
+            while c < count {
+                s += record(c);
+                c += SUM_LANES;
+            }
+            s
+        };
+        fn f(v: usize, off: usize, lane: &dyn Fn(usize) -> f64) -> f64 {
+            if off == SUM_LANES {
+                return lane(v);
+            }
+            f(v, 2 * off, lane) + f(v + off, 2 * off, lane)
+        }
+        f(0, 1, &lane)
+    }
+
+    #[test]
+    fn the_lane_tree_has_the_documented_shape_and_is_not_a_plain_loop() {
+        for (count, width) in [
+            (1usize, 1usize),
+            (3, 2),
+            (127, 1),
+            (128, 4),
+            (129, 3),
+            (1024, 2),
+            (1500, 4),
+        ] {
+            let rec =
+                |c: usize, j: usize| value(1, c as u32, 5, j) * if c % 3 == 0 { -1.0 } else { 1.0 };
+            let got = lane_tree_sum(count, width, rec);
+            for j in 0..MAX_WIDTH {
+                let want = if j < width {
+                    tree_by_recursion(count, |c| rec(c, j))
+                } else {
+                    0.0
+                };
+                assert_eq!(
+                    got[j].to_bits(),
+                    want.to_bits(),
+                    "count {count}, width {width}, value {j}"
+                );
+            }
+        }
+        // The shape is visible in the last bits: a plain loop over 1024
+        // such records gives another sum (so the device and the emulator
+        // agreeing bitwise says they use the same shape).
+        let rec = |c: usize| value(0, c as u32, 3, 0) * if c % 3 == 0 { -1.0 } else { 1.0 };
+        let plain: f64 = (0..1024).map(rec).fold(0.0, |a, b| a + b);
+        assert_ne!(
+            lane_tree_sum(1024, 1, |c, _| rec(c))[0].to_bits(),
+            plain.to_bits()
+        );
     }
 
     #[test]
