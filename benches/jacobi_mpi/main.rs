@@ -240,6 +240,18 @@ fn timed_reps(
     k: u32,
     what: &str,
 ) -> BoxResult<Vec<f64>> {
+    // The megakernel's grid on this side: the NVSHMEM build links more
+    // device code, and fewer co-resident blocks would show here (the
+    // 16384² NVSHMEM case ran at 1.46× one process in session 8, through
+    // puts and through the P2P mapping alike).
+    if rt.rank() == 0 {
+        match rt.blocks_per_pe(s.graph().kinds()) {
+            Ok((comm, compute)) => {
+                eprintln!("{what}: {comm} comm + {compute} compute blocks per PE")
+            }
+            Err(e) => eprintln!("{what}: block count unknown: {e}"),
+        }
+    }
     let mut secs = Vec::with_capacity(cfg.reps);
     for rep in 0..cfg.warmup + cfg.reps {
         let t = time_run(rt, s, k, what)?;

@@ -143,13 +143,21 @@ __device__ __forceinline__ void publish_completed(const RunParams& p, uint32_t b
 // and its publish to the host. (Until ABI 7 it summed every block's
 // BlockStats word, ~1000 serial loads, and comm block 0 ran it every 64
 // polls and every 50 µs: its own pinned tasks then waited up to 260 µs.)
+#ifdef AUTARKY_EXP_PROGRESS_SCAN
+// Experiment control (AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN):
+// ABI 6's sum over every block's counter, out of line as it was, for A/B
+// timing only. (Inlined, as first written in session 8, it cost the hot
+// loops far more than ABI 6 did: chain/100 6.0 µs a hand-off against ~2.)
+__device__ __noinline__ uint64_t pe_progress_scan(const RunParams& p) {
+    uint64_t sum = 0;
+    const uint32_t blocks = p.comm_blocks + p.compute_blocks;
+    for (uint32_t b = 0; b < blocks; ++b) sum += ld_relaxed_gpu_u64(&stats_of(p, b)->completed);
+    return sum;
+}
+#endif
 __device__ __forceinline__ uint64_t pe_progress(const RunParams& p) {
 #ifdef AUTARKY_EXP_PROGRESS_SCAN
-    // Experiment control (AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN):
-    // the ABI 6 sum over every block's counter, for A/B timing only.
-    uint64_t sum = 0;
-    for (uint32_t b = 0; b < p.comm_blocks + p.compute_blocks; ++b) sum += ld_relaxed_gpu_u64(&stats_of(p, b)->completed);
-    return sum;
+    return pe_progress_scan(p);
 #else
     return ld_relaxed_gpu_u64(&status_of(p)->progress);
 #endif
