@@ -56,6 +56,61 @@ fn contains(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
+/// The register count a cubin records for `function` (its `.nv.info`
+/// section's `EIATTR_REGCOUNT` entries: format 0x04, attribute 0x2f, a
+/// symbol index and the count). ELF64 little-endian, as NVRTC and
+/// nvJitLink write it.
+fn regcount(cubin: &[u8], function: &str) -> Option<u32> {
+    let u16_at = |o: usize| u16::from_le_bytes(cubin[o..o + 2].try_into().unwrap()) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(cubin[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(cubin[o..o + 8].try_into().unwrap()) as usize;
+    let cstr = |o: usize| {
+        let end = o + cubin[o..].iter().position(|&b| b == 0)?;
+        std::str::from_utf8(&cubin[o..end]).ok()
+    };
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+    // (name, type, offset, size, link) of every section header.
+    let secs: Vec<_> = (0..shnum)
+        .map(|i| {
+            let h = shoff + i * shentsize;
+            (
+                u32_at(h),
+                u32_at(h + 4),
+                u64_at(h + 0x18),
+                u64_at(h + 0x20),
+                u32_at(h + 0x28),
+            )
+        })
+        .collect();
+    let names = secs[shstrndx].2;
+    let symtab = secs.iter().find(|s| s.1 == 2)?;
+    let strtab = secs[symtab.4].2;
+    let sym_name = |i: usize| cstr(strtab + u32_at(symtab.2 + i * 24));
+    let info = secs
+        .iter()
+        .find(|s| cstr(names + s.0) == Some(".nv.info"))?;
+    let (mut o, end) = (info.2, info.2 + info.3);
+    while o + 2 <= end {
+        let (format, attr) = (cubin[o], cubin[o + 1]);
+        o += 2;
+        match format {
+            0x04 => {
+                let len = u16_at(o);
+                o += 2;
+                if attr == 0x2f && sym_name(u32_at(o)) == Some(function) {
+                    return Some(u32_at(o + 4) as u32);
+                }
+                o += len;
+            }
+            0x03 => o += 2,
+            0x02 => o += 1,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// NVRTC only: what CI can check without NVSHMEM.
 #[test]
 fn megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked() {
@@ -160,6 +215,7 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
                 arch: 90,
             },
             &t,
+            128,
         ),
         "link",
     ) else {
@@ -169,6 +225,27 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
     // The device state nvshmemx_cumodule_init fills, and the kernel.
     assert!(contains(&cubin, "nvshmemi_device_state_d"));
     assert!(contains(&cubin, "probe"));
+}
+
+/// The linked NVSHMEM megakernel keeps the plain build's register budget
+/// at the default 128 threads (64: 8 blocks per SM). Relocatable callees
+/// used to take 82–112 registers, which halved the grid (session 8: Jacobi
+/// 16384² over NVSHMEM at 1.46× one process).
+#[test]
+fn the_linked_nvshmem_megakernel_fits_eight_blocks_per_sm_at_128_threads() {
+    let mut cg = autarky::solvers::cg::graph::cg_kinds();
+    cg.push(autarky::solvers::allreduce::sum_kind());
+    for (what, kinds) in [("jacobi", kinds()), ("cg", cg)] {
+        let Some(cubin) = skip_unless_found(
+            compile_megakernel(&kinds, 128, 90, Variant::default()),
+            "megakernel link",
+        ) else {
+            return;
+        };
+        let regs = regcount(&cubin, source::MEGAKERNEL_NAME)
+            .expect("the cubin records the kernel's register count");
+        assert!(regs <= 64, "{what}: the NVSHMEM megakernel takes {regs} registers a thread at 128 threads (8 blocks per SM need <= 64)");
+    }
 }
 
 /// CG's kinds under NVSHMEM: the gather's staged block put and the

@@ -177,23 +177,41 @@ pub fn toolchain() -> Result<Toolchain, Error> {
 /// (`-DAUTARKY_NVSHMEM`) as relocatable code, on top of its own options.
 /// Needs NVRTC only: the megakernel includes no NVSHMEM header.
 ///
-/// `-DAUTARKY_MIN_BLOCKS=1`: with `-rdc=true` every `__noinline__`
-/// function gets its own register allocation, and ptxas refuses an entry
+/// `--maxrregcount`: with `-rdc=true` every `__noinline__` function gets
+/// its own register allocation, blind to the entry's launch bounds, and
+/// the linked kernel needs the most any callee uses. ptxas refuses an entry
 /// whose launch bounds cap registers below a callee's ("Entry function
 /// 'autarky_megakernel' with max regcount of 64 calls function
 /// '…try_claim_next…' with regcount of 94", at 128 threads, where the
-/// default bounds ask for 8 blocks per SM). One block per SM lifts the cap;
-/// the grid still comes from the occupancy the driver reports.
-pub fn megakernel_options() -> Vec<String> {
-    vec![
-        "-rdc=true".into(),
-        "-DAUTARKY_NVSHMEM".into(),
-        "-DAUTARKY_MIN_BLOCKS=1".into(),
-    ]
+/// bounds ask for 8 blocks per SM). Until session 8 this lifted the bounds
+/// (`-DAUTARKY_MIN_BLOCKS=1`): the linked kernel then took 82–112
+/// registers, 4 blocks per SM instead of 8, and Jacobi 16384² over NVSHMEM
+/// ran at 1.46× one process (through puts and through the P2P mapping
+/// alike). Every unit is now compiled under the bounds' own cap
+/// ([`register_cap`]), so the bounds stand and the grid is the plain
+/// build's.
+pub fn megakernel_options(threads: u32) -> Vec<String> {
+    let mut o = vec!["-rdc=true".to_string(), "-DAUTARKY_NVSHMEM".into()];
+    o.extend(register_cap(threads).map(|cap| format!("--maxrregcount={cap}")));
+    o
 }
 
-/// NVRTC options for the bridge unit.
-pub fn bridge_options(t: &Toolchain) -> Vec<String> {
+/// The registers per thread that the megakernel's launch bounds allow at
+/// `threads` threads per block (megakernel.cu: 8 blocks per SM at up to
+/// 128 threads, else 1, on 64 Ki registers per SM); `None` when that is no
+/// cap (255 or more).
+pub fn register_cap(threads: u32) -> Option<u32> {
+    if threads == 0 || threads > 128 {
+        return None;
+    }
+    let cap = 65536 / (threads * 8);
+    (cap < 255).then_some(cap)
+}
+
+/// NVRTC options for the bridge unit (under the megakernel's register
+/// cap at `threads` threads per block: its functions are the kernel's
+/// callees).
+pub fn bridge_options(t: &Toolchain, threads: u32) -> Vec<String> {
     let mut o = vec![
         "--std=c++17".to_string(),
         "-rdc=true".into(),
@@ -201,16 +219,18 @@ pub fn bridge_options(t: &Toolchain) -> Vec<String> {
         format!("-I{}", t.nvshmem.include.display()),
     ];
     o.extend(t.cuda_includes.iter().map(|d| format!("-I{}", d.display())));
+    o.extend(register_cap(threads).map(|cap| format!("--maxrregcount={cap}")));
     o
 }
 
-/// The bridge unit, compiled to a relocatable cubin for `sm_{arch}`.
-pub fn compile_bridge(t: &Toolchain, arch: u32) -> Result<Vec<u8>, Error> {
+/// The bridge unit, compiled to a relocatable cubin for `sm_{arch}` at
+/// `threads` threads per block.
+pub fn compile_bridge(t: &Toolchain, arch: u32, threads: u32) -> Result<Vec<u8>, Error> {
     compile_cubin(&Program {
         name: "nvshmem_bridge.cu",
         source: BRIDGE_CU,
         headers: &[(CSTDINT_NAME, CSTDINT_LP64)],
-        options: bridge_options(t),
+        options: bridge_options(t, threads),
         arch,
     })
 }
@@ -218,9 +238,9 @@ pub fn compile_bridge(t: &Toolchain, arch: u32) -> Result<Vec<u8>, Error> {
 /// Compiles `p` (with [`megakernel_options`] added) to a relocatable cubin
 /// and links it with the bridge and `libnvshmem_device.a` into a loadable
 /// cubin for `sm_{p.arch}`.
-pub fn compile_and_link(p: &Program, t: &Toolchain) -> Result<Vec<u8>, Error> {
+pub fn compile_and_link(p: &Program, t: &Toolchain, threads: u32) -> Result<Vec<u8>, Error> {
     let mut options = p.options.clone();
-    options.extend(megakernel_options());
+    options.extend(megakernel_options(threads));
     let main = compile_cubin(&Program {
         name: p.name,
         source: p.source,
@@ -228,7 +248,7 @@ pub fn compile_and_link(p: &Program, t: &Toolchain) -> Result<Vec<u8>, Error> {
         options,
         arch: p.arch,
     })?;
-    let bridge = compile_bridge(t, p.arch)?;
+    let bridge = compile_bridge(t, p.arch, threads)?;
     link(
         &[
             LinkInput::Data {
@@ -270,6 +290,7 @@ pub fn compile_megakernel(
             arch,
         },
         &t,
+        threads,
     )
 }
 
@@ -284,7 +305,7 @@ pub fn compile_megakernel_relocatable(
     let user = source::user_tasks_header(kinds);
     let headers = source::headers(&user);
     let mut options = source::options_for(threads, Variant::default());
-    options.extend(megakernel_options());
+    options.extend(megakernel_options(threads));
     compile_cubin(&Program {
         name: "megakernel.cu",
         source: MEGAKERNEL_CU,
