@@ -10,6 +10,8 @@
 #   bash scripts/gpu-owed.sh two         # 2 GPUs: tests, two-GPU benches, halo waits, MPI
 #   bash scripts/gpu-owed.sh mpi-tests   # 2 GPUs: MPI/NVSHMEM trials (nvshmem bundle)
 #   bash scripts/gpu-owed.sh mpi-bench   # 2 GPUs: full jacobi_mpi, CG two-GPU, 3D two-GPU
+#   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
+#   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
 # Every command runs under its own time limit, so a hang costs that
 # command only. Output: a few lines per command here; the full logs (not
@@ -140,8 +142,52 @@ mpi-tests|mpi-bench)
     FILTER='µs per' run jacobi3d-256-2gpu 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0
   fi
   ;;
+one-s8|two-s8)
+  # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
+  # AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN, same binary) and the
+  # lane-tree local sum (traced: the local-sum tasks' durations), after the
+  # test suites ran (gpu-validate.sh, a command of its own).
+  XP=-DAUTARKY_EXP_PROGRESS_SCAN
+  if [ "$1" = one-s8 ]; then
+    for x in new old; do
+      e=$([ $x = old ] && echo $XP || true)
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run ab-$x-cg64 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run ab-$x-cg128 60 $B/autarky cg --poisson3d 128 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run ab-$x-j256 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+    done
+    FILTER='us_per|compute_waits|rror' run cg-trace-1gpu-128 120 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 50 --trace /tmp/cg1-128.trace.json
+    gzip -c /tmp/cg1-128.trace.json > "$OUT/cg1-128.trace.json.gz"
+    FILTER='^h200|^case|MISS|ok$|rror' LINES_SHOWN=30 run cg-bench 300 $B/cg --quick
+    FILTER='^h200|^case|µs|G tasks' LINES_SHOWN=30 run dispatch 200 $B/dispatch --quick
+  else
+    for x in new old; do
+      e=$([ $x = old ] && echo $XP || true)
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run ab-$x-cg128-2gpu 60 $B/autarky cg --poisson3d 128 --gpus 2 --pes 2 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run ab-$x-j1024-2gpu 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 5000 --check-every 0
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run ab-$x-j3d256-2gpu 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0
+    done
+    # Dispatch with and without the old progress sum (GPU 0; one-GPU cases).
+    FILTER='^h200|autarky pinned|independent \(|cuda-graph \(' LINES_SHOWN=30 run dispatch-new 120 $B/dispatch --quick
+    AUTARKY_NVRTC_EXTRA=$XP FILTER='^h200|autarky pinned|independent \(|cuda-graph \(' LINES_SHOWN=30 run dispatch-old 120 $B/dispatch --quick
+    FILTER='us_per|compute_waits|rror' run cg-trace-2gpu-128 120 $B/autarky --json cg --poisson3d 128 --gpus 2 --pes 2 --tol 0 --max-iters 50 --trace /tmp/cg2-128.trace.json
+    gzip -c /tmp/cg2-128.trace.json > "$OUT/cg2-128.trace.json.gz"
+    FILTER='two|µs' run cg-two-gpu 240 $B/cg --3d=none --2d=none --two-gpu=128,256
+    FILTER='two|GPU|µs|weak' run jacobi-two-gpu 200 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024,4096 --weak=256 --reps=5
+    # The 16384² NVSHMEM miss (1.46× one process, forced through puts):
+    # the same case through NVSHMEM's P2P mapping. Near 1.0: the puts are
+    # the cost; near 1.46: the symmetric heap's memory is.
+    T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+    export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
+      AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
+      LD_LIBRARY_PATH=/usr/local/cuda/lib64:$T/nvshmem/lib:$T/cu13/lib AUTARKY_NVSHMEM_FORCE_REMOTE=0
+    X="-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR -x AUTARKY_NVRTC_DIR"
+    X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
+    FILTER='^h200|target|SKIP' LINES_SHOWN=8 run jacobi-mpi-16384-p2p 150 \
+      mpirun --allow-run-as-root --oversubscribe -n 2 $X $B/jacobi_mpi --strong=16384 --weak=none
+  fi
+  ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|one-s8|two-s8" >&2
   exit 2
   ;;
 esac
