@@ -289,9 +289,10 @@ pub fn lane_tree_sum(
     }
     let mut off = SUM_LANES / 2;
     while off > 0 {
-        for v in 0..off {
-            for j in 0..width {
-                lanes[v][j] += lanes[v + off][j];
+        let (low, high) = lanes.split_at_mut(off);
+        for (lane, other) in low.iter_mut().zip(&high[..off]) {
+            for (x, y) in lane.iter_mut().zip(other).take(width) {
+                *x += *y;
             }
         }
         off /= 2;
@@ -492,14 +493,14 @@ mod tests {
             let rec =
                 |c: usize, j: usize| value(1, c as u32, 5, j) * if c % 3 == 0 { -1.0 } else { 1.0 };
             let got = lane_tree_sum(count, width, rec);
-            for j in 0..MAX_WIDTH {
+            for (j, g) in got.iter().enumerate() {
                 let want = if j < width {
                     tree_by_recursion(count, |c| rec(c, j))
                 } else {
                     0.0
                 };
                 assert_eq!(
-                    got[j].to_bits(),
+                    g.to_bits(),
                     want.to_bits(),
                     "count {count}, width {width}, value {j}"
                 );
