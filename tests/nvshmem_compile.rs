@@ -227,6 +227,25 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
     assert!(contains(&cubin, "probe"));
 }
 
+/// The cap every relocatable unit is compiled under is ptxas's own for the
+/// launch bounds, in its 8-registers-a-thread unit: a higher cap (96
+/// threads: 85) lets a callee exceed the entry's real cap (80), which ptxas
+/// refuses.
+#[test]
+fn the_register_cap_is_the_launch_bounds_cap_in_allocation_units() {
+    use autarky::runtime::nvshmem::compile::register_cap_for;
+    assert_eq!(register_cap_for(128, 8), Some(64));
+    assert_eq!(register_cap_for(96, 8), Some(80));
+    assert_eq!(register_cap_for(64, 8), Some(128));
+    assert_eq!(register_cap_for(32, 8), None);
+    assert_eq!(register_cap_for(100, 8), Some(64)); // 4 warps
+    assert_eq!(register_cap_for(128, 10), Some(48));
+    assert_eq!(register_cap_for(256, 1), None);
+    assert_eq!(register_cap_for(512, 1), Some(128));
+    assert_eq!(register_cap_for(1024, 1), Some(64));
+    assert_eq!(register_cap_for(0, 8), None);
+}
+
 /// The linked NVSHMEM megakernel keeps the plain build's register budget
 /// at the default 128 threads (64: 8 blocks per SM). Relocatable callees
 /// used to take 82–112 registers, which halved the grid (session 8: Jacobi
@@ -264,11 +283,12 @@ fn the_nvshmem_megakernel_with_the_cg_kinds_links_into_an_sm90_cubin() {
     assert!(contains(&cubin, "nvshmemi_device_state_d"));
 }
 
-/// At 256 threads, and at 128 (the runtime's default, the block size
+/// At 256 threads, at 96 (a register cap that is not 65536 / (threads × 8)),
+/// and at 128 (the runtime's default, the block size
 /// `Transport::Nvshmem` runs get unless told otherwise).
 #[test]
 fn the_nvshmem_megakernel_with_the_jacobi_kinds_links_into_an_sm90_cubin() {
-    for threads in [256, 128] {
+    for threads in [256, 128, 96] {
         let Some(cubin) = skip_unless_found(
             compile_megakernel(&kinds(), threads, 90, Variant::default()),
             "megakernel link",

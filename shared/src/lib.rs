@@ -437,7 +437,8 @@ abi_struct! {
         /// completed since its last add (`red.add`, relaxed) whenever it
         /// publishes its own `BlockStats::completed` (every
         /// `PUBLISH_EVERY` instances, at least every `TICK_CYCLES` while
-        /// running, and before it goes idle or leaves). One load gives the
+        /// running, when it leaves, and for compute blocks before they go
+        /// idle). One load gives the
         /// PE's progress to the stall checks (every wait's deadline, comm
         /// block 0's watchdog and its publish to `HostControl::progress`);
         /// before ABI 7 each of those summed every block's counter, a

@@ -265,7 +265,7 @@ struct alignas(8) Status {
     uint32_t stopped;
     // Padding: `progress` on a 128-byte line of its own.
     uint32_t _pad0[6];
-    // Instances completed on this PE so far: every block adds what it completed since its last add (`red.add`, relaxed) whenever it publishes its own `BlockStats::completed` (every `PUBLISH_EVERY` instances, at least every `TICK_CYCLES` while running, and before it goes idle or leaves). One load gives the PE's progress to the stall checks (every wait's deadline, comm block 0's watchdog and its publish to `HostControl::progress`); before ABI 7 each of those summed every block's counter, a thousand serial loads that held comm block 0 off its own tasks for up to 260 µs (docs/performance.md, session 8).
+    // Instances completed on this PE so far: every block adds what it completed since its last add (`red.add`, relaxed) whenever it publishes its own `BlockStats::completed` (every `PUBLISH_EVERY` instances, at least every `TICK_CYCLES` while running, when it leaves, and for compute blocks before they go idle). One load gives the PE's progress to the stall checks (every wait's deadline, comm block 0's watchdog and its publish to `HostControl::progress`); before ABI 7 each of those summed every block's counter, a thousand serial loads that held comm block 0 off its own tasks for up to 260 µs (docs/performance.md, session 8).
     uint64_t progress;
     // Padding to 256 bytes.
     uint64_t _pad1[15];

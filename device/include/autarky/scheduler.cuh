@@ -455,7 +455,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
 #endif
         if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
         // The block's counter is published every PUBLISH_EVERY instances or
-        // PUBLISH_NS (and before the block goes idle, and at exit), not every
+        // TICK_CYCLES (and before the block goes idle, and at exit), not every
         // time: each store would make the next release wait for it to drain.
         ++clock.completed;
         if (loop_tick(w, clock)) atomicExch(failed, 1u);

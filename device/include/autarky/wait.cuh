@@ -129,7 +129,10 @@ struct LoopClock {
 
 // Publishes this block's completed count: its own BlockStats word (for
 // reports and the error record) and, added to the PE's Status::progress,
-// what it completed since its last publish. Thread 0 of a block.
+// what it completed since its last publish. Thread 0 of a block. (Pinned
+// and comm blocks do not publish before they wait, as compute blocks do
+// before they go idle: up to PUBLISH_EVERY - 1 instances of theirs may
+// reach the counter only at their next publish, as under ABI 6.)
 __device__ __forceinline__ void publish_completed(const RunParams& p, uint32_t block, LoopClock& c) {
     st_relaxed_gpu_u64(&stats_of(p, block)->completed, c.completed);
     if (c.completed != c.published) {

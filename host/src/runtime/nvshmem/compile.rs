@@ -197,14 +197,31 @@ pub fn megakernel_options(threads: u32) -> Vec<String> {
 }
 
 /// The registers per thread that the megakernel's launch bounds allow at
-/// `threads` threads per block (megakernel.cu: 8 blocks per SM at up to
-/// 128 threads, else 1, on 64 Ki registers per SM); `None` when that is no
-/// cap (255 or more).
+/// `threads` threads per block ([`register_cap_for`] with the blocks per SM
+/// the bounds ask for: megakernel.cu's default, 8 at up to 128 threads and
+/// 1 above, unless `AUTARKY_NVRTC_EXTRA` defines `AUTARKY_MIN_BLOCKS`, as it
+/// may for experiments); `None` when that is no cap.
 pub fn register_cap(threads: u32) -> Option<u32> {
-    if threads == 0 || threads > 128 {
+    let extra = std::env::var("AUTARKY_NVRTC_EXTRA").unwrap_or_default();
+    let min_blocks = extra
+        .split_whitespace()
+        .rev()
+        .find_map(|o| o.strip_prefix("-DAUTARKY_MIN_BLOCKS=")?.parse().ok())
+        .unwrap_or(if threads <= 128 { 8 } else { 1 });
+    register_cap_for(threads, min_blocks)
+}
+
+/// ptxas's register cap for `__launch_bounds__(threads, min_blocks)` on
+/// sm_90: 64 Ki registers per SM shared by `min_blocks` blocks of
+/// `ceil(threads / 32)` warps, allocated 256 a warp (8 a thread), so the
+/// cap is a multiple of 8 (96 threads, 8 blocks: 80, not 85). `None` when it
+/// is 255 or more (no cap) or the arguments are 0.
+pub fn register_cap_for(threads: u32, min_blocks: u32) -> Option<u32> {
+    if threads == 0 || min_blocks == 0 {
         return None;
     }
-    let cap = 65536 / (threads * 8);
+    let per_thread = 65536 / (threads.div_ceil(32) * 32 * min_blocks);
+    let cap = per_thread & !7;
     (cap < 255).then_some(cap)
 }
 

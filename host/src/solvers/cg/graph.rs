@@ -147,8 +147,9 @@ pub struct CgConfig {
     /// backend's block count, so the same matrix on P virtual PEs and on P
     /// GPUs (any model) gives bitwise the same `x`, and so do emulators
     /// with any thread count (the per-tile partials of the dot products
-    /// are summed in tile order, and the tiles are the same; within a tile
-    /// the GPU and the CPU bodies sum in different orders).
+    /// are summed with one fixed shape over the tiles, the allreduce's lane
+    /// tree, and the tiles are the same; within a tile the GPU and the CPU
+    /// bodies sum in different orders).
     pub tile_rows: Option<usize>,
     /// Threads per row in the SpMV tiles (a power of two, 1..=32); default
     /// [`default_spmv_lanes`] of the tile's average nonzeros per row. Any
