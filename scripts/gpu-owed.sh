@@ -10,6 +10,7 @@
 #   bash scripts/gpu-owed.sh two         # 2 GPUs: tests, two-GPU benches, halo waits, MPI
 #   bash scripts/gpu-owed.sh mpi-tests   # 2 GPUs: MPI/NVSHMEM trials (nvshmem bundle)
 #   bash scripts/gpu-owed.sh mpi-bench   # 2 GPUs: full jacobi_mpi, CG two-GPU, 3D two-GPU
+#   bash scripts/gpu-owed.sh mpi-kill    # 2 GPUs: issue 12's killed-rank trial (mpi bundle)
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -114,7 +115,7 @@ two)
     mpirun --allow-run-as-root --oversubscribe -n 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS \
     $B/jacobi_mpi --quick
   ;;
-mpi-tests|mpi-bench)
+mpi-tests|mpi-bench|mpi-kill)
   # Session 7's owed multi-process runs (2 GPUs; bundle built with
   # --features fault-injection,mpi,nvshmem), in two stages that each fit
   # one device command: the MPI/NVSHMEM trials (forced remote and not),
@@ -130,7 +131,16 @@ mpi-tests|mpi-bench)
   X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_REQUIRE_GPU -x AUTARKY_REQUIRE_GPUS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
   M="mpirun --allow-run-as-root --oversubscribe -n 2 $X"
   export AUTARKY_NVSHMEM_FORCE_REMOTE=1
-  if [ "$1" = mpi-tests ]; then
+  if [ "$1" = mpi-kill ]; then
+    # Issue 12's last trial (written in session 8, not yet run): rank 1
+    # killed mid-run; rank 0 must end with an error within its bounds.
+    # mpirun must not kill rank 0 itself when rank 1 dies (Open MPI:
+    # orte_abort_on_non_zero_status 0), and the job ends with MPI_Abort at
+    # exit by design, so the verdict is rank 0's own result line.
+    FILTER='test result|FAILED|panicked|rank 0 after' run mpi-kill 120 $M --mca orte_abort_on_non_zero_status 0 \
+      .gpu/tests/mpi_ipc-* --ignored a_rank_killed_mid_run --test-threads=1
+    if grep -a -q "test result: ok. 1 passed" "$LOGS/mpi-kill.log"; then fail=0; else fail=1; fi
+  elif [ "$1" = mpi-tests ]; then
     # Limits: 3 × 170 s (the trials' rank timeout is 60 s).
     FILTER='test result|FAILED|panicked' run mpi-ipc 170 $M .gpu/tests/mpi_ipc-* --test-threads=1
     FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
@@ -187,7 +197,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|one-s8|two-s8" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|one-s8|two-s8" >&2
   exit 2
   ;;
 esac

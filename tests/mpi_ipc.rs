@@ -11,9 +11,11 @@
 //! `mpirun` (no `OMPI_COMM_WORLD_SIZE`/`PMI_SIZE` in the environment) or
 //! without the `mpi` feature, every trial is reported as ignored, with the
 //! reason. The configuration trial needs no GPU: it runs under `mpirun` on
-//! any machine. `a_rank_that_never_arrives…` is opt-in (`-- --ignored`):
-//! it leaves a collective pending on purpose, so the job ends with
-//! MPI_Abort at exit after the trial passed.
+//! any machine. `a_rank_that_never_arrives…` and `a_rank_killed_mid_run…`
+//! are opt-in (`-- --ignored <name>`, one at a time): each leaves a
+//! collective pending on purpose, so the job ends with MPI_Abort at exit
+//! after the trial passed. The second also needs `mpirun --mca
+//! orte_abort_on_non_zero_status 0` (see its doc).
 
 mod common;
 
@@ -55,9 +57,17 @@ fn mpi_trial(name: &str, needs_gpu: bool, body: fn()) -> Trial {
         common::usable_gpus().as_ref().err().cloned()
     });
     match skip {
-        Some(why) => Trial::test(name, || Ok(()))
+        // Listed as ignored with the reason; run anyway (`--ignored`, as
+        // the opt-in trials are), it fails with the reason rather than
+        // passing without having run.
+        Some(why) => {
+            let reason = why.clone();
+            Trial::test(name, move || {
+                Err(format!("cannot run here: {reason}").into())
+            })
             .with_ignored_flag(true)
-            .with_kind(why),
+            .with_kind(why)
+        }
         None => Trial::test(name, move || {
             body();
             Ok(())
@@ -298,6 +308,67 @@ mod gpu {
         }
     }
 
+    /// Rank 1 is killed (SIGKILL, from a `kill` process) once its megakernel
+    /// has completed instances of a long Jacobi run. Rank 0's run must end
+    /// with an error within its bounds — the device timeout (2 s without
+    /// progress: rank 0's tiles wait for halos that never come), then the
+    /// end-of-run exchange's rank timeout (5 s) — never hang.
+    ///
+    /// Opt-in (`-- --ignored a_rank_killed`), and only meaningful under
+    /// `mpirun --mca orte_abort_on_non_zero_status 0` (Open MPI): by
+    /// default mpirun kills every rank as soon as one dies, which says
+    /// nothing about autarky. Checked here (Open MPI 4.1, no GPU) that with
+    /// that setting a rank killed by SIGKILL leaves the other running and
+    /// its pending `MPI_Iallgather` never completes. The job then ends with
+    /// MPI_Abort at exit (that exchange is still pending), after rank 0
+    /// printed its result: read rank 0's `test result` line, not mpirun's
+    /// status (`scripts/gpu-owed.sh mpi-kill`).
+    pub fn a_rank_killed_mid_run_ends_the_other_within_the_timeout() {
+        let rt = mpi_builder()
+            .timeout(std::time::Duration::from_secs(2))
+            .rank_timeout(std::time::Duration::from_secs(5))
+            .build()
+            .unwrap();
+        let mut c = cfg(256, 4_000_000);
+        c.check_every = 0;
+        let solver = JacobiSolver::new(&rt, c).unwrap();
+        let run = rt
+            .launch(
+                solver.graph(),
+                autarky::RunOptions::iterations(solver.graph_iterations()),
+            )
+            .unwrap();
+        if rt.rank() == 1 {
+            // Mid-run: this PE's kernel has completed instances.
+            let started = std::time::Instant::now();
+            while run.progress_snapshot().iter().all(|p| p.instances == 0) {
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(30),
+                    "rank 1's run never started"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let me = std::process::id().to_string();
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &me])
+                .status();
+            // SIGKILL is not deliverable late; if `kill` could not run, abort.
+            std::process::abort();
+        }
+        let t = std::time::Instant::now();
+        match run.wait() {
+            Err(e) => eprintln!("rank 0 after rank 1 was killed, in {:?}: {e}", t.elapsed()),
+            Ok(r) => panic!("rank 0's run finished although rank 1 was killed: {r:?}"),
+        }
+        // 2 s device timeout (x2 for the comm watchdog) + 5 s rank timeout + slack.
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30),
+            "took {:?}",
+            t.elapsed()
+        );
+    }
+
     /// A task of PE 1 (rank 1) withheld: its successors wait; the run ends
     /// on every rank with a timeout naming the PE, task and iteration.
     #[cfg(feature = "fault-injection")]
@@ -365,6 +436,14 @@ fn main() -> std::process::ExitCode {
             true,
             gpu::a_nan_on_one_rank_fails_every_rank_with_the_same_named_error,
         ));
+        trials.push(
+            mpi_trial(
+                "a_rank_killed_mid_run_ends_the_other_within_the_timeout",
+                true,
+                gpu::a_rank_killed_mid_run_ends_the_other_within_the_timeout,
+            )
+            .with_ignored_flag(true),
+        );
         #[cfg(feature = "fault-injection")]
         trials.push(mpi_trial(
             "a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout",
