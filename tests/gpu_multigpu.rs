@@ -280,20 +280,10 @@ fn cg_on_2_gpus_is_bitwise_the_same_as_on_2_virtual_pes() {
             if tol > 0.0 {
                 assert!(r1.converged, "{n}³ {variant:?}: {:?}", r1.iterations);
             }
-            assert_eq!(r1.iterations, r2.iterations, "{n}³ {variant:?}");
-            assert_eq!(
-                r1.rel_residual.to_bits(),
-                r2.rel_residual.to_bits(),
-                "{n}³ {variant:?}"
-            );
-            let diff =
-                r1.x.iter()
-                    .zip(&r2.x)
-                    .filter(|(u, v)| u.to_bits() != v.to_bits())
-                    .count();
-            assert_eq!(
-                diff, 0,
-                "{n}³ {variant:?}: x on 2 GPUs differs from 2 virtual PEs in {diff} entries"
+            common::assert_same_cg_run(
+                r2,
+                r1,
+                &format!("{n}³ {variant:?}, 2 GPUs against 2 virtual PEs"),
             );
         }
     }

@@ -134,6 +134,28 @@ pub fn run_trials(trials: Vec<Trial>) -> std::process::ExitCode {
     libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
 }
 
+/// Asserts two CG runs are bitwise the same: iterations, the recursive
+/// residual's bits and every entry of `x`; `what` names the comparison.
+pub fn assert_same_cg_run(
+    got: &autarky::solvers::cg::CgRun,
+    want: &autarky::solvers::cg::CgRun,
+    what: &str,
+) {
+    assert_eq!(got.iterations, want.iterations, "{what}");
+    assert_eq!(
+        got.rel_residual.to_bits(),
+        want.rel_residual.to_bits(),
+        "{what}"
+    );
+    let diff = got
+        .x
+        .iter()
+        .zip(&want.x)
+        .filter(|(u, v)| u.to_bits() != v.to_bits())
+        .count();
+    assert_eq!(diff, 0, "{what}: x differs in {diff} entries");
+}
+
 /// `n` u64s, poisoned with all-ones, so a value never written shows.
 pub fn poisoned(rt: &Runtime, n: usize) -> Buffer<u64> {
     let b = rt.alloc::<u64>(n).unwrap();
