@@ -115,7 +115,7 @@ two)
     mpirun --allow-run-as-root --oversubscribe -n 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS \
     $B/jacobi_mpi --quick
   ;;
-mpi-tests|mpi-bench|mpi-kill)
+mpi-tests|mpi-bench|mpi-kill|mpi-jacobi)
   # Session 7's owed multi-process runs (2 GPUs; bundle built with
   # --features fault-injection,mpi,nvshmem), in two stages that each fit
   # one device command: the MPI/NVSHMEM trials (forced remote and not),
@@ -139,7 +139,8 @@ mpi-tests|mpi-bench|mpi-kill)
     # exit by design, so the verdict is rank 0's own result line.
     FILTER='test result|FAILED|panicked|rank 0 after' run mpi-kill 120 $M --mca orte_abort_on_non_zero_status 0 \
       .gpu/tests/mpi_ipc-* --ignored a_rank_killed_mid_run --test-threads=1
-    if grep -a -q "test result: ok. 1 passed" "$LOGS/mpi-kill.log"; then fail=0; else fail=1; fi
+    # (libtest colours "ok" even when piped: strip the escapes first.)
+    if sed 's/\x1b\[[0-9;]*m//g' "$LOGS/mpi-kill.log" | grep -a -q "test result: ok. 1 passed"; then fail=0; else fail=1; fi
   elif [ "$1" = mpi-tests ]; then
     # Limits: 3 × 170 s (the trials' rank timeout is 60 s).
     FILTER='test result|FAILED|panicked' run mpi-ipc 170 $M .gpu/tests/mpi_ipc-* --test-threads=1
@@ -148,9 +149,32 @@ mpi-tests|mpi-bench|mpi-kill)
   else
     # Limits: 270 + 240 + 60 s.
     FILTER='^h200|target|SKIP' LINES_SHOWN=12 run jacobi-mpi-full 270 $M $B/jacobi_mpi
-    FILTER='two|µs' run cg-two-gpu 240 $B/cg --3d=none --2d=none --two-gpu=128,256
-    FILTER='µs per' run jacobi3d-256-2gpu 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0
+    if [ "$1" = mpi-bench ]; then
+      FILTER='two|µs' run cg-two-gpu 240 $B/cg --3d=none --2d=none --two-gpu=128,256
+      FILTER='µs per' run jacobi3d-256-2gpu 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 500 --check-every 0
+    fi
   fi
+  ;;
+ab-s9)
+  # Session 9: the lead warp rotated over the SM's sub-partitions (new)
+  # against every block leading from warp 0 (-DAUTARKY_LEAD_WARP0, the same
+  # binaries), on GPU 0 and then on both GPUs.
+  for x in new old; do
+    e=$([ $x = old ] && echo -DAUTARKY_LEAD_WARP0 || true)
+    export AUTARKY_NVRTC_EXTRA="$e"
+    CUDA_VISIBLE_DEVICES=0 FILTER='^h200|autarky in-kernel|atomic-claim  ' LINES_SHOWN=30 run dispatch-$x 120 $B/dispatch --quick
+    FILTER='µs per|rror' run $x-cg64 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+    FILTER='µs per|rror' run $x-cg128 60 $B/autarky cg --poisson3d 128 --tol 0 --max-iters 500
+    FILTER='µs per|rror' run $x-j256 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+    FILTER='µs per|rror' run $x-j1024 60 $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0
+    FILTER='µs per|rror' run $x-j4096 60 $B/autarky jacobi2d --size 4096 --iters 500 --check-every 0
+    FILTER='µs per|rror' run $x-j3d256 60 $B/autarky jacobi3d --size 256 --iters 300 --check-every 0
+    if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+      FILTER='µs per|rror' run $x-cg128-2gpu 60 $B/autarky cg --poisson3d 128 --gpus 2 --pes 2 --tol 0 --max-iters 500
+      FILTER='µs per|rror' run $x-j1024-2gpu 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 5000 --check-every 0
+    fi
+  done
+  unset AUTARKY_NVRTC_EXTRA
   ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
