@@ -22,30 +22,6 @@ namespace autarky {
 struct LaunchParams {
     RunParams pe[MAX_LOCAL_PES];
 };
-
-// The warp whose lane 0 leads this block's scheduling (Who::tid == 0).
-// An SM issues from four sub-partitions, and a warp runs on sub-partition
-// (%warpid mod 4). The lead's scheduling path is serial; if every block led
-// from its warp 0, the leads of all blocks on an SM would share one
-// sub-partition (4-warp blocks sit at warp slots 4k … 4k+3) and queue for
-// its issue slot. So the lead rotates with the block's slot: with W warps
-// per block starting at slot `first`, block k on the SM (k = first / W)
-// leads from warp k mod 4 when W ≥ 4; smaller blocks (W = 2, 3) pick
-// (first / 4) mod W, which spreads their leads over the sub-partitions the
-// block spans. %warpid may change under preemption; the choice is made once
-// and only its speed depends on it. -DAUTARKY_LEAD_WARP0 keeps warp 0 (an
-// A/B control).
-__device__ __forceinline__ uint32_t lead_warp(uint32_t first_warp_slot) {
-    constexpr uint32_t W = (AUTARKY_THREADS + 31) / 32;
-#ifdef AUTARKY_LEAD_WARP0
-    (void)first_warp_slot;
-    return 0;
-#else
-    if (W == 1) return 0;
-    if (W >= 4) return (first_warp_slot / W) % 4;
-    return (first_warp_slot / 4) % W;
-#endif
-}
 }  // namespace autarky
 
 extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS)
@@ -81,18 +57,8 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS
     // (see BlockShared).
     __shared__ BlockShared sh;
     __shared__ PinnedCache pinned_cache;
-    __shared__ uint32_t lead_sh;
-    if (threadIdx.x == 0) {
-        uint32_t slot;
-        asm volatile("mov.u32 %0, %%warpid;" : "=r"(slot));
-        lead_sh = lead_warp(slot);
-    }
-    // Publish: lead_sh (and trace_head) to the block.
-    __syncthreads();
-    constexpr uint32_t T = AUTARKY_THREADS;
-    const uint32_t tid = (threadIdx.x + T - 32 * lead_sh) % T;
     const bool comm = block < p.comm_blocks;
-    const Who w{&p, block, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute, tid};
+    const Who w{&p, block, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
     if (comm) {
         comm_loop(w, sh);
 #ifndef AUTARKY_NO_PINNED

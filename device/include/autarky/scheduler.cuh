@@ -39,13 +39,6 @@
 // (comm blocks try-pop between their other duties). A compute block keeps
 // only compute instances; comm instances are always pushed.
 //
-// "Thread 0" in this file is the block's lead: scheduler rank 0 (Who::tid),
-// lane 0 of the lead warp chosen at kernel start (megakernel.cu). Its path
-// is serial, one instruction after another, and a sub-partition of the SM
-// issues one instruction a cycle: with the lead always in warp 0 every
-// block's lead shared sub-partition 0 (warps go to sub-partitions by warp
-// slot mod 4), which issue-bound the leads of eight blocks per SM.
-//
 // Several PEs (RunParams): ids [num_tasks, num_tasks + num_proxies) are
 // proxies for predecessors on other PEs. A producer with remote successors
 // (TaskDesc::remote_*) stores state_word(i + 1, i + 1) into each consumer
@@ -423,15 +416,15 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
 }
 
 // Completes instance i of t with the whole block. `edge` is successor edge
-// w.tid (this thread's rank) of t, prefetched before the body ran (valid
-// when w.tid < succ_count). `completed` is thread 0's instance count. On
+// threadIdx.x of t, prefetched before the body ran (valid when
+// threadIdx.x < succ_count). `completed` is thread 0's instance count. On
 // return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
 // one). Returns false if the block must leave (abort during a push).
 AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
                                 uint32_t* failed, const Edge& edge, LoopClock& clock) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
-    if (w.tid == 0) {
+    if (threadIdx.x == 0) {
         const uint32_t limit = run_limit(p);
         const bool self_next = t_done < limit;
         sh.limit = limit;
@@ -478,9 +471,9 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
     const bool self_done = sh.kept_task == t || t_done >= limit;
     bool ok = true;
     // Successors with small fan-in: one thread each.
-    for (uint32_t j = w.tid; j <= d.succ_count; j += blockDim.x) {
+    for (uint32_t j = threadIdx.x; j <= d.succ_count; j += blockDim.x) {
         if (j == d.succ_count && self_done) continue;
-        const Edge e = j < d.succ_count ? (j == w.tid ? edge : successor_edge(p, d, t, j))
+        const Edge e = j < d.succ_count ? (j == threadIdx.x ? edge : successor_edge(p, d, t, j))
                                         : successor_edge(p, d, t, j);
         uint32_t n = i + e.distance;
         if (j < d.succ_count && e.pred_count > 1 && is_counted(p, e.pred_count)) {
@@ -543,7 +536,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         // before thread 0's claim.
         const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
         bool mine = true, remote = false;
-        for (uint32_t k = w.tid; k < e.pred_count && mine; k += 2 * blockDim.x) {
+        for (uint32_t k = threadIdx.x; k < e.pred_count && mine; k += 2 * blockDim.x) {
             uint32_t h0, h1, n0, n1;
             auto fetch = [&](uint32_t q, uint32_t& have, uint32_t& need) {
                 have = 0;
@@ -566,10 +559,10 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             else fence_acq_rel_gpu();
         }
         const bool ready = __syncthreads_and(mine);
-        if (w.tid == 0 && ready && below_limit(p, n) && claim(p, e.task, n))
+        if (threadIdx.x == 0 && ready && below_limit(p, n) && claim(p, e.task, n))
             ok = keep_or_push(w, sh, e.task, n) && ok;
     }
-    if (sh.big_overflow && w.tid == 0) {
+    if (sh.big_overflow && threadIdx.x == 0) {
         // Rare: more than 32 large-fan-in successors; thread 0 checks the rest.
         // Counted successors were checked by the thread that arrived (and
         // the self check of a counted task is gated like theirs).
@@ -709,10 +702,10 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     LoopClock clock;                 // thread 0: instances completed, publish/abort times
     bool stop = false;               // thread 0: abort seen, or a fast-path push was aborted
     AUTARKY_TRACE_TASK_DECL();       // thread 0: the running instance's start/end times (traced kernels)
-    if (w.tid == 0) sh.next_task = NONE;
-    if (w.tid == 0) sh_failed = 0;
+    if (threadIdx.x == 0) sh.next_task = NONE;
+    if (threadIdx.x == 0) sh_failed = 0;
     for (;;) {
-        if (w.tid == 0) {
+        if (threadIdx.x == 0) {
             uint32_t run = stop ? 0 : 1;
             while (run) {
                 if (task == NONE) {
@@ -762,14 +755,14 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         // Prefetch this thread's successor edge (read-only) so its latency
         // overlaps the body instead of lengthening the completion path.
         Edge edge{};
-        if (w.tid < d.succ_count) edge = reinterpret_cast<const Edge*>(p.succ)[d.succ_start + w.tid];
+        if (threadIdx.x < d.succ_count) edge = reinterpret_cast<const Edge*>(p.succ)[d.succ_start + threadIdx.x];
         // Decided by thread 0 from its prefetched edge; published to the
         // block by the barrier after the body.
         // (A counted successor needs the arrival, which complete() adds. A
         // task of many predecessors checks its own next instance block-wide
         // in complete(): on thread 0 alone, a join of a thousand inputs took
         // ~150 µs per instance, one dependent load per input.)
-        if (w.tid == 0)
+        if (threadIdx.x == 0)
             sh.fast = d.pred_count <= SMALL_FAN_IN &&
                       (d.succ_count == 0 ||
                        (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN && !is_counted(p, edge.pred_count)));
@@ -777,7 +770,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         // read-only table): on a chain that successor is usually the next
         // instance this block runs, and the load then overlaps the body.
         TaskDesc next_desc{};
-        if (w.tid == 0 && d.succ_count > 0) next_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[edge.task];
+        if (threadIdx.x == 0 && d.succ_count > 0) next_desc = reinterpret_cast<const TaskDesc*>(p.tasks)[edge.task];
         TaskCtx ctx{d.global,  sh_iter,    p.iterations, p.pe, w.block,
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
                     d.arg_len, &p,         &sh_failed,   sh_task};
@@ -785,18 +778,18 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         // Publish: every thread's body writes happen before thread 0's release
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
-        if (w.tid == 0) {
+        if (threadIdx.x == 0) {
             AUTARKY_TRACE_TASK_END();
             if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
         }
         if (sh_failed) break;
-        if (w.tid == 0 && d.succ_count > 0) {
+        if (threadIdx.x == 0 && d.succ_count > 0) {
             sh.next_task = edge.task;
             sh.next_desc = next_desc;
         }
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.
-            if (w.tid == 0) {
+            if (threadIdx.x == 0) {
                 if (!complete_fast(w, d, sh_task, sh_iter, edge, clock, &task, &iter)) {
                     task = NONE;
                     stop = true;
@@ -806,14 +799,14 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             continue;
         }
         const bool completed = complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, clock);
-        if (w.tid == 0) AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
+        if (threadIdx.x == 0) AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
         if (!completed) break;
-        if (w.tid == 0) {
+        if (threadIdx.x == 0) {
             task = sh_done.kept_task;
             iter = sh_done.kept_iter;
         }
     }
-    if (w.tid == 0) publish_completed(p, w.block, clock);
+    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
 }
 
 // ---- pinned tasks and comm blocks ------------------------------------------
@@ -938,7 +931,7 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh) {
         // holds before it gets here), as the emulator holds on every path:
         // the instance never runs; a bounded wait on nothing ends the run
         // in a timeout naming the held task.
-        if (w.tid == 0) {
+        if (threadIdx.x == 0) {
             WaitSite site{WaitKind::TestHold, sh.task, 1, sh.task, sh.iter};
             wait_until(w, site, [](uint64_t& seen, uint32_t) -> uint32_t {
                 seen = 0;
@@ -951,12 +944,12 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh) {
 #endif
     TaskCtx ctx{d.global, sh.iter, p.iterations, p.pe, w.block,
                 reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset, d.arg_len, &p, &sh.failed, sh.task};
-    AUTARKY_TRACE_T0(p, w.tid, TraceKind::TaskStart, sh.task, sh.iter, 0);
+    AUTARKY_TRACE_T0(p, TraceKind::TaskStart, sh.task, sh.iter, 0);
     autarky_dispatch(ctx, d.kind);
     // Publish: every thread's body writes happen before thread 0's release
     // of done[t]; `sh.failed` to the block.
     __syncthreads();
-    AUTARKY_TRACE_T0(p, w.tid, TraceKind::TaskEnd, sh.task, sh.iter, 0);
+    AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, sh.task, sh.iter, 0);
     return sh.failed == 0;
 }
 
@@ -966,7 +959,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                                             uint32_t len) {
     const RunParams& p = *w.p;
     LoopClock clock;
-    if (w.tid == 0) {
+    if (threadIdx.x == 0) {
         sh.failed = 0;
         // Fill the cache when the list fits (thread 0; read-only tables).
         uint32_t preds = 0;
@@ -997,7 +990,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
     bool stop = false;  // thread 0: leave at the next loop top
     for (uint32_t n = 0;; ++n) {
         for (uint32_t k = 0; k < len; ++k) {
-            if (w.tid == 0) {
+            if (threadIdx.x == 0) {
                 const uint32_t t = list[k];
                 const bool cached = pc.cached;
                 const TaskDesc d = cached ? pc.desc[k] : reinterpret_cast<const TaskDesc*>(p.tasks)[t];
@@ -1036,11 +1029,11 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             // run_body's barrier published the body's writes; thread 0
             // publishes done and, on abort, stops at the next loop top (no
             // third barrier per instance).
-            if (w.tid == 0 && !complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) stop = true;
+            if (threadIdx.x == 0 && !complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) stop = true;
         }
     }
 out:
-    if (w.tid == 0) publish_completed(p, w.block, clock);
+    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
 }
 
 // A pinned comm task with more predecessors than this is polled by the
@@ -1055,7 +1048,7 @@ constexpr uint32_t WIDE_POLL_MIN = 16;
 // thread that saw its share done fences (acquire, system scope when a
 // proxy is among them) before the barrier, so the predecessors' data is
 // visible to every thread after it.
-__device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t tid, const TaskDesc& d, uint32_t n) {
+__device__ __noinline__ bool preds_done_block(const RunParams& p, const TaskDesc& d, uint32_t n) {
     const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
     bool ok = true, remote = false;
     for (uint32_t base = 0; ok && base < d.pred_count; base += 8 * blockDim.x) {
@@ -1065,7 +1058,7 @@ __device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t tid, 
         for (uint32_t j = 0; j < 8; ++j) {
             words[j] = 0;
             need[j] = 0;
-            const uint32_t k = base + j * blockDim.x + tid;
+            const uint32_t k = base + j * blockDim.x + threadIdx.x;
             if (k < d.pred_count) {
                 const Edge e = preds[k];
                 if (n + 1 > e.distance) {
@@ -1153,9 +1146,9 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     // relays) before the next, so a wide task never starves them.
     uint32_t polls = 0, idle = 0;
     bool wide_turn = true;
-    if (w.tid == 0) sh.failed = 0;
+    if (threadIdx.x == 0) sh.failed = 0;
     for (;;) {
-        if (w.tid == 0) {
+        if (threadIdx.x == 0) {
             uint32_t run = 0;
             AUTARKY_TRACE_IDLE_SCOPE(p, w.block);  // trace: idle time, WaitEnd when the loop is left
             for (;;) {
@@ -1248,10 +1241,10 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
             // preds_done_block.
             const TaskDesc d = sh.desc;
             const uint32_t at = sh.iter;
-            if (!preds_done_block(p, w.tid, d, at)) continue;
+            if (!preds_done_block(p, d, at)) continue;
             // The limit is read again after the acquire, as for a narrow
             // task; thread 0 decides for the block.
-            if (w.tid == 0) {
+            if (threadIdx.x == 0) {
                 sh.run = at < run_limit(p) ? 2u : 3u;
                 if (sh.run == 2) idle = 0;
             }
@@ -1261,7 +1254,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
         }
 #endif
         if (!run_body(w, sh)) break;
-        if (w.tid == 0) {
+        if (threadIdx.x == 0) {
             bool ok;
             if (run == 2) {
                 ok = complete_pinned(w, sh.desc, sh.task, sh.iter, clock);
@@ -1278,7 +1271,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
         __syncthreads();
         if (sh.run == 0) break;
     }
-    if (w.tid == 0) publish_completed(p, w.block, clock);
+    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
 }
 
 __device__ inline void block_exit(Who w) {
@@ -1292,7 +1285,7 @@ __device__ inline void block_exit(Who w) {
 #endif
     // Publish: every thread of this block is done with the run.
     __syncthreads();
-    if (w.tid != 0) return;
+    if (threadIdx.x != 0) return;
     Status* s = status_of(p);
     red_max_relaxed_gpu_u64(&s->last_exit_ns, globaltimer_ns());
     const uint32_t total = p.comm_blocks + p.compute_blocks;

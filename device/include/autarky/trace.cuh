@@ -125,11 +125,10 @@ __device__ inline void trace_proxies_seen(const RunParams& p, const TaskDesc& d,
 
 // Records `kind` (a TraceKind value) for (task, iter) with `arg`. One thread.
 #define AUTARKY_TRACE_EVENT(p, kind, task, iter, arg) ::autarky::trace_append((p), (kind), (task), (iter), (arg), (p).pe)
-// The same, by the lead (scheduler rank `tid` 0, see Who) of a block that
-// is running the whole block.
-#define AUTARKY_TRACE_T0(p, tid, kind, task, iter, arg)                  \
-    do {                                                                 \
-        if ((tid) == 0) AUTARKY_TRACE_EVENT(p, kind, task, iter, arg);   \
+// The same, by thread 0 of a block that is running the whole block.
+#define AUTARKY_TRACE_T0(p, kind, task, iter, arg) \
+    do {                                           \
+        if (threadIdx.x == 0) AUTARKY_TRACE_EVENT(p, kind, task, iter, arg); \
     } while (0)
 // Instance `iter` of a producer signalled proxy `slot` on PE `to_pe`.
 #define AUTARKY_TRACE_SIGNAL(p, iter, slot, to_pe) \
@@ -168,7 +167,7 @@ __device__ inline void trace_proxies_seen(const RunParams& p, const TaskDesc& d,
 #else  // !AUTARKY_TRACE: no trace code at all
 
 #define AUTARKY_TRACE_EVENT(p, kind, task, iter, arg) ((void)0)
-#define AUTARKY_TRACE_T0(p, tid, kind, task, iter, arg) ((void)0)
+#define AUTARKY_TRACE_T0(p, kind, task, iter, arg) ((void)0)
 #define AUTARKY_TRACE_SIGNAL(p, iter, slot, to_pe) ((void)0)
 #define AUTARKY_TRACE_PROXIES_SEEN(p, d, n, remote) ((void)0)
 #define AUTARKY_TRACE_WAIT_SCOPE(p, site) ((void)0)

@@ -28,17 +28,10 @@ constexpr uint32_t SPIN_POLLS = 128;         // tight polls before backing off w
 constexpr uint32_t BACKOFF_NS = 128;         // nanosleep between polls after SPIN_POLLS
 
 // Identity of the calling block, passed to everything that may record an error.
-// `tid` is the calling thread's rank in the block's scheduler code (see
-// lead_warp in megakernel.cu): rank 0, the lead, does the serial scheduling
-// work that the scheduler's comments call "thread 0". Ranks rotate the
-// block's warps, so rank r is threadIdx.x (r + 32 * lead_warp) mod the block
-// size: lanes keep their lane ids and warps stay whole. Task bodies see
-// threadIdx.x unchanged.
 struct Who {
     const RunParams* p;
     uint32_t block;
     uint32_t role;
-    uint32_t tid = 0;
 };
 
 __device__ __forceinline__ Status* status_of(const RunParams& p) { return reinterpret_cast<Status*>(p.status); }
