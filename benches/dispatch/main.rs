@@ -19,11 +19,11 @@
 //!   empty kernel (1 block × 32 threads) on one stream; `cuda-graph` is the
 //!   same N launches captured into a CUDA graph, timed per replay.
 //! - `independent/T·M`: throughput. T independent empty tasks, each run for
-//!   M iterations. T = 4 × the megakernel's grid (blocks/SM × SMs): the
-//!   ready queue holds at most one instance per task, so T bounds the work
-//!   visible at once, and 4 per block keeps every block fed while its own
-//!   last task's next instance is still being published. On an H200 at 8
-//!   blocks/SM that is 132·8·4 = 4224. Baselines (DESIGN.md's "atomic
+//!   M iterations. T = 4 × the megakernel's compute blocks (the grid,
+//!   blocks/SM × SMs, less its comm blocks), so the work divides evenly
+//!   into rounds: a block keeps a task's instances until its M are done,
+//!   then takes another. On an H200 at 8 blocks/SM with one comm block that
+//!   is (132·8 − 1)·4 = 4220. Baselines (DESIGN.md's "atomic
 //!   claim"): a persistent kernel on the same grid whose thread 0 of each
 //!   block claims task indices with `atomicAdd` on one global counter until
 //!   T·M are claimed (`atomic-claim`), and the same with the claimed index
@@ -71,7 +71,7 @@ use autarky::Graph;
 
 use baselines::{Baselines, ClaimBuffers};
 use cases::{
-    chain_graph, fan_in_graph, independent_graph, run_autarky, stencil_graph, table, Case, Metric,
+    chain_graph, empty_kind, fan_in_graph, independent_graph, run_autarky, stencil_graph, table, Case, Metric,
     Role, FAN_IN_REFERENCE, FAN_IN_TARGET_FACTOR, STENCIL_REFERENCE, STENCIL_TARGET_FACTOR,
 };
 use config::Config;
@@ -107,7 +107,14 @@ fn main() -> BoxResult<()> {
         .ok_or("kernel_info returned None on the GPU backend")?;
     let grid = per_sm * props.sm_count;
     let threads = rt.threads_per_block();
-    let t_tasks = 4 * grid as u64;
+    // T = 4 per compute block. (Until session 9 it was 4 per block of the
+    // grid, comm blocks included: with one comm block, 4 tasks were left
+    // for a fifth round that ran alone for ~250 µs, a fifth of the case's
+    // time, while every other block polled an empty queue.)
+    let (comm_blocks, compute_blocks) = rt
+        .blocks_per_pe(&[empty_kind()])
+        .map_err(|e| format!("the megakernel's block split: {e}"))?;
+    let t_tasks = 4 * compute_blocks as u64;
     let indep = independent_graph(t_tasks);
     let mut throughput: Vec<(u32, u64)> = Vec::new();
     for &target in &cfg.instances {
@@ -163,7 +170,7 @@ fn main() -> BoxResult<()> {
         .collect::<Result<Vec<_>, _>>()?;
 
     println!(
-        "dispatch bench on {} (sm_{}, {} SMs): megakernel {per_sm} blocks/SM × {threads} threads, {regs} regs → grid {grid}; \
+        "dispatch bench on {} (sm_{}, {} SMs): megakernel {per_sm} blocks/SM × {threads} threads, {regs} regs → grid {grid} ({comm_blocks} comm + {compute_blocks} compute); \
          N = {:?}, T = {t_tasks}, M = {:?}; {} warm-up + {} timed reps per case{}",
         props.name,
         props.arch(),
