@@ -71,8 +71,9 @@ use autarky::Graph;
 
 use baselines::{Baselines, ClaimBuffers};
 use cases::{
-    chain_graph, empty_kind, fan_in_graph, independent_graph, run_autarky, stencil_graph, table, Case, Metric,
-    Role, FAN_IN_REFERENCE, FAN_IN_TARGET_FACTOR, STENCIL_REFERENCE, STENCIL_TARGET_FACTOR,
+    chain_graph, empty_kind, fan_in_graph, independent_graph, run_autarky, stencil_graph, table,
+    Case, Metric, Role, FAN_IN_REFERENCE, FAN_IN_TARGET_FACTOR, STENCIL_REFERENCE,
+    STENCIL_TARGET_FACTOR,
 };
 use config::Config;
 use report::gpu_slug;
