@@ -346,7 +346,19 @@ mod gpu {
         }
         let t = std::time::Instant::now();
         match run.wait() {
-            Err(e) => eprintln!("rank 0 after rank 1 was killed, in {:?}: {e}", t.elapsed()),
+            Err(e) => {
+                eprintln!("rank 0 after rank 1 was killed, in {:?}: {e}", t.elapsed());
+                // The end-of-run exchange names the lost rank's absence and
+                // carries this rank's own record: its PE waited for the
+                // dead rank's signals until its timeout.
+                match &e {
+                    autarky::Error::RankLost { local, .. } => assert!(
+                        local.is_some(),
+                        "rank 0's own PE recorded no error although its halo never came: {e}"
+                    ),
+                    other => panic!("expected RankLost, got: {other}"),
+                }
+            }
             Ok(r) => panic!("rank 0's run finished although rank 1 was killed: {r:?}"),
         }
         // 2 s device timeout (x2 for the comm watchdog) + 5 s rank timeout + slack.

@@ -246,6 +246,26 @@ pub enum Error {
         /// Ranks of the job.
         ranks: u32,
     },
+    /// The exchange at the end of a multi-process run (every rank's status,
+    /// for the report every rank gives) did not complete: another rank died
+    /// or hung during the run. `local` is how this rank's own PEs ended:
+    /// typically a timeout naming the task, iteration and signal they were
+    /// still waiting for from the lost rank (`None`: they finished without
+    /// error). End the job.
+    #[error(
+        "MPI exchange `{what}` at the end of the run did not complete within {waited_ms} ms: not every one of the {ranks} ranks arrived (a rank died or hung during the run); end the job. This rank's own PEs {}",
+        .local.as_ref().map_or_else(|| "finished without error".to_string(), |e| format!("ended with: {e}"))
+    )]
+    RankLost {
+        /// The exchange (`"run status"`).
+        what: String,
+        /// How long this rank waited.
+        waited_ms: u64,
+        /// Ranks of the job.
+        ranks: u32,
+        /// This rank's own outcome, as its PEs recorded it.
+        local: Option<Box<Error>>,
+    },
     /// MPI could not be used (not initialized by us, or a call failed).
     #[error("MPI: {0}")]
     Mpi(String),
@@ -261,3 +281,48 @@ pub enum Error {
 
 /// `Result<T, autarky::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    /// A rank lost during a run: the message says so and carries this
+    /// rank's own outcome, or says it had none.
+    #[test]
+    fn a_lost_rank_reports_this_ranks_own_outcome() {
+        let own = Error::RankFailed {
+            rank: 0,
+            error: "PE 0 timed out waiting for PE 1".into(),
+        };
+        let with = Error::RankLost {
+            what: "run status".into(),
+            waited_ms: 5000,
+            ranks: 2,
+            local: Some(Box::new(own)),
+        }
+        .to_string();
+        assert!(
+            with.contains("`run status` at the end of the run"),
+            "{with}"
+        );
+        assert!(
+            with.contains("a rank died or hung during the run"),
+            "{with}"
+        );
+        assert!(
+            with.ends_with("This rank's own PEs ended with: MPI rank 0 failed: PE 0 timed out waiting for PE 1"),
+            "{with}"
+        );
+        let without = Error::RankLost {
+            what: "run status".into(),
+            waited_ms: 5000,
+            ranks: 2,
+            local: None,
+        }
+        .to_string();
+        assert!(
+            without.ends_with("This rank's own PEs finished without error"),
+            "{without}"
+        );
+    }
+}

@@ -586,50 +586,42 @@ impl<'a> GpuRun<'a> {
                 blocks,
             });
         }
+        let local_result = if self.peers.ranks() > 1 {
+            let first = self.first_pe as usize;
+            self.first_error(local_ends.iter().enumerate().map(|(q, e)| (first + q, e)))
+                .1
+        } else {
+            Ok(())
+        };
         // Every rank reports every PE's end (the same error on all ranks).
-        let ends = self.gather_ends(local_ends, per_pe)?;
+        // A rank lost during the run leaves the exchange incomplete: report
+        // what this rank's own PEs recorded along with it.
+        let ends = match self.gather_ends(local_ends, per_pe) {
+            Ok(ends) => ends,
+            Err(Error::RankTimeout {
+                what,
+                waited_ms,
+                ranks,
+            }) => {
+                return Err(Error::RankLost {
+                    what,
+                    waited_ms,
+                    ranks,
+                    local: local_result.err().map(Box::new),
+                })
+            }
+            Err(e) => return Err(e),
+        };
         // The other ranks' kernels have ended too: close their mappings.
         drop(self.mappings.take());
-        let mut statuses = Vec::new();
+        let (first_pe, result) = self.first_error(ends.iter().enumerate());
+        let mut statuses = Vec::with_capacity(ends.len());
         let mut all_blocks = Vec::new();
-        // (consequence rank, error_ns, pe): see below.
-        let mut first_error: Option<(bool, u64, usize)> = None;
-        let mut result = Ok(());
-        for (pe, end) in ends.into_iter().enumerate() {
-            let l = &self.run.pes[pe];
-            let PeEnd {
-                status: s,
-                state,
-                blocks,
-            } = end;
-            // The error every PE reports is the first one recorded anywhere
-            // (the others are its consequences: aborts, timeouts). A host
-            // abort ranks after every other error: the host raises it when
-            // the run stalled or was dropped, and a PE's own record says
-            // more. (Records on different GPUs are ordered by their GPUs'
-            // clocks, which may differ by microseconds, as much as abort
-            // takes to cross: a consequence must not win on a skewed clock.)
-            let key = (s.error_code == ErrorCode::HostAbort as u32, s.error_ns, pe);
-            if s.error_code != 0 && first_error.map_or(true, |f| (key.0, key.1) < (f.0, f.1)) {
-                first_error = Some(key);
-                let snap = Snapshot {
-                    graph: self.graph,
-                    lowered: l,
-                    iterations: s.limit,
-                    comm_blocks: self.comm_blocks,
-                    status: s,
-                    state: &state,
-                    blocks: &blocks,
-                };
-                result = snap.to_result(pe as u32);
-            }
-            statuses.push(s);
-            all_blocks.extend(blocks);
+        for end in ends {
+            statuses.push(end.status);
+            all_blocks.extend(end.blocks);
         }
-        let s = match first_error {
-            Some((_, _, pe)) => statuses[pe],
-            None => statuses[0],
-        };
+        let s = statuses[first_pe.unwrap_or(0)];
         let start = statuses
             .iter()
             .map(|s| s.start_ns)
@@ -658,6 +650,41 @@ impl<'a> GpuRun<'a> {
             abort_propagation_ns,
             trace,
         })
+    }
+
+    /// The error a run reports, from its PEs' ends (`(pe, end)`): the first
+    /// one recorded anywhere (the others are its consequences: aborts,
+    /// timeouts), and the PE that recorded it. A host abort ranks after
+    /// every other error: the host raises it when the run stalled or was
+    /// dropped, and a PE's own record says more. (Records on different GPUs
+    /// are ordered by their GPUs' clocks, which may differ by microseconds,
+    /// as much as abort takes to cross: a consequence must not win on a
+    /// skewed clock.)
+    fn first_error<'e>(
+        &self,
+        ends: impl IntoIterator<Item = (usize, &'e PeEnd)>,
+    ) -> (Option<usize>, Result<()>) {
+        // (consequence rank, error_ns, pe)
+        let mut first: Option<(bool, u64, usize)> = None;
+        let mut result = Ok(());
+        for (pe, end) in ends {
+            let s = end.status;
+            let key = (s.error_code == ErrorCode::HostAbort as u32, s.error_ns, pe);
+            if s.error_code != 0 && first.map_or(true, |f| (key.0, key.1) < (f.0, f.1)) {
+                first = Some(key);
+                let snap = Snapshot {
+                    graph: self.graph,
+                    lowered: &self.run.pes[pe],
+                    iterations: s.limit,
+                    comm_blocks: self.comm_blocks,
+                    status: s,
+                    state: &end.state,
+                    blocks: &end.blocks,
+                };
+                result = snap.to_result(pe as u32);
+            }
+        }
+        (first.map(|f| f.2), result)
     }
 
     /// Every PE's end, in PE order: this process's `local` ones, and with
