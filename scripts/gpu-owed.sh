@@ -11,6 +11,8 @@
 #   bash scripts/gpu-owed.sh mpi-tests   # 2 GPUs: MPI/NVSHMEM trials (nvshmem bundle)
 #   bash scripts/gpu-owed.sh mpi-bench   # 2 GPUs: full jacobi_mpi, CG two-GPU, 3D two-GPU
 #   bash scripts/gpu-owed.sh mpi-kill    # 2 GPUs: issue 12's killed-rank trial (mpi bundle)
+#   bash scripts/gpu-owed.sh mpi-jacobi  # 2 GPUs: the full jacobi_mpi, NVSHMEM through puts
+#   bash scripts/gpu-owed.sh s9-bench    # 2 GPUs: jacobi_mpi (NVSHMEM default path), dispatch, CLI rows
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -155,26 +157,23 @@ mpi-tests|mpi-bench|mpi-kill|mpi-jacobi)
     fi
   fi
   ;;
-ab-s9)
-  # Session 9: the lead warp rotated over the SM's sub-partitions (new)
-  # against every block leading from warp 0 (-DAUTARKY_LEAD_WARP0, the same
-  # binaries), on GPU 0 and then on both GPUs.
-  for x in new old; do
-    e=$([ $x = old ] && echo -DAUTARKY_LEAD_WARP0 || true)
-    export AUTARKY_NVRTC_EXTRA="$e"
-    CUDA_VISIBLE_DEVICES=0 FILTER='^h200|autarky in-kernel|atomic-claim  ' LINES_SHOWN=30 run dispatch-$x 120 $B/dispatch --quick
-    FILTER='µs per|rror' run $x-cg64 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
-    FILTER='µs per|rror' run $x-cg128 60 $B/autarky cg --poisson3d 128 --tol 0 --max-iters 500
-    FILTER='µs per|rror' run $x-j256 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
-    FILTER='µs per|rror' run $x-j1024 60 $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0
-    FILTER='µs per|rror' run $x-j4096 60 $B/autarky jacobi2d --size 4096 --iters 500 --check-every 0
-    FILTER='µs per|rror' run $x-j3d256 60 $B/autarky jacobi3d --size 256 --iters 300 --check-every 0
-    if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
-      FILTER='µs per|rror' run $x-cg128-2gpu 60 $B/autarky cg --poisson3d 128 --gpus 2 --pes 2 --tol 0 --max-iters 500
-      FILTER='µs per|rror' run $x-j1024-2gpu 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 5000 --check-every 0
-    fi
-  done
-  unset AUTARKY_NVRTC_EXTRA
+s9-bench)
+  # Session 9, after gpu-validate.sh and the mpi stages: the full jacobi_mpi
+  # through NVSHMEM's default per-peer choice (its P2P mapping on one node),
+  # then the one-GPU dispatch bench (GPU 0) and the CLI cases of the
+  # Jacobi and CG tables. (The forced-put rows: `mpi-jacobi`.)
+  T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+  ( export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
+      AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
+      LD_LIBRARY_PATH=/usr/local/cuda/lib64:$T/nvshmem/lib:$T/cu13/lib AUTARKY_NVSHMEM_FORCE_REMOTE=0
+    X="-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR -x AUTARKY_NVRTC_DIR"
+    X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
+    FILTER='^h200|target|SKIP' LINES_SHOWN=8 run jacobi-mpi-p2p 240 \
+      mpirun --allow-run-as-root --oversubscribe -n 2 $X $B/jacobi_mpi )
+  CUDA_VISIBLE_DEVICES=0 FILTER='^dispatch bench|^h200|autarky in-kernel' LINES_SHOWN=30 run dispatch 120 $B/dispatch --quick
+  FILTER='µs per|rror' run cg64 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+  FILTER='µs per|rror' run j256 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+  FILTER='µs per|rror' run j1024 60 $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0
   ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
@@ -221,7 +220,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|one-s8|two-s8" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench" >&2
   exit 2
   ;;
 esac
