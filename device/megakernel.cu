@@ -14,17 +14,8 @@
 #endif
 // Blocks per SM the register allocation must allow (occupancy is what
 // throughput of independent tasks scales with: see docs/performance.md).
-// A graph of dynamic compute tasks alone (every feature compiled out, no
-// NVSHMEM) gets 9 at up to 128 threads: its kernel fits 56 registers
-// without spilling (the successor-descriptor prefetch goes to shared
-// memory, desc_copy_start); the full kernel needs 64 for 8.
 #ifndef AUTARKY_MIN_BLOCKS
-#if defined(AUTARKY_NO_PINNED) && defined(AUTARKY_NO_COMM_WORK) && defined(AUTARKY_NO_REMOTE) && \
-    defined(AUTARKY_NO_COUNTED) && !defined(AUTARKY_NVSHMEM)
-#define AUTARKY_MIN_BLOCKS (AUTARKY_THREADS <= 128 ? 9 : 1)
-#else
 #define AUTARKY_MIN_BLOCKS (AUTARKY_THREADS <= 128 ? 8 : 1)
-#endif
 #endif
 
 namespace autarky {

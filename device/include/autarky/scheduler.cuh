@@ -162,32 +162,6 @@ __device__ __forceinline__ TaskDesc load_desc(const RunParams& p, uint32_t t) {
     return load_record<TaskDesc>(p.tasks, t);
 }
 
-// Starts copying task t's descriptor into `dst` (shared memory) without
-// holding it in registers (cp.async, sm_80 and later); the calling thread
-// sees it after desc_copy_wait(). A prefetch held in registers across a
-// task body stays live through the body: under the 56-register cap of
-// nine blocks per SM ptxas spilled it (32 B stored before the body,
-// reloaded after it), and the release after the body waits for spills.
-__device__ __forceinline__ void desc_copy_start(TaskDesc* dst, const RunParams& p, uint32_t t) {
-#if __CUDA_ARCH__ >= 800
-    const uint4* src = reinterpret_cast<const uint4*>(p.tasks) + (size_t)t * (sizeof(TaskDesc) / 16);
-    uint64_t s = reinterpret_cast<uint64_t>(dst);
-    asm("cvta.to.shared.u64 %0, %0;" : "+l"(s));
-#pragma unroll
-    for (uint32_t k = 0; k < sizeof(TaskDesc) / 16; ++k)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"((uint32_t)s + 16 * k), "l"(src + k)
-                     : "memory");
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#else
-    *dst = load_desc(p, t);
-#endif
-}
-__device__ __forceinline__ void desc_copy_wait() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
-
 // done[t] for a readiness check. Acquire pairs with the release that
 // published it (system scope for proxies: their writer may be another GPU).
 __device__ __forceinline__ uint32_t load_done(const RunParams& p, uint32_t t) {
@@ -729,16 +703,13 @@ struct alignas(16) BlockShared {
     uint32_t fast;  // this instance completes on the fast path (thread 0 alone)
     uint32_t _pad1, _pad2;
     TaskDesc desc;
-    // Thread 0 only: the first successor's descriptor, copied here during
-    // the body (desc_copy_start: not through registers, which were spilled
-    // to local memory, and every release fence then waited for the spill).
-    // 16-byte aligned (cp.async): BlockShared is, and this is at offset 80.
+    // Thread 0 only: the first successor's descriptor, prefetched during the
+    // body (kept here, not in a loop-carried register: that was spilled to
+    // local memory, and every release fence then waited for the spill).
     TaskDesc next_desc;
     uint32_t next_task, _pad3[3];
     CompletionShared done;
 };
-// next_desc follows two 16-byte chunks and `desc` (no offsetof under NVRTC).
-static_assert((8 * sizeof(uint32_t) + sizeof(TaskDesc)) % 16 == 0, "cp.async needs next_desc 16-byte aligned");
 
 // Compute blocks: pop (or keep) an instance, run it with every thread,
 // complete it; leave when the run finished or was aborted.
@@ -820,12 +791,12 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                       (d.succ_count == 0 ||
                        (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN && !is_counted(p, edge.pred_count)));
         // Thread 0 also prefetches the first successor's descriptor (a
-        // read-only table) into shared memory: on a chain that successor is
-        // usually the next instance this block runs, and the copy then
-        // overlaps the body. (sh.next_desc was last read at this loop top;
-        // sh.next_task names it again once the copy is waited for.)
-        const bool prefetch = threadIdx.x == 0 && d.succ_count > 0;
-        if (prefetch) desc_copy_start(&sh.next_desc, p, edge.task);
+        // read-only table): on a chain that successor is usually the next
+        // instance this block runs, and the load then overlaps the body.
+        // (Not zero-initialized: only the lead reads it, and only when it
+        // loaded it; the six zeroing moves were issued by every warp.)
+        TaskDesc next_desc;
+        if (threadIdx.x == 0 && d.succ_count > 0) next_desc = load_desc(p, edge.task);
         TaskCtx ctx{d.global,  sh_iter,    p.iterations, p.pe, w.block,
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
                     d.arg_len, &p,         &sh_failed,   sh_task};
@@ -837,11 +808,11 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             AUTARKY_TRACE_TASK_END();
             if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
         }
-        if (prefetch) {
-            desc_copy_wait();
-            sh.next_task = edge.task;
-        }
         if (sh_failed) break;
+        if (threadIdx.x == 0 && d.succ_count > 0) {
+            sh.next_task = edge.task;
+            sh.next_desc = next_desc;
+        }
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.
             if (threadIdx.x == 0) {
