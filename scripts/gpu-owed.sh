@@ -118,12 +118,13 @@ two)
     $B/jacobi_mpi --quick
   ;;
 mpi-tests|mpi-bench|mpi-kill|mpi-jacobi)
-  # Session 7's owed multi-process runs (2 GPUs; bundle built with
-  # --features fault-injection,mpi,nvshmem), in two stages that each fit
-  # one device command: the MPI/NVSHMEM trials (forced remote and not),
-  # then the full jacobi_mpi bench (16384²) over NVSHMEM puts, the two-GPU
-  # CG bench and 3D Jacobi on two GPUs with the default comm blocks (4
-  # across GPUs; gathers and pulses split over them).
+  # The multi-process runs (2 GPUs; bundle built with --features
+  # fault-injection,mpi,nvshmem), in stages that each fit one device
+  # command: mpi-tests, the MPI/NVSHMEM trials (forced remote and not);
+  # mpi-bench, the full jacobi_mpi bench (16384²) over NVSHMEM puts, the
+  # two-GPU CG bench and 3D Jacobi on two GPUs with the default comm blocks
+  # (4 across GPUs; gathers and pulses split over them); mpi-jacobi, that
+  # jacobi_mpi alone; mpi-kill, the killed-rank trial.
   T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
   export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
     AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
@@ -134,8 +135,9 @@ mpi-tests|mpi-bench|mpi-kill|mpi-jacobi)
   M="mpirun --allow-run-as-root --oversubscribe -n 2 $X"
   export AUTARKY_NVSHMEM_FORCE_REMOTE=1
   if [ "$1" = mpi-kill ]; then
-    # Issue 12's last trial (written in session 8, not yet run): rank 1
-    # killed mid-run; rank 0 must end with an error within its bounds.
+    # Issue 12's last trial (written in session 8, passed on two H200s in
+    # session 9): rank 1 killed mid-run; rank 0 must end with an error
+    # (RankLost, with its own PE's record) within its bounds.
     # mpirun must not kill rank 0 itself when rank 1 dies (Open MPI:
     # orte_abort_on_non_zero_status 0), and the job ends with MPI_Abort at
     # exit by design, so the verdict is rank 0's own result line.
@@ -169,7 +171,8 @@ s9-bench)
     X="-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR -x AUTARKY_NVRTC_DIR"
     X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
     FILTER='^h200|target|SKIP' LINES_SHOWN=8 run jacobi-mpi-p2p 240 \
-      mpirun --allow-run-as-root --oversubscribe -n 2 $X $B/jacobi_mpi )
+      mpirun --allow-run-as-root --oversubscribe -n 2 $X $B/jacobi_mpi
+    exit $fail ) || fail=1
   CUDA_VISIBLE_DEVICES=0 FILTER='^dispatch bench|^h200|autarky in-kernel' LINES_SHOWN=30 run dispatch 120 $B/dispatch --quick
   FILTER='µs per|rror' run cg64 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
   FILTER='µs per|rror' run j256 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0

@@ -19,11 +19,12 @@
 //!   empty kernel (1 block × 32 threads) on one stream; `cuda-graph` is the
 //!   same N launches captured into a CUDA graph, timed per replay.
 //! - `independent/T·M`: throughput. T independent empty tasks, each run for
-//!   M iterations. T = 4 × the megakernel's compute blocks (the grid,
-//!   blocks/SM × SMs, less its comm blocks), so the work divides evenly
-//!   into rounds: a block keeps a task's instances until its M are done,
-//!   then takes another. On an H200 at 8 blocks/SM with one comm block that
-//!   is (132·8 − 1)·4 = 4220. Baselines (DESIGN.md's "atomic
+//!   M iterations. T = 4 × the compute blocks of the grid these runs get
+//!   (read from a one-instance run: the graph's lean kernel may have
+//!   another occupancy than the header's), so the work divides evenly into
+//!   rounds: a block keeps a task's instances until its M are done, then
+//!   takes another. On an H200 at 8 blocks/SM with one comm block that is
+//!   (132·8 − 1)·4 = 4220. Baselines (DESIGN.md's "atomic
 //!   claim"): a persistent kernel on the same grid whose thread 0 of each
 //!   block claims task indices with `atomicAdd` on one global counter until
 //!   T·M are claimed (`atomic-claim`), and the same with the claimed index
@@ -108,13 +109,30 @@ fn main() -> BoxResult<()> {
         .ok_or("kernel_info returned None on the GPU backend")?;
     let grid = per_sm * props.sm_count;
     let threads = rt.threads_per_block();
-    // T = 4 per compute block. (Until session 9 it was 4 per block of the
-    // grid, comm blocks included: with one comm block, 4 tasks were left
-    // for a fifth round that ran alone for ~250 µs, a fifth of the case's
-    // time, while every other block polled an empty queue.)
-    let (comm_blocks, compute_blocks) = rt
+    // T = 4 per compute block of the grid the independent runs get. (Until
+    // session 9 it was 4 per block of the grid, comm blocks included: with
+    // one comm block, 4 tasks were left for a fifth round that ran alone
+    // for ~250 µs, a fifth of the case's time, while every other block
+    // polled an empty queue.) The runs compile the lean kernel variant the
+    // graph allows, whose occupancy may differ from `kernel_info`'s (the
+    // full kernel), so the grid is read from a one-instance run of the
+    // same kind of graph.
+    let (comm_blocks, _) = rt
         .blocks_per_pe(&[empty_kind()])
         .map_err(|e| format!("the megakernel's block split: {e}"))?;
+    let run_grid = rt
+        .run(&independent_graph(1), 1)
+        .map_err(|e| format!("sizing the independent case: {e}"))?
+        .per_block
+        .len() as u32;
+    let compute_blocks = run_grid
+        .checked_sub(comm_blocks)
+        .filter(|&c| c > 0)
+        .ok_or_else(|| {
+            format!(
+                "a grid of {run_grid} blocks has no compute block after {comm_blocks} comm blocks"
+            )
+        })?;
     let t_tasks = 4 * compute_blocks as u64;
     let indep = independent_graph(t_tasks);
     let mut throughput: Vec<(u32, u64)> = Vec::new();
@@ -171,7 +189,7 @@ fn main() -> BoxResult<()> {
         .collect::<Result<Vec<_>, _>>()?;
 
     println!(
-        "dispatch bench on {} (sm_{}, {} SMs): megakernel {per_sm} blocks/SM × {threads} threads, {regs} regs → grid {grid} ({comm_blocks} comm + {compute_blocks} compute); \
+        "dispatch bench on {} (sm_{}, {} SMs): megakernel {per_sm} blocks/SM × {threads} threads, {regs} regs → grid {grid}; independent runs: {comm_blocks} comm + {compute_blocks} compute blocks; \
          N = {:?}, T = {t_tasks}, M = {:?}; {} warm-up + {} timed reps per case{}",
         props.name,
         props.arch(),

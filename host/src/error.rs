@@ -239,7 +239,8 @@ pub enum Error {
     /// end every rank.
     #[error("MPI exchange `{what}` did not complete within {waited_ms} ms: not every one of the {ranks} ranks arrived (a rank died, hung, or runs different code); end the job")]
     RankTimeout {
-        /// The exchange (`"run start"`, `"run status"`, …).
+        /// The exchange (`"run start"`, `"barrier"`, …; the end of a
+        /// run's `"run status"` is reported as [`Error::RankLost`]).
         what: String,
         /// How long this rank waited.
         waited_ms: u64,

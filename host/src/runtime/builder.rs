@@ -323,7 +323,8 @@ impl Builder {
     /// [`Transport::MpiIpc`] (default 60 s; more than zero): the build, the
     /// first `alloc_symmetric`, the start and the end of every run. A rank
     /// that died or never arrives ends the others with
-    /// [`Error::RankTimeout`] after this. It must cover the slowest rank's
+    /// [`Error::RankTimeout`] after this ([`Error::RankLost`] at the end of a
+    /// run, with the surviving rank's own record). It must cover the slowest rank's
     /// megakernel compilation (first run of a graph) and the difference
     /// between the ranks' run ends.
     pub fn rank_timeout(mut self, d: Duration) -> Self {

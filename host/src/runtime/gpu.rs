@@ -201,24 +201,7 @@ impl Gpu {
         kinds: &[TaskKind],
         variant: source::Variant,
     ) -> Result<Arc<Loaded>> {
-        let mut h = Sha256::new();
-        h.update(self.cfg.threads.to_le_bytes());
-        // The variant changes the NVRTC options, hence the cubin: a traced
-        // and an untraced kernel of the same kinds are two entries.
-        h.update([u8::from(variant.trace)]);
-        h.update(variant.local_pes.max(1).to_le_bytes());
-        h.update([
-            u8::from(variant.lean.no_pinned),
-            u8::from(variant.lean.no_comm_work),
-            u8::from(variant.lean.no_remote),
-        ]);
-        for k in kinds {
-            h.update(k.name.as_bytes());
-            h.update([0]);
-            h.update(k.source.as_bytes());
-            h.update([0]);
-        }
-        let key: [u8; 32] = h.finalize().into();
+        let key = loaded_key(self.cfg.threads, kinds, variant);
         if let Some(l) = self.loaded.lock().get(&key) {
             return Ok(l.clone());
         }
@@ -292,5 +275,102 @@ impl Gpu {
             });
         }
         Ok((comm, compute))
+    }
+}
+
+/// The key of a loaded megakernel: its kinds and everything that changes
+/// the cubin, which is exactly the NVRTC options ([`source::options_for`]:
+/// block size, variant, every lean flag, fault hooks, extra options). (Until
+/// session 9 the key listed the variant's fields by hand and missed
+/// `no_counted`: a graph with counted joins loaded after one without them,
+/// of the same kinds, ran the kernel with counting compiled out.)
+fn loaded_key(threads: u32, kinds: &[TaskKind], variant: source::Variant) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for o in source::options_for(threads, variant) {
+        h.update(o.as_bytes());
+        h.update([0]);
+    }
+    h.update([0xff]);
+    for k in kinds {
+        h.update(k.name.as_bytes());
+        h.update([0]);
+        h.update(k.source.as_bytes());
+        h.update([0]);
+    }
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod loaded_key_tests {
+    use super::loaded_key;
+    use crate::runtime::source::{Lean, Variant};
+    use crate::TaskKind;
+
+    /// Every variant flag that changes the compiled kernel changes the key
+    /// of the in-memory kernel cache, so no graph gets another graph's kernel.
+    #[test]
+    fn every_variant_flag_and_the_block_size_change_the_loaded_key() {
+        let kinds = [TaskKind::new(
+            "k",
+            "__device__ void k(autarky::TaskCtx&) {}",
+        )];
+        let base = Variant::default();
+        let key = |threads, v| loaded_key(threads, &kinds, v);
+        let flips = [
+            Variant {
+                trace: true,
+                ..base
+            },
+            Variant {
+                local_pes: 2,
+                ..base
+            },
+            Variant {
+                lean: Lean {
+                    no_pinned: true,
+                    ..base.lean
+                },
+                ..base
+            },
+            Variant {
+                lean: Lean {
+                    no_comm_work: true,
+                    ..base.lean
+                },
+                ..base
+            },
+            Variant {
+                lean: Lean {
+                    no_remote: true,
+                    ..base.lean
+                },
+                ..base
+            },
+            Variant {
+                lean: Lean {
+                    no_counted: true,
+                    ..base.lean
+                },
+                ..base
+            },
+        ];
+        let mut keys = vec![key(128, base), key(64, base)];
+        keys.extend(flips.iter().map(|&v| key(128, v)));
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b, "two different kernels share a cache key");
+            }
+        }
+        // The same kinds and variant: the same key (the cache works).
+        assert_eq!(key(128, base), key(128, base));
+        let other = [TaskKind::new(
+            "k",
+            "__device__ void k(autarky::TaskCtx&) { }",
+        )];
+        assert_ne!(
+            loaded_key(128, &other, base),
+            key(128, base),
+            "the body is part of the key"
+        );
     }
 }
