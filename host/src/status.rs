@@ -183,6 +183,17 @@ impl Snapshot<'_> {
         out
     }
 
+    /// The first predecessor of local task `t` whose done count is below
+    /// what instance `n` needs: its label, its count and the count needed.
+    fn first_unmet(&self, t: u32, n: u32) -> Option<(String, u32, u32)> {
+        let d = self.lowered.tasks.get(t as usize)?;
+        self.lowered.preds(d).iter().find_map(|e| {
+            let needs = (n + 1).saturating_sub(e.distance);
+            let has = state_parts(*self.state.get(e.task as usize)?).1;
+            (needs > has).then(|| (self.lowered.label(self.graph, e.task), has, needs))
+        })
+    }
+
     /// `Ok(())` for a clean run, else the error the status block describes.
     pub fn to_result(&self, pe: u32) -> Result<(), Error> {
         let s = &self.status;
@@ -199,17 +210,31 @@ impl Snapshot<'_> {
         };
         match code {
             ErrorCode::None => Ok(()),
-            ErrorCode::Timeout => Err(Error::DeviceTimeout {
-                pe: s.pe,
-                block: s.block,
-                role: role_name(s.role),
-                task,
-                iteration: s.iteration,
-                waiting_for: describe_wait(self.graph, self.lowered, s.wait_kind, s.wait_index),
-                seen: s.seen,
-                wanted: s.wanted,
-                report: self.report(),
-            }),
+            ErrorCode::Timeout => {
+                let mut waiting_for =
+                    describe_wait(self.graph, self.lowered, s.wait_kind, s.wait_index);
+                let (mut seen, mut wanted) = (s.seen, s.wanted);
+                // A pinned task's wait records no single word (it polls every
+                // predecessor): name the first one still short of what the
+                // instance needs, and its count, from the state at the end.
+                if s.wait_kind == WaitKind::Predecessors as u32 {
+                    if let Some((label, has, needs)) = self.first_unmet(s.wait_index, s.iteration) {
+                        let _ = write!(waiting_for, ", first unmet: {label}");
+                        (seen, wanted) = (has.into(), needs.into());
+                    }
+                }
+                Err(Error::DeviceTimeout {
+                    pe: s.pe,
+                    block: s.block,
+                    role: role_name(s.role),
+                    task,
+                    iteration: s.iteration,
+                    waiting_for,
+                    seen,
+                    wanted,
+                    report: self.report(),
+                })
+            }
             ErrorCode::TaskFailed => Err(Error::TaskFailed {
                 pe: s.pe,
                 task,
@@ -236,6 +261,76 @@ impl Snapshot<'_> {
                 reason: "abort raised through host-mapped memory".into(),
                 report: self.report(),
             }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Snapshot;
+    use crate::graph::{Graph, Limits, TaskKind};
+    use crate::Error;
+    use autarky_shared::{state_word, ErrorCode, Status, WaitKind};
+
+    /// A pinned task's timeout names the predecessor it still lacks, with
+    /// that predecessor's count and the count it needs (the device records
+    /// no single word for such a wait: it polls every predecessor).
+    #[test]
+    fn a_pinned_wait_names_its_first_unmet_predecessor_and_its_counts() {
+        let mut g = Graph::new();
+        let k = g.add_kind(TaskKind::new("k", "")).unwrap();
+        let ready = g.add_task_bytes(k, &[]);
+        let late = g.add_task_bytes(k, &[]);
+        let tile = g.add_task_bytes(k, &[]);
+        g.set_name(ready, "ready")
+            .set_name(late, "late")
+            .set_name(tile, "tile");
+        g.add_edge(ready, tile).add_edge(late, tile).pin(tile, 0);
+        let lowered = g.lower(&Limits::default()).unwrap();
+        let local = |t: crate::TaskId| {
+            lowered
+                .global
+                .iter()
+                .position(|&x| x == t.index() as u32)
+                .unwrap() as u32
+        };
+        // Instance 3 of the tile needs 4 of each; `late` has 2.
+        let mut state = vec![0u64; lowered.tasks.len()];
+        state[local(ready) as usize] = state_word(4, 4);
+        state[local(late) as usize] = state_word(2, 2);
+        state[local(tile) as usize] = state_word(3, 3);
+        let status = Status {
+            error_code: ErrorCode::Timeout as u32,
+            task: local(tile),
+            iteration: 3,
+            wait_kind: WaitKind::Predecessors as u32,
+            wait_index: local(tile),
+            wanted: 3,
+            ..Default::default()
+        };
+        let snap = Snapshot {
+            graph: &g,
+            lowered: &lowered,
+            iterations: 10,
+            comm_blocks: 1,
+            status,
+            state: &state,
+            blocks: &[],
+        };
+        match snap.to_result(0) {
+            Err(Error::DeviceTimeout {
+                waiting_for,
+                seen,
+                wanted,
+                ..
+            }) => {
+                assert!(
+                    waiting_for.contains("first unmet: #1 (late)"),
+                    "{waiting_for}"
+                );
+                assert_eq!((seen, wanted), (2, 4));
+            }
+            other => panic!("expected DeviceTimeout, got {other:?}"),
         }
     }
 }
