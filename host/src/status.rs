@@ -188,7 +188,7 @@ impl Snapshot<'_> {
     fn first_unmet(&self, t: u32, n: u32) -> Option<(String, u32, u32)> {
         let d = self.lowered.tasks.get(t as usize)?;
         self.lowered.preds(d).iter().find_map(|e| {
-            let needs = (n + 1).saturating_sub(e.distance);
+            let needs = n.saturating_add(1).saturating_sub(e.distance);
             let has = state_parts(*self.state.get(e.task as usize)?).1;
             (needs > has).then(|| (self.lowered.label(self.graph, e.task), has, needs))
         })
