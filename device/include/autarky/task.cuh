@@ -24,7 +24,11 @@ struct TaskCtx {
     uint32_t* failed;  // shared-memory flag: nonzero once any thread of the block called fail()
     uint32_t local;    // the task's id in this PE's tables (what error records name)
 
-    // The task's arguments, as the type the kind declared.
+    // The task's arguments, as the type the kind declared. Read-only for
+    // the whole run. They may be in shared memory (a pinned block keeps a
+    // copy of its tasks' arguments there), so read them through this
+    // reference, never with loads of the global space only (__ldg,
+    // ld.global); a pointer stored in the arguments is unaffected.
     template <class T>
     __device__ __forceinline__ const T& args() const {
         return *reinterpret_cast<const T*>(args_ptr);
