@@ -131,8 +131,15 @@ __device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_re
 // waits for this thread's own outstanding stores — in a pinned block, the
 // release of its previous instance, still on its way to L2 (ncu, Jacobi
 // 256²: 4 % of the pinned path's samples on that wait).
+#ifndef AUTARKY_EXP_ACQ_REL_FENCE
 __device__ __forceinline__ void fence_acquire_gpu() { asm volatile("fence.acquire.gpu;" ::: "memory"); }
 __device__ __forceinline__ void fence_acquire_sys() { asm volatile("fence.acquire.sys;" ::: "memory"); }
+#else
+// Experiment control (AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_ACQ_REL_FENCE): the
+// acq_rel fences these replaced, for same-process A/B timing only.
+__device__ __forceinline__ void fence_acquire_gpu() { fence_acq_rel_gpu(); }
+__device__ __forceinline__ void fence_acquire_sys() { fence_acq_rel_sys(); }
+#endif
 
 // ---- time ---------------------------------------------------------------
 // %globaltimer: nanoseconds, coarse (updates every ~1 µs on Hopper), the

@@ -1024,7 +1024,12 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             }
             preds += d.pred_count;
             const uint32_t padded = (d.arg_len + 15u) & ~15u;
+#ifdef AUTARKY_EXP_NO_PIN_ARGS
+            // Experiment control: arguments from the arena, as before.
+            if (false) {
+#else
             if (d.arg_len <= PIN_CACHE_ARG_BYTES - arg_bytes && padded <= PIN_CACHE_ARG_BYTES - arg_bytes) {
+#endif
                 pc.arg_off[k] = arg_bytes;
                 arg_bytes += padded;
             } else {

@@ -314,13 +314,17 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
     const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     const unsigned long long zoff = (unsigned long long)a.lo[0] * a.sz;
     const unsigned sy = a.sy;
+    // Read once, unconditionally: inside the loop's `&&` chains these were
+    // conditional loads the compiler may not hoist — a load of the
+    // arguments per cell and step.
+    const int ulox = (int)a.ulo[2], uhix = (int)a.uhi[2], uloy = (int)a.ulo[1], uhiy = (int)a.uhi[1];
     double acc = 0;
     for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
         const int x0 = lox + (int)((w / segs) * W);
         const int y0 = loy + (int)((w % segs) * R);
         const int x = x0 - S + (int)lane;
         const bool xload = x < hix + S;  // x >= lox - S >= 0 always
-        const bool xu = x >= (int)a.ulo[2] && x < (int)a.uhi[2];
+        const bool xu = x >= ulox && x < uhix;
         T c[C];
 #pragma unroll
         for (int j = 0; j < C; ++j) {
@@ -337,14 +341,19 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
                 const T v = (T)0.25 * ((old_prev + c[j + 1]) + (left + right));
                 old_prev = c[j];
                 const int y = y0 - S + j;
-                if (xu && y >= (int)a.ulo[1] && y < (int)a.uhi[1]) {
-                    if (k == S && check && j >= S && j < S + R && (int)lane >= S && (int)lane < S + W &&
-                        x < hix && y < hiy) {
-                        const double d = (double)v - (double)c[j];
-                        acc += d * d;
-                    }
-                    c[j] = v;
+                // Selects, not branches: a branch between two shuffles makes
+                // the compiler reconverge the warp around every shuffle
+                // (WARPSYNC, BSSY/BSYNC: ~4× the instructions of the step;
+                // the S = 4 body cost ~5 µs on the H200). Adding +0.0 to
+                // `acc` (≥ +0) leaves it bitwise unchanged.
+                const bool evolves = xu & (y >= uloy) & (y < uhiy);
+                if (k == S) {
+                    const bool counted = check & evolves & (j >= S) & (j < S + R) & ((int)lane >= S) &
+                                         ((int)lane < S + W) & (x < hix) & (y < hiy);
+                    const double d = counted ? (double)v - (double)c[j] : 0.0;
+                    acc += d * d;
                 }
+                c[j] = evolves ? v : c[j];
             }
         }
         if ((int)lane >= S && (int)lane < S + W && x < hix) {
