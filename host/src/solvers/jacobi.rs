@@ -508,7 +508,9 @@ impl<'rt> JacobiSolver<'rt> {
             .map(|q| {
                 let lay = &layouts[q];
                 let ext = lay.extent;
-                let shape = cfg.tile.unwrap_or_else(|| default_tile(ext, TILE_BLOCKS));
+                let shape = cfg
+                    .tile
+                    .unwrap_or_else(|| default_tile(ext, TILE_BLOCKS, cfg.steps_per_sync));
                 let shape = [0, 1, 2].map(|a| shape[a].clamp(1, ext[a]));
                 TileGrid {
                     count: [0, 1, 2].map(|a| ext[a].div_ceil(shape[a])),
@@ -914,8 +916,23 @@ pub const TILE_BLOCKS: usize = 1024;
 /// (1096 of them: 41 blocks then run two), and 256³ gets 1 × 64 × 256
 /// (1024 tiles), not 1 × 62 × 256 (1280 tiles, the fifth of each plane
 /// only 8 rows) — the shapes the session-4 sweep timed fastest.
-fn default_tile(ext: [usize; 3], blocks: usize) -> [usize; 3] {
+///
+/// With temporal blocking (`steps` = S > 1 sweeps a sync, 2D) on a grid
+/// whose one-tile-per-block share is under 2048 cells, a tile is a whole
+/// number of the S-step body's work items (32 − 2S columns × 8 rows) and
+/// small, four items (one per warp) or eight: each item recomputes a
+/// border S deep, and the rule above's 8 × 256 tiles at 256² kept 32 of
+/// ~1000 blocks busy, 11 items each. Measured (f32,
+/// S = 4, µs per sweep, session 10): 256² 8 × 96 1.14, 8 × 64 1.15,
+/// 16 × 48 1.16, 8 × 256 (the rule above) 4.07; 1024² 16 × 96 2.63,
+/// 16 × 144 2.72, 16 × 192 2.92, 8 × 256 ~4.7.
+fn default_tile(ext: [usize; 3], blocks: usize, steps: u32) -> [usize; 3] {
     let cells: usize = ext.iter().product();
+    if steps > 1 && ext[0] == 1 && cells / blocks.max(1) < 2048 {
+        let w = 32 - 2 * steps.min(4) as usize;
+        let rows = if cells / blocks.max(1) < 512 { 8 } else { 16 };
+        return [1, rows.min(ext[1]).max(1), (4 * w).min(ext[2]).max(1)];
+    }
     let target = (cells / blocks.max(1)).clamp(2048, 16 * 1024);
     let tx = (target / 8).clamp(32, 1024).min(ext[2]).max(1);
     let mut rows = (target / tx).max(1);
@@ -1345,12 +1362,18 @@ mod tests {
     #[test]
     fn default_tiles_follow_the_measured_shapes() {
         let blocks = super::TILE_BLOCKS;
-        assert_eq!(default_tile([1, 1024, 1024], blocks), [1, 8, 256]);
+        assert_eq!(default_tile([1, 1024, 1024], blocks, 1), [1, 8, 256]);
         // 4096² / 1055 blocks is just under 16 × 1024 cells (15 rows);
         // rounded up to the 16 rows (and 64 for 256³) the sweep timed.
-        assert_eq!(default_tile([1, 4096, 4096], blocks), [1, 16, 1024]);
-        assert_eq!(default_tile([1, 16384, 16384], blocks), [1, 16, 1024]);
-        assert_eq!(default_tile([256, 256, 256], blocks), [8, 8, 256]);
+        assert_eq!(default_tile([1, 4096, 4096], blocks, 1), [1, 16, 1024]);
+        assert_eq!(default_tile([1, 16384, 16384], blocks, 1), [1, 16, 1024]);
+        assert_eq!(default_tile([256, 256, 256], blocks, 1), [8, 8, 256]);
+        // Temporal blocking on small grids: whole S-step work items
+        // (32 − 2S wide, 8 rows), four or eight of them.
+        assert_eq!(default_tile([1, 256, 256], blocks, 4), [1, 8, 96]);
+        assert_eq!(default_tile([1, 1024, 1024], blocks, 4), [1, 16, 96]);
+        assert_eq!(default_tile([1, 1024, 1024], blocks, 2), [1, 16, 112]);
+        assert_eq!(default_tile([1, 4096, 4096], blocks, 4), [1, 16, 1024]);
     }
 
     /// Small and odd grids: a tile never exceeds the grid, never is empty.
@@ -1364,8 +1387,8 @@ mod tests {
             [16, 14, 12],
             [1, 3, 5000],
         ] {
-            for blocks in [1, 4, 1055] {
-                let t = default_tile(ext, blocks);
+            for (blocks, steps) in [1, 4, 1055].into_iter().flat_map(|b| [(b, 1), (b, 4)]) {
+                let t = default_tile(ext, blocks, steps);
                 for a in 0..3 {
                     assert!(
                         t[a] >= 1 && t[a] <= ext[a],
