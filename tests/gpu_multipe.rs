@@ -45,6 +45,11 @@ fn main() -> std::process::ExitCode {
             pinning_to_a_high_slot_leaves_empty_slots_that_exit,
         ),
         gpus_trial(
+            "pinned_tasks_read_their_whole_arguments",
+            1,
+            pinned_tasks_read_their_whole_arguments,
+        ),
+        gpus_trial(
             "abort_reaches_a_block_that_keeps_its_own_instances",
             1,
             abort_reaches_a_block_that_keeps_its_own_instances,
@@ -428,6 +433,64 @@ fn abort_on_one_pe_reaches_every_pe() {
     eprintln!("abort propagation over 4 PEs: {prop} ns");
     assert!(prop < 10_000_000, "abort took {prop} ns to reach every PE");
     assert!(t0.elapsed() < Duration::from_secs(3));
+}
+
+/// Checks every byte of its arguments: byte i is byte 0 + 7·i (mod 256).
+/// Fails with (task, first bad index) otherwise.
+const ARGCHECK_SRC: &str = r#"
+__device__ void argcheck_body(autarky::TaskCtx& ctx) {
+    const unsigned char* a = &ctx.args<unsigned char>();
+    unsigned bad = 0;
+    for (unsigned i = 1 + threadIdx.x; i < ctx.arg_len; i += blockDim.x)
+        if (a[i] != (unsigned char)(a[0] + 7u * i)) bad = i;
+    if (bad) ctx.fail(((unsigned long long)ctx.task << 32) | bad);
+}
+"#;
+
+/// A pinned block keeps a copy of its tasks' arguments in shared memory
+/// while they fit (1 KiB, 16-aligned each): arguments of odd lengths, some
+/// copied and some read from the arena (the list of slot 0 has more than
+/// fits), and a list too long to cache at all (slot 1), each instance
+/// checking every byte it sees.
+fn pinned_tasks_read_their_whole_arguments() {
+    let rt = gpu_pes("pinned_args", 1);
+    let mut g = Graph::new();
+    let sizes = [3usize, 20, 200, 600, 800, 17, 1, 250, 64, 33];
+    let kinds: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let src = if i == 0 {
+                format!("{ARGCHECK_SRC}\n__device__ void argcheck{i}(autarky::TaskCtx& c) {{ argcheck_body(c); }}")
+            } else {
+                format!("__device__ void argcheck{i}(autarky::TaskCtx& c) {{ argcheck_body(c); }}")
+            };
+            g.add_kind(TaskKind::new(&format!("argcheck{i}"), &src).arg_size_bytes(n))
+                .unwrap()
+        })
+        .collect();
+    let bytes = |seed: u8, n: usize| -> Vec<u8> {
+        (0..n).map(|i| seed.wrapping_add((7 * i) as u8)).collect()
+    };
+    let mut add_list = |slot: u32, count: usize, seed0: u8| {
+        let mut prev = None;
+        let mut first = None;
+        for j in 0..count {
+            let k = j % sizes.len();
+            let t = g.add_task_bytes(kinds[k], &bytes(seed0.wrapping_add(j as u8 * 13), sizes[k]));
+            g.pin(t, slot);
+            if let Some(p) = prev {
+                g.add_edge(p, t);
+            }
+            first.get_or_insert(t);
+            prev = Some(t);
+        }
+        g.add_carried_edge(prev.unwrap(), first.unwrap());
+    };
+    add_list(0, 8, 5); // 8 tasks: cached, the 800-byte and 250-byte ones from the arena
+    add_list(1, 10, 99); // 10 tasks: more than the cache holds
+    let report = rt.run(&g, 40).unwrap();
+    assert_eq!(report.instances, 18 * 40);
 }
 
 /// Only slot 3 has a pinned list: compute slots 0..2 get empty lists, and
