@@ -123,8 +123,11 @@ fn iterations_give_runs_of_milliseconds() {
     assert_eq!(config::default_iterations(2 * 4 * 256 * 256), 5000);
     let k = config::default_iterations(2 * 4 * 4096 * 4096);
     assert!((300..=400).contains(&k), "{k}");
-    assert_eq!(config::default_iterations(2 * 4 * 16384 * 16384), 50);
-    assert_eq!(config::default_iterations(2 * 4 * 16384 * 16384) % 2, 0);
+    assert_eq!(config::default_iterations(2 * 4 * 16384 * 16384), 100);
+    // Multiples of 4 everywhere: the S = 2 and S = 4 columns run at every size.
+    for n in [128u64, 256, 1000, 4096, 8192, 16384, 30000] {
+        assert_eq!(config::default_iterations(2 * 4 * n * n) % 4, 0, "{n}²");
+    }
 }
 
 fn case(n: u32, autarky_us: f64, graph_us: f64) -> Case {

@@ -119,9 +119,11 @@ impl Config {
 
 /// Iterations of a case whose sweep moves `bytes` (read + write): enough
 /// that a run lasts about 15 ms at 3 TB/s (at least 2.5 µs an iteration),
-/// a multiple of 50 (so even) in 50..=5000.
+/// a multiple of 100 in 100..=5000 — so of 4: every temporal-blocking
+/// column (S = 2, 4) runs at every size (with multiples of 50, 350 and 50
+/// sweeps left S = 4 out at 4096² and 16384²).
 pub fn default_iterations(bytes: u64) -> u32 {
     let est_us = (bytes as f64 / 3.0e6).max(2.5);
-    let k = (15_000.0 / est_us / 50.0).round() as u32 * 50;
-    k.clamp(50, 5000)
+    let k = (15_000.0 / est_us / 100.0).round() as u32 * 100;
+    k.clamp(100, 5000)
 }
