@@ -304,8 +304,8 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
 // one), so the grid is bitwise that of steps = 1; cells outside
 // [ulo, uhi) (Dirichlet ghosts) keep their values. The squared update
 // (check iterations) is of the last sweep, summed per lane in item order.
-template <class T, int S>
-__device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile& a, bool check) {
+template <class T, int S, bool CHECK>
+__device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile& a) {
     constexpr int R = 8, W = 32 - 2 * S, C = R + 2 * S;
     const int lox = (int)a.lo[2], hix = (int)a.hi[2], loy = (int)a.lo[1], hiy = (int)a.hi[1];
     const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1];
@@ -325,11 +325,16 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
         const int x = x0 - S + (int)lane;
         const bool xload = x < hix + S;  // x >= lox - S >= 0 always
         const bool xu = x >= ulox && x < uhix;
+        // Row j of the item is y0 - S + j (>= 0: ghosts are S deep). A
+        // pointer walking the rows, not a 64-bit multiply per row (ncu: ~11
+        // instructions a load with the multiply).
+        const int rows_in = hiy + S - (y0 - S);  // rows j < rows_in exist
+        const T* src = in + zoff + (unsigned long long)(y0 - S) * sy + x;
         T c[C];
 #pragma unroll
         for (int j = 0; j < C; ++j) {
-            const int y = y0 - S + j;
-            c[j] = (xload && y < hiy + S) ? in[zoff + (unsigned long long)y * sy + x] : (T)0;
+            c[j] = (xload && j < rows_in) ? *src : (T)0;
+            src += sy;
         }
 #pragma unroll
         for (int k = 1; k <= S; ++k) {
@@ -345,10 +350,11 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
                 // the compiler reconverge the warp around every shuffle
                 // (WARPSYNC, BSSY/BSYNC: ~4× the instructions of the step;
                 // the S = 4 body cost ~5 µs on the H200). Adding +0.0 to
-                // `acc` (≥ +0) leaves it bitwise unchanged.
+                // `acc` (≥ +0) leaves it bitwise unchanged. The norm's terms
+                // only in the CHECK instance (check iterations).
                 const bool evolves = xu & (y >= uloy) & (y < uhiy);
-                if (k == S) {
-                    const bool counted = check & evolves & (j >= S) & (j < S + R) & ((int)lane >= S) &
+                if (CHECK && k == S) {
+                    const bool counted = evolves & (j >= S) & (j < S + R) & ((int)lane >= S) &
                                          ((int)lane < S + W) & (x < hix) & (y < hiy);
                     const double d = counted ? (double)v - (double)c[j] : 0.0;
                     acc += d * d;
@@ -357,10 +363,12 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
             }
         }
         if ((int)lane >= S && (int)lane < S + W && x < hix) {
+            const int rows_out = hiy - y0;  // rows S + j, j < rows_out, are in the tile
+            T* dst = out + zoff + (unsigned long long)y0 * sy + x;
 #pragma unroll
-            for (int j = S; j < S + R; ++j) {
-                const int y = y0 - S + j;
-                if (y < hiy) out[zoff + (unsigned long long)y * sy + x] = c[j];
+            for (int j = 0; j < R; ++j) {
+                if (j < rows_out) *dst = c[S + j];
+                dst += sy;
             }
         }
     }
@@ -375,9 +383,9 @@ __device__ __forceinline__ void tile_k(const JacobiTile& a, unsigned n) {
     double part;
     if (K == 5 && a.steps > 1) {
         switch (a.steps) {
-            case 2: part = sweep_steps<T, 2>(in, out, a, check); break;
-            case 3: part = sweep_steps<T, 3>(in, out, a, check); break;
-            default: part = sweep_steps<T, 4>(in, out, a, check); break;
+            case 2: part = check ? sweep_steps<T, 2, true>(in, out, a) : sweep_steps<T, 2, false>(in, out, a); break;
+            case 3: part = check ? sweep_steps<T, 3, true>(in, out, a) : sweep_steps<T, 3, false>(in, out, a); break;
+            default: part = check ? sweep_steps<T, 4, true>(in, out, a) : sweep_steps<T, 4, false>(in, out, a); break;
         }
     } else {
         part = sweep<T, K>(in, out, a, check);
