@@ -465,7 +465,7 @@ fn pinned_tasks_read_their_whole_arguments() {
             } else {
                 format!("__device__ void argcheck{i}(autarky::TaskCtx& c) {{ argcheck_body(c); }}")
             };
-            g.add_kind(TaskKind::new(&format!("argcheck{i}"), &src).arg_size_bytes(n))
+            g.add_kind(TaskKind::new(format!("argcheck{i}"), &src).arg_size_bytes(n))
                 .unwrap()
         })
         .collect();
