@@ -435,14 +435,16 @@ fn abort_on_one_pe_reaches_every_pe() {
     assert!(t0.elapsed() < Duration::from_secs(3));
 }
 
-/// Checks every byte of its arguments: byte i is byte 0 + 7·i (mod 256).
-/// Fails with (task, first bad index) otherwise.
+/// Checks every byte of its arguments: byte 0 is the task's own seed
+/// (37·task + 11, so another task's copy fails too), byte i is byte 0 +
+/// 7·i (mod 256). Fails with (task, first bad index + 1) otherwise.
 const ARGCHECK_SRC: &str = r#"
 __device__ void argcheck_body(autarky::TaskCtx& ctx) {
     const unsigned char* a = &ctx.args<unsigned char>();
+    const unsigned char seed = (unsigned char)(37u * ctx.task + 11u);
     unsigned bad = 0;
-    for (unsigned i = 1 + threadIdx.x; i < ctx.arg_len; i += blockDim.x)
-        if (a[i] != (unsigned char)(a[0] + 7u * i)) bad = i;
+    for (unsigned i = threadIdx.x; i < ctx.arg_len; i += blockDim.x)
+        if (a[i] != (unsigned char)(seed + 7u * i)) bad = i + 1;
     if (bad) ctx.fail(((unsigned long long)ctx.task << 32) | bad);
 }
 "#;
@@ -472,12 +474,15 @@ fn pinned_tasks_read_their_whole_arguments() {
     let bytes = |seed: u8, n: usize| -> Vec<u8> {
         (0..n).map(|i| seed.wrapping_add((7 * i) as u8)).collect()
     };
-    let mut add_list = |slot: u32, count: usize, seed0: u8| {
+    let mut add_list = |slot: u32, count: usize| {
         let mut prev = None;
         let mut first = None;
         for j in 0..count {
             let k = j % sizes.len();
-            let t = g.add_task_bytes(kinds[k], &bytes(seed0.wrapping_add(j as u8 * 13), sizes[k]));
+            // The seed ARGCHECK_SRC expects: from the id this task will get.
+            let id = g.num_tasks() as u32;
+            let t = g.add_task_bytes(kinds[k], &bytes((37 * id + 11) as u8, sizes[k]));
+            assert_eq!(t.index() as u32, id);
             g.pin(t, slot);
             if let Some(p) = prev {
                 g.add_edge(p, t);
@@ -487,8 +492,8 @@ fn pinned_tasks_read_their_whole_arguments() {
         }
         g.add_carried_edge(prev.unwrap(), first.unwrap());
     };
-    add_list(0, 8, 5); // 8 tasks: cached, the 800-byte and 250-byte ones from the arena
-    add_list(1, 10, 99); // 10 tasks: more than the cache holds
+    add_list(0, 8); // 8 tasks: cached, the 800-byte and 250-byte ones from the arena
+    add_list(1, 10); // 10 tasks: more than the cache holds
     let report = rt.run(&g, 40).unwrap();
     assert_eq!(report.instances, 18 * 40);
 }

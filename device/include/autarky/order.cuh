@@ -131,12 +131,13 @@ __device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_re
 // waits for this thread's own outstanding stores — in a pinned block, the
 // release of its previous instance, still on its way to L2 (ncu, Jacobi
 // 256²: 4 % of the pinned path's samples on that wait).
-#ifndef AUTARKY_EXP_ACQ_REL_FENCE
+// Before sm_90 there is no fence.acquire: the acq_rel fence (correct, only
+// slower). AUTARKY_EXP_ACQ_REL_FENCE forces it on sm_90 as well, for
+// same-process A/B timing only.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(AUTARKY_EXP_ACQ_REL_FENCE)
 __device__ __forceinline__ void fence_acquire_gpu() { asm volatile("fence.acquire.gpu;" ::: "memory"); }
 __device__ __forceinline__ void fence_acquire_sys() { asm volatile("fence.acquire.sys;" ::: "memory"); }
 #else
-// Experiment control (AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_ACQ_REL_FENCE): the
-// acq_rel fences these replaced, for same-process A/B timing only.
 __device__ __forceinline__ void fence_acquire_gpu() { fence_acq_rel_gpu(); }
 __device__ __forceinline__ void fence_acquire_sys() { fence_acq_rel_sys(); }
 #endif
