@@ -109,6 +109,9 @@ pub struct JacobiConfig {
     /// the runtime's block count, so the norms (summed tile by tile) are
     /// bitwise the same on P virtual PEs and P GPUs (and on emulators of
     /// any thread count; within a tile the CPU body sums in its own order).
+    /// The default depends on [`Self::steps_per_sync`] on small grids
+    /// (whole S-step work items), so norms of different S agree to
+    /// rounding; give a tile to compare them bitwise on the emulator.
     pub tile: Option<[usize; 3]>,
     /// A non-finite norm fails the run with `Error::NonFinite` (naming the
     /// PE, the check task and the iteration) instead of running on.
