@@ -13,6 +13,7 @@
 #   bash scripts/gpu-owed.sh mpi-kill    # 2 GPUs: issue 12's killed-rank trial (mpi bundle)
 #   bash scripts/gpu-owed.sh mpi-jacobi  # 2 GPUs: the full jacobi_mpi, NVSHMEM through puts
 #   bash scripts/gpu-owed.sh s9-bench    # 2 GPUs: jacobi_mpi (NVSHMEM default path), dispatch, CLI rows
+#   bash scripts/gpu-owed.sh s10-next    # 1 GPU: jacobi bench at the head, pinned-args test, 256-thread S = 4
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -178,6 +179,20 @@ s9-bench)
   FILTER='µs per|rror' run j256 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
   FILTER='µs per|rror' run j1024 60 $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0
   ;;
+s10-next)
+  # Owed after session 10 (1 GPU; run gpu-validate.sh first, a command of
+  # its own): the Jacobi bench at the head (its S = 4 column now runs at
+  # 4096² and 16384² too), the strengthened pinned-arguments test, and
+  # the first experiment of "Next": two warps per scheduler for the S = 4
+  # body at 256² — 256-thread blocks with 8-item tiles (16 × 96) against
+  # the default 128 threads with 4-item tiles (8 × 96).
+  FILTER='test result|FAILED|panicked' run pinned-args 120 .gpu/tests/gpu_multipe-* pinned_tasks_read_their_whole_arguments --test-threads=1
+  FILTER='^h200|^case|µs per' LINES_SHOWN=12 run jacobi-bench 400 $B/jacobi --2d=256,1024,4096,16384 --3d=none --pes=none --two-gpu=none --weak=none --reps=7
+  for t in 128:8x96 256:16x96 256:8x192 128:16x96; do
+    AUTARKY_THREADS_PER_BLOCK=${t%%:*} FILTER='µs per|rror' run "j256-s4-${t%%:*}-${t#*:}" 60 \
+      $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4 --tile "${t#*:}"
+  done
+  ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
   # AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN, same binary) and the
@@ -223,7 +238,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next" >&2
   exit 2
   ;;
 esac
