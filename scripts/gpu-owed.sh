@@ -14,6 +14,7 @@
 #   bash scripts/gpu-owed.sh mpi-jacobi  # 2 GPUs: the full jacobi_mpi, NVSHMEM through puts
 #   bash scripts/gpu-owed.sh s9-bench    # 2 GPUs: jacobi_mpi (NVSHMEM default path), dispatch, CLI rows
 #   bash scripts/gpu-owed.sh s10-next    # 1 GPU: jacobi bench at the head, pinned-args test, 256-thread S = 4
+#   bash scripts/gpu-owed.sh s10-next-two  # 2 GPUs: temporal blocking across GPUs (1024², 16384²)
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -179,6 +180,17 @@ s9-bench)
   FILTER='µs per|rror' run j256 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
   FILTER='µs per|rror' run j1024 60 $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0
   ;;
+s10-next-two)
+  # Owed after session 10 (2 GPUs): temporal blocking across GPUs has not
+  # been timed — its pulses carry S layers once per S sweeps, which is
+  # what 1024² on two GPUs (12.3 µs against 4.9 on one) and the weak
+  # case (8.47 µs at 256² a GPU) lack.
+  for s in 1 4; do
+    FILTER='µs per|rror' run "j1024-2gpu-s$s" 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 4000 --check-every 0 --steps-per-sync $s
+    FILTER='µs per|rror' run "j16384-2gpu-s$s" 120 $B/autarky jacobi2d --size 16384 --gpus 2 --pes 2 --iters 40 --check-every 0 --steps-per-sync $s
+  done
+  FILTER='^h200|^two-GPU|^jacobi2d|µs per' LINES_SHOWN=12 run jacobi-bench-two 300 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024,4096,16384 --weak=256 --reps=7
+  ;;
 s10-next)
   # Owed after session 10 (1 GPU; run gpu-validate.sh first, a command of
   # its own): the Jacobi bench at the head (its S = 4 column now runs at
@@ -238,7 +250,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two" >&2
   exit 2
   ;;
 esac
