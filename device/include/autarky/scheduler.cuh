@@ -903,6 +903,11 @@ constexpr uint32_t PIN_CACHE_PREDS = 64;
 // per instance (ncu, Jacobi 256²: ~20 % of the pinned path's samples).
 constexpr uint32_t PIN_CACHE_ARG_BYTES = 1024;
 constexpr uint32_t PIN_ARG_NONE = 0xffffffffu;
+#ifdef AUTARKY_EXP_NO_PIN_ARGS
+constexpr bool PIN_ARGS = false;  // experiment control: arguments from the arena, for A/B timing only
+#else
+constexpr bool PIN_ARGS = true;
+#endif
 struct PinnedCache {
     alignas(16) unsigned char args[PIN_CACHE_ARG_BYTES];
     TaskDesc desc[PIN_CACHE_TASKS];
@@ -1024,12 +1029,8 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             }
             preds += d.pred_count;
             const uint32_t padded = (d.arg_len + 15u) & ~15u;
-#ifdef AUTARKY_EXP_NO_PIN_ARGS
-            // Experiment control: arguments from the arena, as before.
-            if (false) {
-#else
-            if (d.arg_len <= PIN_CACHE_ARG_BYTES - arg_bytes && padded <= PIN_CACHE_ARG_BYTES - arg_bytes) {
-#endif
+            if (PIN_ARGS && d.arg_len <= PIN_CACHE_ARG_BYTES - arg_bytes &&
+                padded <= PIN_CACHE_ARG_BYTES - arg_bytes) {
                 pc.arg_off[k] = arg_bytes;
                 arg_bytes += padded;
             } else {
