@@ -44,6 +44,11 @@ fn main() -> std::process::ExitCode {
             temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync,
         ),
         gpus_trial(
+            "checks_at_every_iteration_norm_exactly_their_own_iteration",
+            1,
+            checks_at_every_iteration_norm_exactly_their_own_iteration,
+        ),
+        gpus_trial(
             "a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration",
             1,
             a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration,
@@ -307,6 +312,38 @@ fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
                     assert!(
                         (v1 - v2).abs() <= 1e-5 * v1.abs().max(1e-30),
                         "{what}: norm {v2} vs {v1}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Checking at every graph iteration lets tiles be a check apart (a tile
+/// may finish check n + 1 before another finishes n): every checked norm
+/// must still be its own iteration's, the f64 reference's to rounding, on
+/// 1 and 4 virtual PEs, one sweep a sync and four, over many runs.
+fn checks_at_every_iteration_norm_exactly_their_own_iteration() {
+    let prob = problem([1, 96, 96], Stencil::FivePoint, [D, D, D]);
+    let want = reference(&prob, 48).unwrap().update_norms;
+    for pes in [1, 4] {
+        let rt = rt("checks_at_every_iteration", pes);
+        for (steps, every) in [(1u32, 1u32), (4, 4), (2, 2)] {
+            let mut cfg = JacobiConfig::new(prob.clone(), 48);
+            cfg.precision = Precision::F64;
+            cfg.check_every = every;
+            cfg.steps_per_sync = steps;
+            cfg.tile = Some([1, 4, 16]);
+            let solver = JacobiSolver::new(&rt, cfg).unwrap();
+            for round in 0..16 {
+                let run = solver.run().unwrap();
+                assert_eq!(run.norms.len(), (48 / every) as usize);
+                for &(n, v) in &run.norms {
+                    let w = want[n as usize];
+                    assert!(
+                        (v - w).abs() <= 1e-10 * w,
+                        "{pes} PEs, {steps} sweeps a sync, check every {every}, run {round}: \
+                         norm of iteration {n} is {v}, the reference's {w}"
                     );
                 }
             }

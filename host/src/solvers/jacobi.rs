@@ -51,7 +51,11 @@
 //! instance `n + 2` rewrites the buffer pulse `n` read, and an explicit
 //! local edge (pulse → tile, distance 2) orders them. Slot arrays of the
 //! check are indexed by `n % 4`: with the distance-2 gate, the writer of a
-//! slot at `n + 4` comes after every reader of it at `n`.
+//! slot at `n + 4` comes after every reader of it at `n`. So are the tiles'
+//! arrival counters (one a slot, reset by check_local once it has read the
+//! partials): tiles may be a check apart when every graph iteration is
+//! checked, and one running count would then let a tile's arrival at
+//! `n + 1` stand in for another's missing one at `n` (a wrong norm).
 
 use std::time::Duration;
 
@@ -528,7 +532,7 @@ impl<'rt> JacobiSolver<'rt> {
         let checks = cfg.check_every > 0;
         let partials = rt.alloc_symmetric::<f64>(4 * max_tiles)?;
         let slots = rt.alloc_symmetric::<f64>(4 * pes)?;
-        let arrivals = rt.alloc_symmetric::<u32>(1)?;
+        let arrivals = rt.alloc_symmetric::<u32>(4)?;
         let norms = if checks {
             Some(rt.alloc_symmetric::<f64>((g_iters / g_every) as usize + 1)?)
         } else {
@@ -788,7 +792,7 @@ impl<'rt> JacobiSolver<'rt> {
     pub fn reset(&self) -> Result<()> {
         for q in self.rt.local_pes() {
             self.a.copy_from(q, &self.initial[q as usize])?;
-            self.arrivals.copy_from(q, &[0])?;
+            self.arrivals.copy_from(q, &[0; 4])?;
         }
         Ok(())
     }
@@ -1027,19 +1031,15 @@ mod cpu {
         every != 0 && ((n + 1) % every == 0 || n + 1 == iterations)
     }
 
-    /// Check iterations among 0..=n (`every > 0`).
-    fn checks_upto(n: u32, every: u32, iterations: u32) -> u32 {
-        (n + 1) / every + ((n + 1) % every != 0 && n + 1 == iterations) as u32
-    }
-
     /// The word check_local's wait names in a timeout (`wait_index`).
     const ARRIVALS_WORD: u32 = 0xA7;
 
-    fn arrivals<'a>(addr: u64) -> &'a AtomicU32 {
-        // SAFETY: module docs (a 4-byte symmetric word of this PE, aligned
-        // at the heap's 256 bytes, alive for the run); only atomics touch it
-        // during a run.
-        unsafe { &*(addr as *const AtomicU32) }
+    /// The arrival counter of check slot `n % 4`.
+    fn arrivals<'a>(addr: u64, n: u32) -> &'a AtomicU32 {
+        // SAFETY: module docs (four 4-byte symmetric words of this PE,
+        // aligned at the heap's 256 bytes, alive for the run); only atomics
+        // touch them during a run.
+        unsafe { &*(addr as *const AtomicU32).add((n % 4) as usize) }
     }
 
     trait Real:
@@ -1170,7 +1170,7 @@ mod cpu {
                     .add((n % 4) as usize * a.tiles as usize + a.tile as usize) = acc
             };
             // Release: the partial before the arrival check_local acquires.
-            arrivals(a.arrivals).fetch_add(1, Ordering::Release);
+            arrivals(a.arrivals, n).fetch_add(1, Ordering::Release);
         }
     }
 
@@ -1214,7 +1214,7 @@ mod cpu {
                     .add((n % 4) as usize * a.tiles as usize + a.tile as usize) = acc
             };
             // Release: the partial before the arrival check_local acquires.
-            arrivals(a.arrivals).fetch_add(1, Ordering::Release);
+            arrivals(a.arrivals, n).fetch_add(1, Ordering::Release);
         }
     }
 
@@ -1265,17 +1265,20 @@ mod cpu {
         if !is_check(n, a.check_every, a.iterations) {
             return Ok(());
         }
-        // Every tile's partial of this check (acquire).
-        let wanted = a
-            .tiles
-            .wrapping_mul(checks_upto(n, a.check_every, a.iterations));
-        ctx.wait_geq(arrivals(a.arrivals), wanted, ARRIVALS_WORD)?;
+        // Every tile's partial of this check (acquire), on the slot's own
+        // counter: a tile may finish check n + 1 before another finishes
+        // n, so a running total could reach n's count without it.
+        let count = arrivals(a.arrivals, n);
+        ctx.wait_geq(count, a.tiles, ARRIVALS_WORD)?;
         let part = a.partials as *const f64;
         let mut s = 0.0;
         for t in 0..a.tiles as usize {
             // SAFETY: module docs (partials of this PE).
             s += unsafe { *part.add((n % 4) as usize * a.tiles as usize + t) };
         }
+        // The slot's next arrivals (tiles at n + 4) come after this task,
+        // through the tiles' distance-2 wait for check_global at n + 2.
+        count.store(0, Ordering::Relaxed);
         for pe in 0..a.pes {
             let slots = ctx.peer_addr(a.slots, pe) as *mut f64;
             // SAFETY: module docs (every PE's slot array, 4 × pes doubles).

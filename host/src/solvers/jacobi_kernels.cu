@@ -17,7 +17,7 @@ struct JacobiTile {
     unsigned long long a;         // local base of the buffer pair
     unsigned long long len;       // elements per buffer
     unsigned long long partials;  // double[4][tiles] (slot = iteration % 4)
-    unsigned long long arrivals;  // unsigned: partials written at check iterations, summed
+    unsigned long long arrivals;  // unsigned[4] (slot = iteration % 4): partials written, counted
     unsigned lo[3], hi[3];        // the box, padded coordinates (z, y, x)
     unsigned sy, sz;              // strides of y and z (x stride is 1)
     unsigned tile, tiles;
@@ -47,7 +47,7 @@ struct JacobiCheck {
     unsigned long long partials;  // double[4][tiles] (local)
     unsigned long long slots;     // double[4][pes] (symmetric)
     unsigned long long norms;     // double[checks] (local): global norm per check
-    unsigned long long arrivals;  // unsigned (local): the tiles' arrival counter
+    unsigned long long arrivals;  // unsigned[4] (local): the tiles' arrival counters, by slot
     unsigned tiles, pes;
     unsigned check_every, iterations;
     unsigned stop_slack;  // finish_at(n + stop_slack) at convergence
@@ -59,11 +59,6 @@ namespace jacobi {
 
 __device__ __forceinline__ bool is_check(unsigned n, unsigned every, unsigned iterations) {
     return every != 0 && ((n + 1) % every == 0 || n + 1 == iterations);
-}
-
-// Check iterations among 0..=n (every > 0).
-__device__ __forceinline__ unsigned checks_upto(unsigned n, unsigned every, unsigned iterations) {
-    return (n + 1) / every + (((n + 1) % every != 0 && n + 1 == iterations) ? 1u : 0u);
 }
 
 // The word check_local's wait names in a timeout (wait_index).
@@ -395,7 +390,8 @@ __device__ __forceinline__ void tile_k(const JacobiTile& a, unsigned n) {
     if (threadIdx.x == 0) {
         reinterpret_cast<double*>(a.partials)[(n % 4) * a.tiles + a.tile] = s;
         // Release: the partial before the arrival that check_local acquires.
-        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(a.arrivals) : "memory");
+        unsigned* count = reinterpret_cast<unsigned*>(a.arrivals) + n % 4;
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(count) : "memory");
     }
 }
 
@@ -512,12 +508,12 @@ __device__ void jacobi_check_local(autarky::TaskCtx& ctx) {
     const unsigned n = ctx.iteration;
     if (!jacobi::is_check(n, a.check_every, a.iterations)) return;
     // Every tile's partial of this check (acquire). No edges from the tiles:
-    // they would make this task poll every tile at every iteration.
+    // they would make this task poll every tile at every iteration. One
+    // counter a slot, not one a run: a tile may finish check n + 1 before
+    // another finishes n, and a running total would then count it for n.
+    unsigned* count = reinterpret_cast<unsigned*>(a.arrivals) + n % 4;
     __shared__ unsigned arrived;
-    if (threadIdx.x == 0) {
-        const unsigned wanted = a.tiles * jacobi::checks_upto(n, a.check_every, a.iterations);
-        arrived = ctx.wait_geq(reinterpret_cast<const unsigned*>(a.arrivals), wanted, jacobi::ARRIVALS_WORD);
-    }
+    if (threadIdx.x == 0) arrived = ctx.wait_geq(count, a.tiles, jacobi::ARRIVALS_WORD);
     __syncthreads();  // thread 0's acquire and verdict, to the block
     if (!arrived) return;
     // Tile order (deterministic), staged through shared memory by the block.
@@ -533,6 +529,10 @@ __device__ void jacobi_check_local(autarky::TaskCtx& ctx) {
         __syncthreads();
     }
     if (threadIdx.x != 0) return;
+    // The slot's next arrivals (tiles at n + 4) come after this task's
+    // completion, through the tiles' distance-2 wait for check_global at
+    // n + 2 (module docs): a plain store suffices.
+    *count = 0;
     double* slots = reinterpret_cast<double*>(a.slots);
 #ifdef AUTARKY_NVSHMEM
     for (unsigned pe = 0; pe < a.pes; ++pe) ctx.put_value(slots + (n % 4) * a.pes + ctx.pe, s, pe);
