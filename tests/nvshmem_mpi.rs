@@ -22,7 +22,7 @@ mod common;
 
 use autarky::solvers::jacobi::{JacobiConfig, JacobiRun, JacobiSolver};
 use autarky::solvers::jacobi_ref::{JacobiProblem, Stencil};
-use autarky::{Builder, Error, RunOptions, Runtime, Transport};
+use autarky::{Builder, Error, Graph, RunOptions, Runtime, TaskKind, Transport};
 use libtest_mimic::{Arguments, Trial};
 
 /// Ranks of the MPI job this process belongs to, from the launcher's
@@ -290,6 +290,38 @@ fn a_nan_on_one_rank_fails_every_rank_with_the_same_named_error() {
     );
 }
 
+/// Unpinned producers on rank 0: an instance runs on whichever compute
+/// block claims it and signals the consumer on rank 1 from that block's
+/// thread. Under FORCE_REMOTE each signal is an NVSHMEM signal, and NVSHMEM
+/// orders signals only per thread: a SET of i + 1 landing after the SET of
+/// i + 2 would move the consumer's word back, and a wait for the last
+/// instance would never end (a timeout instead of this run's success).
+/// Eight producers keep the four compute blocks trading instances; the
+/// consumer is pinned (it polls the words).
+fn unpinned_producers_signal_the_other_rank_in_order() {
+    let rt = runtime();
+    let mut g = Graph::new();
+    let noop = g
+        .add_kind(TaskKind::new(
+            "noop",
+            "__device__ void noop(autarky::TaskCtx&) {}",
+        ))
+        .unwrap();
+    let sink = g.add_task_bytes(noop, &[]);
+    g.set_pe(sink, 1).pin(sink, 0);
+    for _ in 0..8 {
+        let t = g.add_task_bytes(noop, &[]);
+        g.set_pe(t, 0);
+        g.add_edge(t, sink);
+    }
+    let iters = 20_000;
+    let mut opts = RunOptions::iterations(iters);
+    opts.timeout = Some(std::time::Duration::from_secs(10));
+    let report = rt.run_with(&g, opts).unwrap();
+    // Every rank reports every PE's instances.
+    assert_eq!(report.instances, 9 * iters as u64, "rank {}", rt.rank());
+}
+
 fn main() -> std::process::ExitCode {
     #[cfg_attr(not(feature = "fault-injection"), allow(unused_mut))]
     let mut trials = vec![
@@ -308,6 +340,10 @@ fn main() -> std::process::ExitCode {
         trial(
             "cg_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise",
             cg_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise,
+        ),
+        trial(
+            "unpinned_producers_signal_the_other_rank_in_order",
+            unpinned_producers_signal_the_other_rank_in_order,
         ),
         trial(
             "a_nan_on_one_rank_fails_every_rank_with_the_same_named_error",

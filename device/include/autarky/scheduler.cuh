@@ -333,13 +333,19 @@ __device__ __forceinline__ bool preds_ready_batch(const RunParams& p, uint32_t s
 // Signals instance i's completion to every consumer PE (see the protocol at
 // the top: before the local publish, system-scope release: the body's
 // writes — including stores into peers' memory — happen before any
-// consumer's acquire of the proxy word).
-__device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDesc& d, uint32_t i) {
+// consumer's acquire of the proxy word). `one_thread`: every instance of
+// the task signals from this same thread (a pinned task: its block's
+// thread 0), so NVSHMEM's per-thread fence keeps the signals in order.
+__device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDesc& d, uint32_t i,
+                                               bool one_thread) {
 #ifdef AUTARKY_NO_REMOTE
     return;
 #endif
     const RemoteOut* r = reinterpret_cast<const RemoteOut*>(p.remote) + d.remote_start;
     const uint64_t* peers = reinterpret_cast<const uint64_t*>(p.peer_states);
+#ifdef AUTARKY_NVSHMEM
+    bool signalled = false;
+#endif
     for (uint32_t k = 0; k < d.remote_count; ++k) {
         uint64_t* peer_state = reinterpret_cast<uint64_t*>(peers[r[k].pe]);
 #ifdef AUTARKY_NVSHMEM
@@ -351,12 +357,23 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
             autarky_nvshmem_fence();
             autarky_nvshmem_signal_set(&state_of(p)[r[k].slot], state_word(i + 1, i + 1), (int)r[k].pe);
             AUTARKY_TRACE_SIGNAL(p, i, r[k].slot, r[k].pe);
+            signalled = true;
             continue;
         }
 #endif
         st_release_sys_u64(&peer_state[r[k].slot], state_word(i + 1, i + 1));
         AUTARKY_TRACE_SIGNAL(p, i, r[k].slot, r[k].pe);
     }
+#ifdef AUTARKY_NVSHMEM
+    // A dynamic task's next instance may run on another block, which starts
+    // after acquiring this one's local publish (gpu scope), and signals from
+    // another thread: NVSHMEM orders two threads' signals by nothing, and a
+    // SET of i + 1 landing after the SET of i + 2 would move the consumer's
+    // word back (a wait for the last instance would then never end). So
+    // the signal is delivered before the local publish that lets the next
+    // instance start.
+    if (signalled && !one_thread) autarky_nvshmem_quiet();
+#endif
 }
 
 // Adds k arrivals to the counted task s (after the caller's publish or
@@ -462,7 +479,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
                                   preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
                                   below_limit(p, t_done);
-        publish_remote(p, d, i);
+        publish_remote(p, d, i, false);
         // Publish done[t] = i + 1. Release: the body's writes (ordered before
         // this by the caller's __syncthreads) are visible to whoever acquires it.
         st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
@@ -638,7 +655,7 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
     // nothing after the publish and need no fence (see complete()).
     const bool early =
         succ_live && edge.pred_count == 1 && below_limit(p, i + edge.distance) && claim(p, edge.task, i + edge.distance);
-    publish_remote(p, d, i);
+    publish_remote(p, d, i, false);
     // Publish done[t] = i + 1. Release: the body's writes (ordered before
     // this by the caller's __syncthreads) are visible to whoever acquires it.
     st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
@@ -925,7 +942,7 @@ struct PinnedCache {
 // Returns false when the block must leave (abort).
 AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
     const RunParams& p = *w.p;
-    publish_remote(p, d, n);
+    publish_remote(p, d, n, true);
     // Release: the body's writes (bar.sync before this) are visible to
     // whoever acquires done[t] = n + 1.
     st_release_gpu_u64(&state_of(p)[t], state_word(n + 1, n + 1));
@@ -946,7 +963,7 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
 // complete_pinned, plus the task's own next instance; nothing is kept.
 __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
     const RunParams& p = *w.p;
-    publish_remote(p, d, i);
+    publish_remote(p, d, i, false);
     st_release_gpu_u64(&state_of(p)[t], state_word(i + 1, i + 1));
     // Publish → fence → read, as in complete().
     fence_sc_gpu();
