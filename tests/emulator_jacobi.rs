@@ -220,15 +220,21 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
         // Pulses split into chunks of at least this many cells, over the
         // runtime's 2 comm blocks (9: most boxes here stay whole).
         let chunk = 1 + next(9) as usize;
+        // A check every graph iteration or every other one: tiles then
+        // run a check apart, and each norm must still be its own.
+        let every = steps * (1 + next(2) as u32);
+        let want_norms = reference(&prob, iters as usize).unwrap().update_norms;
         for _ in 0..2 {
             let mut cfg = JacobiConfig::new(prob.clone(), iters);
             cfg.tile = Some(tile);
             cfg.pulse_chunk_cells = chunk;
             cfg.steps_per_sync = steps;
+            cfg.check_every = every;
             let rt = rt(pes);
             let solver = match JacobiSolver::new(&rt, cfg.clone()) {
                 Err(Error::InvalidConfig(m)) if steps > 1 && m.contains("halo plan") => {
                     cfg.steps_per_sync = 1;
+                    cfg.check_every = every / steps;
                     JacobiSolver::new(&rt, cfg).unwrap()
                 }
                 other => {
@@ -238,16 +244,27 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
                     other.unwrap()
                 }
             };
-            let got = solver.run().unwrap().field;
-            let diff = got
+            let run = solver.run().unwrap();
+            let what = format!(
+                "case {case}: {stencil:?} {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}, pulse chunks ≥ {chunk} cells, {steps} sweeps a sync"
+            );
+            let diff = run
+                .field
                 .iter()
                 .zip(&one)
                 .filter(|(a, b)| a.to_bits() != b.to_bits())
                 .count();
-            assert_eq!(
-                diff, 0,
-                "case {case}: {stencil:?} {dims:?} {bc:?}, {pes} PEs, tiles {tile:?}, pulse chunks ≥ {chunk} cells, {steps} sweeps a sync: {diff} cells differ from 1 PE"
-            );
+            assert_eq!(diff, 0, "{what}: {diff} cells differ from 1 PE");
+            // f32 against the f64 reference: 1e-3 relative (one tile's
+            // partial missing or stale moves a norm by far more).
+            assert!(!run.norms.is_empty(), "{what}: no norms");
+            for &(n, v) in &run.norms {
+                let w = want_norms[n as usize];
+                assert!(
+                    (v - w).abs() <= 1e-3 * w.max(1e-6),
+                    "{what}, check every {every}: norm of iteration {n} is {v}, the reference's {w}"
+                );
+            }
         }
     }
     assert!(

@@ -49,13 +49,30 @@
 //! at `n − 1`, which waited for the receiver's tiles at `n − 1`. On the
 //! sender's side, a tile may not overwrite what a pulse still reads: tile
 //! instance `n + 2` rewrites the buffer pulse `n` read, and an explicit
-//! local edge (pulse → tile, distance 2) orders them. Slot arrays of the
-//! check are indexed by `n % 4`: with the distance-2 gate, the writer of a
-//! slot at `n + 4` comes after every reader of it at `n`. So are the tiles'
-//! arrival counters (one a slot, reset by check_local once it has read the
-//! partials): tiles may be a check apart when every graph iteration is
-//! checked, and one running count would then let a tile's arrival at
-//! `n + 1` stand in for another's missing one at `n` (a wrong norm).
+//! local edge (pulse → tile, distance 2) orders them.
+//!
+//! # Why the check's slots are reused safely
+//!
+//! The check's arrays are indexed by `n % 4`. *Partials and arrival
+//! counters* (one counter a slot, reset by check_local once it has read
+//! the partials): a tile at `n + 4` waits for check_global at `n + 2`
+//! (the distance-2 gate), which waits for check_local at `n + 2`, which
+//! runs after check_local at `n`. Tiles may be a check apart when every
+//! graph iteration is checked, so one running count for all checks would
+//! let a tile's arrival at `n + 1` stand in for another's missing one at
+//! `n` (a wrong norm, 1 run in 10: fixed by the per-slot counters). *The
+//! slot array* (every PE's sum, written into every PE): PE p's
+//! check_local at `n + 4` must come after PE q's check_global at `n` has
+//! read the slot. No edge orders them when `n + 2` is not a check (with
+//! `check_every` 4, say, check_local at `n + 2` returns without waiting);
+//! what does is that both check tasks of a PE are pinned to the same comm
+//! block, which runs local `n`, global `n`, local `n + 1`, … in order: p's
+//! local at `n + 4` waits for the tiles' arrivals at `n + 4`, those tiles
+//! for p's global at `n + 2`, that for q's local at `n + 2`, which q's
+//! block runs after q's global at `n`. (An explicit global → local edge
+//! would say the same at the cost of a poll every iteration on the check
+//! block, which at 256² already limits the iteration with a norm every
+//! 100.)
 
 use std::time::Duration;
 
@@ -352,8 +369,8 @@ pub struct JacobiSolver<'rt> {
     layouts: Vec<LocalLayout>,
     a: SymBuffer<u8>,
     norms: Option<SymBuffer<f64>>,
-    /// Per PE: tiles that wrote their partial at a check iteration, summed
-    /// over the run (zeroed by `reset`).
+    /// Per PE and check slot (`n % 4`): tiles that wrote their partial for
+    /// the slot's current check (reset by check_local, zeroed by `reset`).
     arrivals: SymBuffer<u32>,
     /// Elements per buffer (the largest PE's padded array).
     len: usize,
@@ -722,6 +739,8 @@ impl<'rt> JacobiSolver<'rt> {
                 };
                 let l = graph.add_task(k_local, &args);
                 let g = graph.add_task(k_global, &args);
+                // One block, in list order: the slot array's reuse relies
+                // on it (module docs).
                 for t in [l, g] {
                     graph.set_pe(t, q as u32);
                     graph.pin(t, check_slot);
