@@ -11,7 +11,7 @@
 //! `cuLaunchCooperativeKernel` and nothing but `cuStreamQuery` after it —
 //! the definition of a CPU-free run (DESIGN.md).
 //!
-//! Callers must have loaded the driver first ([`super::libs::ensure_driver`]):
+//! Callers must have loaded the driver first (`super::libs::ensure_driver`):
 //! with dynamic loading, cudarc panics when libcuda is absent.
 //!
 //! Why not cudarc's safe types (`CudaContext`, `CudaSlice`, `CudaStream`):

@@ -10,7 +10,7 @@
 //! `sys` call we:
 //!
 //! 1. search the places a user is likely to have the library (the lists are
-//!    built by [`driver_search_dirs`] and [`nvrtc_search_dirs`] from one
+//!    built by `driver_search_dirs` and `nvrtc_search_dirs` from one
 //!    snapshot of the environment, so they are pure and testable);
 //! 2. `dlopen` the first file found by absolute path with
 //!    `RTLD_NOW | RTLD_GLOBAL` and keep the handle for the life of the

@@ -5,7 +5,7 @@
 //! `nvrtcGetCUBIN`) rather than to PTX: the megakernel is built for the
 //! device it runs on, and a CUBIN loads without the driver's JIT.
 //!
-//! Every compile first asks [`libs::ensure_nvrtc`] for the library (so a
+//! Every compile first asks `libs::ensure_nvrtc` for the library (so a
 //! missing NVRTC is an [`Error::NvrtcNotFound`], never cudarc's panic), then
 //! the on-disk [`cache`](super::cache); only a miss runs NVRTC.
 

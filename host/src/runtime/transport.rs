@@ -75,7 +75,7 @@ pub enum Transport {
     /// `AUTARKY_NVSHMEM_FORCE_REMOTE=1`). Needs the `nvshmem` cargo feature
     /// (which implies `mpi`) and NVSHMEM 3 with nvJitLink at run time
     /// (`AUTARKY_NVSHMEM_DIR`, see `runtime::nvshmem::find`). Collective
-    /// like [`Transport::MpiIpc`]. A [`crate::SymBuffer`] copy of a PE that
+    /// like [`Transport::MpiIpc`]. A [`crate::runtime::SymBuffer`] copy of a PE that
     /// this process cannot load/store (another node) is refused.
     Nvshmem,
 }
