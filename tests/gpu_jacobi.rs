@@ -49,6 +49,11 @@ fn main() -> std::process::ExitCode {
             checks_at_every_iteration_norm_exactly_their_own_iteration,
         ),
         gpus_trial(
+            "grids_one_cell_thick_along_an_axis_match_the_reference",
+            1,
+            grids_one_cell_thick_along_an_axis_match_the_reference,
+        ),
+        gpus_trial(
             "a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration",
             1,
             a_nan_in_the_grid_fails_the_run_naming_pe_task_and_iteration,
@@ -346,6 +351,42 @@ fn checks_at_every_iteration_norm_exactly_their_own_iteration() {
                          norm of iteration {n} is {v}, the reference's {w}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// An axis of a single cell is still an axis of the stencil (its cell's
+/// neighbours along it are boundary values, or itself when periodic): a
+/// row, a column, one cell, 3D slabs one cell thick, on 1 and 2 virtual
+/// PEs, against the f64 reference.
+fn grids_one_cell_thick_along_an_axis_match_the_reference() {
+    let cases = [
+        ([1, 1, 1], Stencil::FivePoint),
+        ([1, 1, 40], Stencil::FivePoint),
+        ([1, 33, 1], Stencil::NinePoint),
+        ([1, 9, 70], Stencil::SevenPoint),
+        ([12, 1, 40], Stencil::SevenPoint),
+        ([9, 7, 1], Stencil::TwentySevenPoint),
+    ];
+    for pes in [1, 2] {
+        let rt = rt("one_cell_thick", pes);
+        for (dims, stencil) in cases {
+            for bc in [[D, D, D], [P, P, P]] {
+                let prob = problem(dims, stencil, bc);
+                let want = reference(&prob, 6).unwrap().field;
+                let mut cfg = JacobiConfig::new(prob.clone(), 6);
+                cfg.precision = Precision::F64;
+                let what = format!("{stencil:?} {dims:?} {bc:?} on {pes} PEs");
+                let run = match JacobiSolver::new(&rt, cfg) {
+                    Ok(s) => s.run().unwrap(),
+                    Err(Error::InvalidConfig(m)) if pes > 1 && m.contains("decomposition") => {
+                        continue
+                    }
+                    Err(e) => panic!("{what}: {e}"),
+                };
+                let err = max_rel_err(&run.field, &want);
+                assert!(err <= 1e-13, "{what}: max rel error {err:e}");
             }
         }
     }

@@ -8,13 +8,18 @@ use super::{HaloError, LocalLayout};
 /// * PE numbering is x fastest: `pe = (cz * py + cy) * px + cx`.
 /// * Blocks are balanced: along an axis of `n` cells split `p` ways, the first
 ///   `n % p` blocks hold `n / p + 1` cells, the others `n / p`.
-/// * An axis with a single global cell is *inactive*: it has no ghost layer
-///   and no neighbours, whatever its periodic flag says.
+/// * By default an axis with a single global cell is *inactive*: it has no
+///   ghost layer and no neighbours, whatever its periodic flag says (the z
+///   axis of a 2D grid). A solver whose stencil reaches along such an axis
+///   makes it active with [`Decomposition::with_active_axes`]: its one
+///   cell then has ghosts on both sides (boundary values, or itself on a
+///   periodic axis), like any other axis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decomposition {
     global: [usize; 3],
     pes: [usize; 3],
     periodic: [bool; 3],
+    active: [bool; 3],
 }
 
 /// Origin and extent of block `c` of `p` along an axis of `n` cells.
@@ -54,7 +59,19 @@ impl Decomposition {
             global,
             pes,
             periodic,
+            active: global.map(|n| n > 1),
         })
+    }
+
+    /// The same split with `active` saying per axis whether it has ghost
+    /// layers and neighbours. An axis of more than one cell is always
+    /// active (`active[a]` only adds axes: a stencil that reaches along an
+    /// axis needs its ghosts even when the axis has a single cell).
+    pub fn with_active_axes(mut self, active: [bool; 3]) -> Decomposition {
+        for (a, on) in active.into_iter().enumerate() {
+            self.active[a] |= on;
+        }
+        self
     }
 
     /// Splits `global` over `p` PEs, choosing the factorization `pz·py·px = p`
@@ -130,9 +147,10 @@ impl Decomposition {
         self.periodic
     }
 
-    /// Whether an axis has ghost cells: its global extent is more than 1.
+    /// Whether an axis has ghost cells: its global extent is more than 1,
+    /// or [`Decomposition::with_active_axes`] made it active.
     pub fn is_active(&self, axis: usize) -> bool {
-        self.global[axis] > 1
+        self.active[axis]
     }
 
     /// Number of PEs, `pz * py * px`.
@@ -201,7 +219,7 @@ impl Decomposition {
     /// The PE next to `pe` along `axis` in direction `dir` (−1 or +1).
     /// Periodic axes wrap; with one PE along a periodic axis the neighbour is
     /// `pe` itself (a self-pulse). `None` at a physical (non-periodic)
-    /// boundary and along inactive axes (one global cell, no ghosts).
+    /// boundary and along inactive axes (no ghosts).
     ///
     /// # Panics
     /// If `pe >= num_pes()`, `axis > 2` or `dir` is not −1 or +1.

@@ -235,6 +235,32 @@ fn one_pe_on_a_periodic_axis_exchanges_with_itself() {
     }
 }
 
+/// An axis of one cell made active has a ghost layer on both sides; along
+/// a periodic one its single cell's ghosts mirror the cell itself (a
+/// self-pulse each way), on one PE and next to real neighbours.
+#[test]
+fn an_active_axis_of_one_cell_has_ghosts_that_mirror_it() {
+    for fp in FOOTPRINTS {
+        for (global, pes) in [([1, 1, 6], [1, 1, 1]), ([3, 1, 8], [1, 1, 2])] {
+            let d = Decomposition::new(global, pes, [true; 3])
+                .unwrap()
+                .with_active_axes([true; 3]);
+            assert!(d.is_active(1));
+            assert_eq!(d.layout(0, 1).halo, [1, 1, 1]);
+            let plan = plan(&d, 1, fp).unwrap();
+            check_structure(&plan);
+            let mut arrays = filled(&plan);
+            plan.simulate(&mut arrays).unwrap();
+            let bad = mismatches(&plan, &arrays);
+            assert!(bad.is_empty(), "{global:?} over {pes:?}, {fp:?}: {bad:#?}");
+        }
+    }
+    // Without it, the same axis has no ghosts (a 2D grid's z).
+    let d = Decomposition::new([1, 4, 4], [1, 1, 1], [true; 3]).unwrap();
+    assert!(!d.is_active(0));
+    assert_eq!(d.layout(0, 1).halo, [0, 1, 1]);
+}
+
 #[test]
 fn one_pe_without_periodic_axes_plans_no_pulse_and_leaves_ghosts_alone() {
     let p = check_exchange([3, 4, 5], [1, 1, 1], [false; 3], 2, Footprint::Full);

@@ -431,16 +431,10 @@ impl<'rt> JacobiSolver<'rt> {
         if p.dims.contains(&0) {
             return Err(invalid(format!("the grid {:?} has an empty axis", p.dims)));
         }
-        if p.stencil.is_2d() != (p.dims[0] == 1) {
+        if p.stencil.is_2d() && p.dims[0] != 1 {
             return Err(invalid(format!(
-                "{:?} needs {} grid, got dims {:?}",
-                p.stencil,
-                if p.stencil.is_2d() {
-                    "a 2D (nz = 1)"
-                } else {
-                    "a 3D"
-                },
-                p.dims
+                "{:?} needs a 2D grid (nz = 1), got dims {:?}",
+                p.stencil, p.dims
             )));
         }
         if cfg.iterations == 0 {
@@ -498,7 +492,10 @@ impl<'rt> JacobiSolver<'rt> {
             }
             None => Decomposition::auto(p.dims, pes, periodic),
         }
-        .map_err(|e| invalid(format!("decomposition: {e}")))?;
+        .map_err(|e| invalid(format!("decomposition: {e}")))?
+        // Every axis the stencil reaches along has ghosts, also one of a
+        // single cell (its neighbours are boundary values, or itself).
+        .with_active_axes([!p.stencil.is_2d(), true, true]);
         // S sweeps per synchronisation need S ghost layers, corners
         // included (the 5-point stencil's reach after S sweeps is a
         // diamond of radius S).
@@ -998,7 +995,7 @@ fn initial_array(
         for a in 0..3 {
             let n = p.dims[a] as i64;
             let mut v = origin[a] as i64 + c[a] as i64 - lay.halo[a] as i64;
-            if p.boundary[a] == Boundary::Periodic && n > 1 {
+            if p.boundary[a] == Boundary::Periodic {
                 v = v.rem_euclid(n);
             }
             if v < 0 || v >= n {
