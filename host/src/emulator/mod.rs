@@ -494,7 +494,7 @@ fn check_placement(
             l.pin_comm_slots - 1
         )));
     }
-    if let Some(t) = (0..l.first_comm).find(|&t| !l.is_pinned(t)) {
+    if let Some(t) = l.first_unpinned_compute() {
         if l.pin_compute_slots == compute {
             return Err(Error::InvalidConfig(format!(
                 "task {} of PE {} is not pinned, but all {compute} compute threads of the PE run pinned lists; pin it or add compute threads",

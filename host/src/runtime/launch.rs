@@ -921,8 +921,8 @@ fn check_placement(
         )));
     }
     if l.dynamic_compute > 0 && l.pin_compute_slots == compute {
-        let t = (0..l.first_comm)
-            .find(|&t| !l.is_pinned(t))
+        let t = l
+            .first_unpinned_compute()
             .expect("a dynamic compute task exists");
         return Err(Error::InvalidConfig(format!(
             "task {} of PE {} is not pinned, but all {compute} compute blocks of the PE run pinned lists; pin it or add compute blocks",
