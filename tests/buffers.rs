@@ -4,7 +4,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use autarky::{BufferAccessError, Error, Graph, Runtime, TaskKind};
+use autarky::{Error, Graph, Runtime, TaskKind};
 
 fn emulator() -> Runtime {
     Runtime::builder().emulator(2).build().unwrap()
@@ -104,9 +104,19 @@ fn a_body_given_a_bad_address_fails_the_run_instead_of_corrupting_memory() {
         }))
         .unwrap();
     g.add_task(k, &b.addr());
+    // The error carries the refusal itself, not only its code (which once
+    // reached the caller as "failed with code 2969501924", the reason
+    // only in the log).
     match rt.run(&g, 1) {
-        Err(Error::TaskFailed { code, .. }) => assert_eq!(code, u64::from(BufferAccessError::CODE)),
-        other => panic!("expected TaskFailed, got {other:?}"),
+        Err(e @ Error::TaskBufferAccess { .. }) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains("task #0") && msg.contains("iteration 0"),
+                "{msg}"
+            );
+            assert!(msg.contains("32 bytes"), "the refused access: {msg}");
+        }
+        other => panic!("expected TaskBufferAccess, got {other:?}"),
     }
     assert_eq!(b.to_vec().unwrap(), vec![0; 4]);
 }
@@ -138,8 +148,10 @@ fn two_unordered_writers_of_one_buffer_are_refused() {
     g.add_task(k, &b.addr());
     g.add_task(k, &b.addr());
     match rt.run(&g, 1) {
-        Err(Error::TaskFailed { code, .. }) => assert_eq!(code, u64::from(BufferAccessError::CODE)),
-        other => panic!("expected TaskFailed, got {other:?}"),
+        Err(Error::TaskBufferAccess { refusal, .. }) => {
+            assert_eq!(refusal.addr, b.addr(), "{refusal}")
+        }
+        other => panic!("expected TaskBufferAccess, got {other:?}"),
     }
 }
 
@@ -164,4 +176,42 @@ fn a_gpu_address_means_nothing_to_a_cpu_body() {
         ),
         Ok(_) => panic!("an address outside every buffer was accepted"),
     }
+}
+
+/// A body that panics: the panic reaches the caller of `run` (as a panic,
+/// like a scoped thread's), and its message now says which task, PE and
+/// iteration raised it.
+#[test]
+fn a_panicking_body_re_raises_with_the_task_and_iteration() {
+    let rt = emulator();
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("boom", "").with_cpu(|ctx| {
+            if ctx.iteration == 2 {
+                panic!("the body gave up");
+            }
+            Ok(())
+        }))
+        .unwrap();
+    let t = g.add_task_bytes(k, &[]);
+    g.set_name(t, "the exploding task");
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.run(&g, 5)))
+        .expect_err("the panic must reach the caller");
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        msg.contains("the exploding task")
+            && msg.contains("iteration 2")
+            && msg.contains("the body gave up"),
+        "{msg:?}"
+    );
+    // The runtime still runs.
+    let mut ok = Graph::new();
+    let k = ok
+        .add_kind(TaskKind::new("fine", "").with_cpu(|_| Ok(())))
+        .unwrap();
+    ok.add_task_bytes(k, &[]);
+    assert_eq!(rt.run(&ok, 3).unwrap().instances, 3);
 }

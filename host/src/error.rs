@@ -129,6 +129,20 @@ pub enum Error {
         /// Code passed to `fail`.
         code: u64,
     },
+    /// A CPU body (emulator) returned a buffer access refusal with `?`
+    /// ([`BufferAccessError::CODE`](crate::runtime::BufferAccessError::CODE)):
+    /// the refusal says which access and why.
+    #[error("task {task} failed on PE {pe}, iteration {iteration}: {refusal}")]
+    TaskBufferAccess {
+        /// PE.
+        pe: u32,
+        /// Task label.
+        task: String,
+        /// Iteration.
+        iteration: u32,
+        /// The refused access.
+        refusal: crate::runtime::BufferAccessError,
+    },
     /// A task whose kind asks for finite outputs wrote NaN or Inf.
     #[error("task {task} wrote a non-finite value on PE {pe}, iteration {iteration}, at element {index}")]
     NonFinite {

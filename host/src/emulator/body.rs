@@ -82,6 +82,8 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
     if let Some(t) = &tr {
         t.task_start(d.global, iteration);
     }
+    // A refusal left by an earlier body on this thread is not this one's.
+    let _ = crate::runtime::host_mem::take_last_refusal();
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| body(&ctx)));
     if let Some(t) = &tr {
         t.task_end(d.global, iteration);
@@ -94,6 +96,12 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
                 (0, Err(code)) => code,
                 (recorded, _) => recorded,
             };
+            if code == crate::runtime::BufferAccessError::CODE {
+                if let Some(refusal) = crate::runtime::host_mem::take_last_refusal() {
+                    let mut r = run.refusals.lock().unwrap_or_else(|e| e.into_inner());
+                    r.push((pe, d.global, iteration, refusal));
+                }
+            }
             run.fail(pe, task_failed(block, role, task, iteration, code as u64));
             false
         }
@@ -101,7 +109,7 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
             // The host re-raises the panic after the join; the record
             // makes every other worker leave at once instead of timing out.
             let mut slot = run.panic.lock().unwrap_or_else(|e| e.into_inner());
-            slot.get_or_insert(payload);
+            slot.get_or_insert((payload, pe, d.global, iteration));
             drop(slot);
             run.fail(pe, task_failed(block, role, task, iteration, u64::MAX));
             false

@@ -606,13 +606,25 @@ pub(crate) fn run_prelowered(
         }
     });
     let wall = start.elapsed();
-    if let Some(payload) = shared
+    if let Some((payload, pe, task, iteration)) = shared
         .panic
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .take()
     {
-        std::panic::resume_unwind(payload);
+        // The body's own message, with where it was raised (a re-raised
+        // payload alone names no task).
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
+        match msg {
+            Some(m) => std::panic::resume_unwind(Box::new(format!(
+                "task {} panicked on PE {pe}, iteration {iteration}: {m}",
+                graph.label(task)
+            ))),
+            None => std::panic::resume_unwind(payload),
+        }
     }
     let trace = shared.trace.take().map(|r| {
         r.into_trace(
@@ -655,6 +667,29 @@ fn finish(
             pe: pe as u32,
             code: 0,
         });
+        // A body's refused buffer access: the refusal, not only its code.
+        if let Error::TaskFailed {
+            pe: epe,
+            task,
+            iteration,
+            code,
+        } = &err
+        {
+            if *code == crate::runtime::BufferAccessError::CODE as u64 {
+                let refusals = run.refusals.lock().unwrap_or_else(|e| e.into_inner());
+                let found = refusals.iter().find(|(p, g, i, _)| {
+                    *p == *epe && *i == *iteration && graph.label(*g) == *task
+                });
+                if let Some((_, _, _, refusal)) = found {
+                    err = Error::TaskBufferAccess {
+                        pe: *epe,
+                        task: task.clone(),
+                        iteration: *iteration,
+                        refusal: refusal.clone(),
+                    };
+                }
+            }
+        }
         // Several PEs: the deadlock report covers every PE (what a PE
         // waits for is often on another one: a proxy).
         if run.pes.len() > 1 {

@@ -187,13 +187,21 @@ pub(crate) struct Run<'a> {
     /// Hands out the run-wide order of the PEs' first errors, so the host
     /// reports the earliest (the device compares `Status::error_ns`).
     error_order: AtomicU64,
-    /// A panic payload from a task body, re-raised by the host after the join.
-    pub panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    /// A panic payload from a task body, with where it happened (PE,
+    /// global task id, iteration), re-raised by the host after the join.
+    pub panic: Mutex<Option<BodyPanic>>,
+    /// Buffer refusals bodies returned as their failure code, with where
+    /// (PE, global task id, iteration): the run's error names the reason.
+    pub refusals: Mutex<Vec<(u32, u32, u32, crate::runtime::BufferAccessError)>>,
     /// The trace of a traced run: one ring per block of every PE, each
     /// written by its block's worker only (`record.rs` says what is
     /// recorded where). `None`: every event site does nothing.
     pub trace: Option<TraceRecorder>,
 }
+
+/// A task body's panic payload and where it was raised: PE, global task
+/// id, iteration.
+pub type BodyPanic = (Box<dyn std::any::Any + Send>, u32, u32, u32);
 
 impl<'a> Run<'a> {
     pub fn new(
@@ -218,6 +226,7 @@ impl<'a> Run<'a> {
             abort: AtomicBool::new(false),
             error_order: AtomicU64::new(0),
             panic: Mutex::new(None),
+            refusals: Mutex::new(Vec::new()),
             trace,
         }
     }

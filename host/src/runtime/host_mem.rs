@@ -107,16 +107,33 @@ pub struct BufferAccessError {
 
 impl BufferAccessError {
     /// The failure code a CPU body returns when it converts this error with
-    /// `?` (`Error::TaskFailed { code, .. }`); the reason is logged through
-    /// `tracing` at the conversion.
+    /// `?`. The emulator reports the run as
+    /// [`Error::TaskBufferAccess`](crate::Error::TaskBufferAccess), with
+    /// this refusal (also logged through `tracing` at the conversion); a
+    /// body that returns the code itself gets `Error::TaskFailed`.
     pub const CODE: u32 = 0xB0FF_00E4;
 }
 
 impl From<BufferAccessError> for u32 {
     fn from(e: BufferAccessError) -> u32 {
         tracing::error!("{e}");
+        LAST_REFUSAL.with(|r| *r.borrow_mut() = Some(e));
         BufferAccessError::CODE
     }
+}
+
+thread_local! {
+    /// The refusal a body on this thread last converted to its code: the
+    /// emulator attaches it to the run's error
+    /// ([`crate::Error::TaskBufferAccess`]), so the reason reaches the
+    /// caller and not only the log.
+    static LAST_REFUSAL: std::cell::RefCell<Option<BufferAccessError>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Takes the refusal this thread's body last converted (emulator).
+pub(crate) fn take_last_refusal() -> Option<BufferAccessError> {
+    LAST_REFUSAL.with(|r| r.borrow_mut().take())
 }
 
 /// The emulator side of a [`Buffer`](super::Buffer): the registered

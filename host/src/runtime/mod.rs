@@ -33,7 +33,7 @@ pub mod cache;
 #[doc(hidden)]
 pub mod driver;
 mod gpu;
-mod host_mem;
+pub(crate) mod host_mem;
 pub mod launch;
 pub mod libs;
 #[cfg(feature = "mpi")]
