@@ -3,7 +3,7 @@
 # Jacobi tile sweep's compile-time knobs and tile shapes, by the CLI (one
 # run each, device events), then the Jacobi bench --quick with the
 # defaults, and CG SpMV lanes. Run on one GPU from the repository root
-# after gpu-bundle staged .gpu/.
+# after scripts/gpu-stage.sh staged .gpu/.
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 B=.gpu/bin

@@ -2,7 +2,7 @@
 # The GPU runs owed (docs/performance.md, "Next"; written in session 5,
 # updated in session 6), in stages that each fit one device command (10
 # minutes). Run on the GPU machine from the
-# repository root, after `../shared/tools/gpu-bundle --features
+# repository root, after `scripts/gpu-stage.sh --features
 # fault-injection,mpi` and `scripts/gpu-trim.sh` staged .gpu/:
 #
 #   bash scripts/gpu-owed.sh one-tests   # 1 GPU: every test binary + dispatch/jacobi quick

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# After `../shared/tools/gpu-bundle …`: drops from .gpu/ the test binaries
+# After `scripts/gpu-stage.sh …`: drops from .gpu/ the test binaries
 # that never touch a GPU (CI runs them) and the examples, so that what
 # travels to the GPU machine stays under its 64 MiB limit (a full bundle
 # is ~76 MB). Prints what is left.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine, from the repository root, after
-# `../shared/tools/gpu-bundle --features fault-injection` staged the test
+# `scripts/gpu-stage.sh --features fault-injection` staged the test
 # binaries and benches in .gpu/: every test binary under a time limit of its
 # own (a hang then costs minutes, not the whole session's GPU time), one
 # summary line per binary, then the quick benches if asked.

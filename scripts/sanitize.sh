@@ -2,7 +2,7 @@
 # Runs compute-sanitizer's memcheck, racecheck and synccheck over small graphs
 # (tools/dev-sanitize.rs). Rerun after every change to device code:
 #   cargo build --release --features dev-tools --bin dev-sanitize && bash scripts/sanitize.sh
-# On the GPU machine with a gpu-bundle: bash scripts/sanitize.sh .gpu/bin/sanitize
+# On the GPU machine, after scripts/gpu-stage.sh: bash scripts/sanitize.sh .gpu/bin/sanitize
 set -uo pipefail
 bin=${1:-target/release/dev-sanitize}
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
