@@ -13,19 +13,44 @@ use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver};
 use autarky::solvers::jacobi_ref::{reference, JacobiProblem, Stencil};
 use autarky::{RunOptions, Runtime};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let arg = |i: usize, d: usize| -> Result<usize, Box<dyn std::error::Error>> {
-        Ok(std::env::args().nth(i).map_or(Ok(d), |s| s.parse())?)
+/// Prints an error as its message (`main` returning `Result` would print
+/// its `Debug` form) and exits with status 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `what`, a whole number: the error names the argument and the text.
+fn number(what: &str, s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse()
+        .map_err(|e| format!("{what} must be a whole number, got {s:?} ({e})"))
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let arg = |i: usize, what: &str, d: usize| -> Result<usize, String> {
+        std::env::args().nth(i).map_or(Ok(d), |s| number(what, &s))
     };
-    let (n, iters, pes) = (arg(1, 1024)?, arg(2, 1000)?, arg(3, 1)?);
+    let (n, iters, pes) = (
+        arg(1, "N", 1024)?,
+        arg(2, "ITERATIONS", 1000)?,
+        arg(3, "PES", 1)?,
+    );
     let tile = match std::env::args().nth(4) {
         Some(t) if t != "auto" => {
-            let (y, x) = t.split_once('x').ok_or("TILE is TYxTX")?;
-            Some([1, y.parse()?, x.parse()?])
+            let (y, x) = t
+                .split_once('x')
+                .ok_or_else(|| format!("TILE is TYxTX (or auto), got {t:?}"))?;
+            Some([1, number("TILE's TY", y)?, number("TILE's TX", x)?])
         }
         _ => None,
     };
-    let threads = arg(5, 128)? as u32;
+    let threads = arg(5, "THREADS", 128)? as u32;
     let heap = 2 * (n + 2) * (n + 2) * 4 + (64 << 20);
     let mut b = Runtime::builder()
         .pes(pes as u32)

@@ -7,6 +7,8 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 #[path = "../benches/cg/baselines.rs"]
 #[allow(dead_code)]
 mod baselines;
@@ -34,27 +36,102 @@ mod vendor;
 
 pub type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-use autarky::runtime::nvrtc::{compile_cubin, nvrtc_info, Program};
+use autarky::runtime::nvrtc::{compile_cubin, Program};
 use autarky::solvers::cg::{cg_reference, ones_rhs, poisson3d, zero_guess, CgOptions, CgVariant};
-use autarky::Error;
 use cases::{Case, Role, AUTARKY, AUTARKY_SR, DEV_PTR, HOST_SYNC};
 use check::Reading;
+use common::{nvrtc_trial, run_trials, trial, trial_unless};
 use config::{Config, Parsed, TwoGpuCase};
 use scaling::ScalingCase;
 
-#[test]
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        nvrtc_trial(
+            "the_scalar_kernels_compile_for_sm_90_with_nvrtc_alone",
+            the_scalar_kernels_compile_for_sm_90_with_nvrtc_alone,
+        ),
+        trial(
+            "the_kernel_slots_match_the_rust_slots",
+            the_kernel_slots_match_the_rust_slots,
+        ),
+        trial(
+            "defaults_cover_the_issue_cases_and_quick_drops_256",
+            defaults_cover_the_issue_cases_and_quick_drops_256,
+        ),
+        trial(
+            "the_two_gpu_part_defaults_to_128_256_and_2d_1024_and_quick_to_128",
+            the_two_gpu_part_defaults_to_128_256_and_2d_1024_and_quick_to_128,
+        ),
+        trial(
+            "the_two_gpu_target_is_a_speedup_above_one_at_256_on_standard_cg",
+            the_two_gpu_target_is_a_speedup_above_one_at_256_on_standard_cg,
+        ),
+        trial(
+            "the_two_gpu_table_shows_both_variants_speedups_and_the_verdict",
+            the_two_gpu_table_shows_both_variants_speedups_and_the_verdict,
+        ),
+        trial(
+            "flags_override_the_environment_and_unknown_arguments_are_reported",
+            flags_override_the_environment_and_unknown_arguments_are_reported,
+        ),
+        trial(
+            "bad_knobs_are_errors_that_name_the_knob",
+            bad_knobs_are_errors_that_name_the_knob,
+        ),
+        trial(
+            "iterations_give_runs_of_milliseconds_and_stay_below_the_underflow_zone",
+            iterations_give_runs_of_milliseconds_and_stay_below_the_underflow_zone,
+        ),
+        trial(
+            "the_cap_keeps_32_cubed_finite_in_both_recurrences_on_the_cpu_reference",
+            the_cap_keeps_32_cubed_finite_in_both_recurrences_on_the_cpu_reference,
+        ),
+        trial(
+            "recursive_residuals_must_agree_to_the_tolerance",
+            recursive_residuals_must_agree_to_the_tolerance,
+        ),
+        trial(
+            "true_residuals_agree_at_rounding_level_but_not_for_a_wrong_solution",
+            true_residuals_agree_at_rounding_level_but_not_for_a_wrong_solution,
+        ),
+        trial(
+            "the_true_residual_of_the_exact_solution_is_zero_and_of_zero_is_one",
+            the_true_residual_of_the_exact_solution_is_zero_and_of_zero_is_one,
+        ),
+        trial(
+            "the_64_target_is_twice_as_fast_as_host_sync",
+            the_64_target_is_twice_as_fast_as_host_sync,
+        ),
+        trial(
+            "the_256_target_is_no_slower_and_the_2d_target_is_35_us",
+            the_256_target_is_no_slower_and_the_2d_target_is_35_us,
+        ),
+        trial(
+            "the_table_and_the_report_carry_every_variant_ratio_and_verdict",
+            the_table_and_the_report_carry_every_variant_ratio_and_verdict,
+        ),
+        trial(
+            "the_library_search_prefers_the_most_specific_versioned_file",
+            the_library_search_prefers_the_most_specific_versioned_file,
+        ),
+        trial(
+            "the_library_search_lists_the_toolkit_and_leaves_out_stubs",
+            the_library_search_lists_the_toolkit_and_leaves_out_stubs,
+        ),
+        trial_unless(
+            "cusparse_preloaded_from_cg_bench_cuda_libs_is_what_cudarc_calls",
+            || {
+                std::env::var_os("CG_BENCH_CUDA_LIBS")
+                    .filter(|v| !v.is_empty())
+                    .is_none()
+                    .then(|| "opt-in: set CG_BENCH_CUDA_LIBS to a directory holding libcusparse.so* (not on the linker path)".into())
+            },
+            cusparse_preloaded_from_cg_bench_cuda_libs_is_what_cudarc_calls,
+        ),
+    ])
+}
+
 fn the_scalar_kernels_compile_for_sm_90_with_nvrtc_alone() {
-    match nvrtc_info() {
-        Ok(_) => {}
-        Err(e @ Error::NvrtcNotFound { .. }) => {
-            if std::env::var_os("AUTARKY_REQUIRE_NVRTC").is_some_and(|v| v == "1") {
-                panic!("AUTARKY_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
-            }
-            eprintln!("skipping: {e}");
-            return;
-        }
-        Err(e) => panic!("unexpected error looking for NVRTC: {e}"),
-    }
     let cubin = compile_cubin(&Program {
         name: "cg_baselines.cu",
         source: baselines::SOURCE,
@@ -72,7 +149,6 @@ fn the_scalar_kernels_compile_for_sm_90_with_nvrtc_alone() {
     }
 }
 
-#[test]
 fn the_kernel_slots_match_the_rust_slots() {
     use baselines::slot;
     for (name, v) in [
@@ -118,7 +194,6 @@ fn run(env: &[(&str, &str)], args: &[&str]) -> (Config, Vec<String>) {
     }
 }
 
-#[test]
 fn defaults_cover_the_issue_cases_and_quick_drops_256() {
     let (c, ignored) = run(&[], &["--bench"]);
     assert!(ignored.is_empty(), "--bench is cargo's, not unknown");
@@ -148,7 +223,6 @@ fn p3(n: u32) -> TwoGpuCase {
     }
 }
 
-#[test]
 fn the_two_gpu_part_defaults_to_128_256_and_2d_1024_and_quick_to_128() {
     let (c, _) = run(&[], &[]);
     let p2 = TwoGpuCase {
@@ -211,7 +285,6 @@ fn scaling_case(n: u32, one_gpu_ms: f64, two_gpu_ms: f64) -> ScalingCase {
     c
 }
 
-#[test]
 fn the_two_gpu_target_is_a_speedup_above_one_at_256_on_standard_cg() {
     let fast = scaling_case(256, 10.0, 6.0);
     // 10 ms / 50 iterations = 200 µs per iteration on one GPU.
@@ -231,7 +304,6 @@ fn the_two_gpu_target_is_a_speedup_above_one_at_256_on_standard_cg() {
     assert_eq!(half.verdict(), None);
 }
 
-#[test]
 fn the_two_gpu_table_shows_both_variants_speedups_and_the_verdict() {
     let a = scaling_case(128, 4.0, 2.5);
     let b = scaling_case(256, 30.0, 40.0);
@@ -250,7 +322,6 @@ fn the_two_gpu_table_shows_both_variants_speedups_and_the_verdict() {
     assert!((j["speedup_2_over_1"]["standard"].as_f64().unwrap() - 0.75).abs() < 1e-9);
 }
 
-#[test]
 fn flags_override_the_environment_and_unknown_arguments_are_reported() {
     let (c, ignored) = run(
         &[("CG_BENCH_3D", "32"), ("CG_BENCH_REPS", "3")],
@@ -272,7 +343,6 @@ fn flags_override_the_environment_and_unknown_arguments_are_reported() {
     assert_eq!(parse(&[], &["-h"]).unwrap(), Parsed::Help);
 }
 
-#[test]
 fn bad_knobs_are_errors_that_name_the_knob() {
     for (args, word) in [
         (vec!["--3d=0"], "3D sizes"),
@@ -294,7 +364,6 @@ fn bad_knobs_are_errors_that_name_the_knob() {
     }
 }
 
-#[test]
 fn iterations_give_runs_of_milliseconds_and_stay_below_the_underflow_zone() {
     let k = |n: u64, per_row: u64| config::default_iterations(n, n * per_row);
     // Small problems: capped (32³ single reduction breaks down near 1660).
@@ -311,7 +380,6 @@ fn iterations_give_runs_of_milliseconds_and_stay_below_the_underflow_zone() {
     }
 }
 
-#[test]
 fn the_cap_keeps_32_cubed_finite_in_both_recurrences_on_the_cpu_reference() {
     // The reason for the cap, checked: 500 iterations of either recurrence
     // on Poisson 32³ run to the end without breakdown or a zero residual.
@@ -350,7 +418,6 @@ fn reading(variant: &'static str, recursive: f64, true_residual: f64) -> Reading
     }
 }
 
-#[test]
 fn recursive_residuals_must_agree_to_the_tolerance() {
     let a = reading(AUTARKY, 1.0e-2, 1.0e-2);
     let close = reading(HOST_SYNC, 1.0e-2 * (1.0 + 1e-9), 1.0e-2);
@@ -365,7 +432,6 @@ fn recursive_residuals_must_agree_to_the_tolerance() {
     assert_eq!(check::rel_diff(1.0, f64::INFINITY), f64::INFINITY);
 }
 
-#[test]
 fn true_residuals_agree_at_rounding_level_but_not_for_a_wrong_solution() {
     // Converged: both at rounding level, different digits: fine.
     let a = reading(AUTARKY, 1e-54, 8.6e-14);
@@ -381,7 +447,6 @@ fn true_residuals_agree_at_rounding_level_but_not_for_a_wrong_solution() {
     assert!(check::comparable(0.5) && !check::comparable(1e-12) && !check::comparable(f64::NAN));
 }
 
-#[test]
 fn the_true_residual_of_the_exact_solution_is_zero_and_of_zero_is_one() {
     let a = poisson3d(4).unwrap();
     assert!((check::true_rel_residual_ones(&a, &vec![0.0; a.n_rows()]) - 1.0).abs() < 1e-15);
@@ -424,7 +489,6 @@ fn case(family: &'static str, n: u32, autarky_us: f64, host_us: f64, baseline: b
     c
 }
 
-#[test]
 fn the_64_target_is_twice_as_fast_as_host_sync() {
     assert_eq!(
         case("poisson3d", 64, 10.0, 25.0, true).verdict(),
@@ -440,7 +504,6 @@ fn the_64_target_is_twice_as_fast_as_host_sync() {
     assert_eq!(case("poisson3d", 32, 10.0, 25.0, true).verdict(), None);
 }
 
-#[test]
 fn the_256_target_is_no_slower_and_the_2d_target_is_35_us() {
     assert_eq!(
         case("poisson3d", 256, 900.0, 900.0, true).verdict(),
@@ -460,7 +523,6 @@ fn the_256_target_is_no_slower_and_the_2d_target_is_35_us() {
     );
 }
 
-#[test]
 fn the_table_and_the_report_carry_every_variant_ratio_and_verdict() {
     let a = case("poisson3d", 64, 10.0, 25.0, true);
     let b = case("poisson2d", 1024, 36.0, 100.0, true);
@@ -511,7 +573,6 @@ fn the_table_and_the_report_carry_every_variant_ratio_and_verdict() {
     assert!(lines[2].contains("36.00 µs/iteration: MISSED"), "{lines:?}");
 }
 
-#[test]
 fn the_library_search_prefers_the_most_specific_versioned_file() {
     let dir = std::env::temp_dir().join(format!("cg-bench-libs-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -535,7 +596,6 @@ fn the_library_search_prefers_the_most_specific_versioned_file() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
 fn the_library_search_lists_the_toolkit_and_leaves_out_stubs() {
     let dirs = libs::search_dirs(Some(std::path::Path::new("/opt/x/nvidia/cu13/lib")));
     let pos = |p: &str| dirs.iter().position(|d| d == std::path::Path::new(p));
@@ -552,15 +612,11 @@ fn the_library_search_lists_the_toolkit_and_leaves_out_stubs() {
     assert_eq!(uniq.len(), dirs.len(), "{dirs:?}");
 }
 
-#[test]
 fn cusparse_preloaded_from_cg_bench_cuda_libs_is_what_cudarc_calls() {
     // Opt-in: needs a directory holding libcusparse (e.g. a pip wheel's
     // nvidia/cu13/lib) that is NOT on the linker path, to exercise the
     // preload. No GPU is needed: only a status string is asked for.
-    let Some(dir) = std::env::var_os("CG_BENCH_CUDA_LIBS").filter(|v| !v.is_empty()) else {
-        eprintln!("skipping: set CG_BENCH_CUDA_LIBS to a directory holding libcusparse.so*");
-        return;
-    };
+    let dir = std::env::var_os("CG_BENCH_CUDA_LIBS").expect("the trial runs only when it is set");
     let dirs: Vec<std::path::PathBuf> = std::env::split_paths(&dir).collect();
     let from = libs::load(libs::Lib::Cusparse, &dirs).unwrap_or_else(|e| panic!("{e}"));
     assert!(

@@ -110,7 +110,10 @@ fn bad_task_counts_and_values_are_one_line_errors() {
     );
     assert_usage_error(&["--emulator=0", "info"], "0 is not in 1..=1024");
     assert_usage_error(&["--emulator=x", "info"], "invalid value 'x'");
-    assert_usage_error(&["dag", "--seed", "0"], "0 is not in 1..");
+    assert_usage_error(
+        &["dag", "--seed", "0"],
+        "0 is not in 1..=18446744073709551615 ",
+    );
 }
 
 #[test]
@@ -181,6 +184,24 @@ fn dag_with_one_task_speaks_in_the_singular_and_names_no_carried_edges() {
         out.contains("1 task × 1 iteration = 1 instance, it ran exactly once"),
         "{out}"
     );
+    assert!(out.contains("completed 1 of 1 instance in"), "{out}");
+    // And so does the trace line.
+    let path = std::env::temp_dir().join(format!("autarky-cli-trace1-{}.json", std::process::id()));
+    let o = autarky(&[
+        "--emulator=2",
+        "dag",
+        "1",
+        "1",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("wrote a trace of 1 task span "),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]
@@ -250,17 +271,26 @@ fn trace_on_the_emulator_writes_a_chrome_trace_with_every_instance() {
     let p = path.to_str().unwrap();
     let o = autarky(&["--emulator=2", "dag", "40", "5", "--trace", p]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    // The runtime's trace: 400 task events plus the waits and idle time
-    // of the emulated blocks, nothing dropped.
-    let wrote = stdout(&o)
+    // The line counts what the file holds: a span per instance (of the 400
+    // events recorded, a start and an end each) and the emulated blocks'
+    // waits; nothing dropped.
+    let line = stdout(&o)
         .lines()
-        .find_map(|l| {
-            l.strip_prefix("wrote a trace of ")?
-                .split_once(" events (0 dropped)")
-        })
-        .map(|(n, _)| n.parse::<u64>().unwrap())
-        .unwrap_or_else(|| panic!("no trace line: {}", stdout(&o)));
-    assert!(wrote >= 400, "{wrote} events");
+        .find(|l| l.starts_with("wrote a trace of "))
+        .unwrap_or_else(|| panic!("no trace line: {}", stdout(&o)))
+        .to_string();
+    let count = |what: &str| -> u64 {
+        let before = line
+            .split_once(what)
+            .unwrap_or_else(|| panic!("{line:?} lacks {what:?}"))
+            .0;
+        let n = before.rsplit([' ', '(']).next().unwrap();
+        n.parse()
+            .unwrap_or_else(|_| panic!("{line:?}: {n:?} before {what:?}"))
+    };
+    assert_eq!(count(" task spans"), 200, "{line}");
+    assert!(count(" events recorded") >= 400, "{line}");
+    assert!(line.contains(", 0 dropped"), "{line}");
     assert!(stdout(&o).contains("critical path"), "{}", stdout(&o));
     // Dynamic tasks: the emulated compute blocks wait for queue items.
     assert!(
@@ -276,6 +306,11 @@ fn trace_on_the_emulator_writes_a_chrome_trace_with_every_instance() {
         .filter(|e| e["ph"] == "X" && e["cat"] == "task")
         .collect();
     assert_eq!(tasks.len(), 200, "one slice per instance");
+    let waits = evs
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "wait")
+        .count() as u64;
+    assert_eq!(count(" waits"), waits, "{line}");
     assert!(
         evs.iter()
             .any(|e| e["ph"] == "X" && e["cat"] == "wait" && e["name"] == "wait comm idle 0"),
@@ -290,22 +325,30 @@ fn trace_on_the_emulator_writes_a_chrome_trace_with_every_instance() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// A --trace path that cannot be written is a usage error (status 2)
+/// before anything runs — not an I/O error (status 1) after the whole run:
+/// nothing is printed on stdout, where a run reports.
 #[test]
-fn trace_to_an_unwritable_path_fails_with_status_1() {
-    let o = autarky(&[
-        "--emulator=2",
-        "dag",
-        "5",
-        "2",
-        "--trace",
-        "/nonexistent-dir/t.json",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("/nonexistent-dir/t.json"),
-        "{}",
-        stderr(&o)
-    );
+fn a_trace_path_that_cannot_be_written_is_refused_before_the_run() {
+    let dir = std::env::temp_dir();
+    let not_a_dir = dir.join(format!("autarky-cli-notadir-{}", std::process::id()));
+    std::fs::write(&not_a_dir, b"a file").unwrap();
+    let under_a_file = not_a_dir.join("t.json");
+    let file_as_dir = format!("{} is not a directory", not_a_dir.display());
+    for (path, why) in [
+        (
+            "/nonexistent-dir/t.json",
+            "the directory /nonexistent-dir does not exist",
+        ),
+        (dir.to_str().unwrap(), "is a directory"),
+        (under_a_file.to_str().unwrap(), &file_as_dir),
+    ] {
+        let run = ["--emulator=2", "dag", "5", "2", "--trace", path];
+        assert_usage_error(&run, &format!("--trace {path}: {why}"));
+        let jacobi = ["--emulator=2", "jacobi2d", "--size", "8", "--trace", path];
+        assert_usage_error(&jacobi, &format!("--trace {path}: {why}"));
+    }
+    std::fs::remove_file(&not_a_dir).unwrap();
 }
 
 #[test]
@@ -335,6 +378,7 @@ fn jacobi_help_documents_every_option_and_its_range() {
             "--pulse-chunk <CELLS>",
             "--steps-per-sync <S>",
             "--trace <FILE>",
+            "jacobi3d (N ≥ 2)",
             stencil,
             tile,
         ] {
@@ -367,7 +411,7 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         ),
         (
             &["jacobi2d", "--size", "8", "--pulse-chunk", "0"],
-            "0 is not in 1..",
+            "0 is not in 1..=18446744073709551615 ",
         ),
         (
             &["jacobi2d", "--size", "8", "--steps-per-sync", "5"],
@@ -375,7 +419,35 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         ),
         (
             &["jacobi2d", "--size", "8", "--steps-per-sync", "3"],
-            "must be multiples of it",
+            "--steps-per-sync 3: --iters 1000 and --check-every 100 must be multiples of it",
+        ),
+        (
+            &[
+                "jacobi2d",
+                "--size",
+                "8",
+                "--steps-per-sync",
+                "4",
+                "--check-every",
+                "10",
+            ],
+            "--steps-per-sync 4: --check-every 10 must be a multiple of it",
+        ),
+        (
+            &["jacobi3d", "--size", "8", "--steps-per-sync", "2"],
+            "5-point stencil only, not jacobi3d (--stencil 7)",
+        ),
+        (
+            &["jacobi2d", "--size", "1", "--steps-per-sync", "2"],
+            "--steps-per-sync 2: needs --size 2 or more",
+        ),
+        (
+            &["jacobi3d", "--size", "1"],
+            "--size 1: jacobi3d needs at least 2 cells per axis",
+        ),
+        (
+            &["jacobi2d", "--size", "2", "--pes", "16"],
+            "--pes 16 with --size 2: 16 PEs cannot be arranged",
         ),
         (
             &[
@@ -387,7 +459,7 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
                 "--steps-per-sync",
                 "2",
             ],
-            "5-point stencil only",
+            "5-point stencil only, not --stencil 9",
         ),
         (
             &["jacobi3d", "--size", "8", "--pes", "17"],
@@ -457,6 +529,29 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         let mut with_emulator = vec!["--emulator"];
         with_emulator.extend_from_slice(args);
         assert_usage_error(&with_emulator, needle);
+    }
+}
+
+/// The smallest sizes the help allows run: 1 cell in 2D, 2³ in 3D.
+#[test]
+fn jacobi_runs_at_the_smallest_sizes_its_help_allows() {
+    for (cmd, size) in [("jacobi2d", "1"), ("jacobi3d", "2")] {
+        let args = [
+            "--json",
+            "--emulator=2",
+            cmd,
+            "--size",
+            size,
+            "--iters",
+            "4",
+            "--check-every",
+            "2",
+        ];
+        let o = autarky(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["iterations"], 4, "{args:?}");
+        assert_eq!(v["norms"].as_array().unwrap().len(), 2, "{args:?}");
     }
 }
 

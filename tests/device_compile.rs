@@ -1,9 +1,30 @@
 //! The megakernel, with a few task kinds, compiles with NVRTC for sm_90.
-//! Skips (with a printed reason) when NVRTC is absent; fails instead when
-//! AUTARKY_REQUIRE_NVRTC=1.
+//! Without NVRTC every test is reported as ignored, with the reason; with
+//! AUTARKY_REQUIRE_NVRTC=1 they fail instead (tests/common/trials.rs).
+
+mod common;
 
 use autarky::runtime::source;
 use autarky::{Error, TaskKind};
+use common::{nvrtc_trial, run_trials};
+
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        nvrtc_trial("megakernel_compiles_for_sm90", megakernel_compiles_for_sm90),
+        nvrtc_trial(
+            "broken_task_body_reports_the_nvrtc_log",
+            broken_task_body_reports_the_nvrtc_log,
+        ),
+        nvrtc_trial(
+            "megakernel_compiles_with_trace_rings_and_only_then_carries_them",
+            megakernel_compiles_with_trace_rings_and_only_then_carries_them,
+        ),
+        nvrtc_trial(
+            "every_kernel_variant_compiles",
+            every_kernel_variant_compiles,
+        ),
+    ])
+}
 
 fn kinds() -> Vec<TaskKind> {
     vec![
@@ -33,27 +54,15 @@ fn kinds() -> Vec<TaskKind> {
     ]
 }
 
-fn require() -> bool {
-    std::env::var("AUTARKY_REQUIRE_NVRTC").as_deref() == Ok("1")
-}
-
-#[test]
 fn megakernel_compiles_for_sm90() {
     for threads in [128, 256] {
         match source::compile(&kinds(), threads, 90) {
             Ok(cubin) => assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin"),
-            Err(Error::NvrtcNotFound { looked }) if !require() => {
-                eprintln!(
-                    "SKIP megakernel_compiles_for_sm90: NVRTC not found (looked in {looked:?})"
-                );
-                return;
-            }
             Err(e) => panic!("{e}"),
         }
     }
 }
 
-#[test]
 fn broken_task_body_reports_the_nvrtc_log() {
     let bad = vec![TaskKind::new(
         "bad",
@@ -64,12 +73,10 @@ fn broken_task_body_reports_the_nvrtc_log() {
             assert!(log.contains("undeclared_thing"), "log: {log}");
             assert!(options.iter().any(|o| o.contains("sm_90")), "{options:?}");
         }
-        Err(Error::NvrtcNotFound { .. }) if !require() => eprintln!("SKIP: NVRTC not found"),
         other => panic!("expected Error::Nvrtc, got {:?}", other.map(|c| c.len())),
     }
 }
 
-#[test]
 fn megakernel_compiles_with_trace_rings_and_only_then_carries_them() {
     let traced = source::Variant {
         trace: true,
@@ -82,10 +89,6 @@ fn megakernel_compiles_with_trace_rings_and_only_then_carries_them() {
         source::compile(&kinds(), 128, 90),
     ) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(Error::NvrtcNotFound { looked }), _) if !require() => {
-            eprintln!("SKIP: NVRTC not found (looked in {looked:?})");
-            return;
-        }
         (a, b) => panic!(
             "traced: {:?}, untraced: {:?}",
             a.map(|c| c.len()),
@@ -103,7 +106,6 @@ fn megakernel_compiles_with_trace_rings_and_only_then_carries_them() {
     );
 }
 
-#[test]
 fn every_kernel_variant_compiles() {
     use source::{Lean, Variant};
     for lean in [
@@ -129,10 +131,6 @@ fn every_kernel_variant_compiles() {
             };
             match source::compile_variant(&kinds(), 128, 90, v) {
                 Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
-                Err(Error::NvrtcNotFound { .. }) if !require() => {
-                    eprintln!("SKIP: NVRTC not found");
-                    return;
-                }
                 Err(e) => panic!("{v:?}: {e}"),
             }
         }

@@ -1,30 +1,52 @@
 //! A kind whose CUDA source does not compile fails on the emulator too:
 //! when NVRTC is present, the emulator compiles the megakernel the GPU
 //! would build and returns the same `Error::Nvrtc` (unless the check is
-//! turned off). Skips (with a printed reason) the parts that need NVRTC
-//! when it is absent; fails instead when AUTARKY_REQUIRE_NVRTC=1.
+//! turned off). The tests that need NVRTC are reported as ignored, with
+//! the reason, when it is absent (failed instead when
+//! AUTARKY_REQUIRE_NVRTC=1); the one that checks the run without NVRTC is
+//! ignored where NVRTC is present.
+
+mod common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use autarky::emulator::{self, EmulatorConfig};
-use autarky::runtime::nvrtc;
 use autarky::{Error, Graph, Runtime, TaskKind};
+use common::{nvrtc_found, nvrtc_trial, run_trials, trial, trial_unless};
 
-fn require() -> bool {
-    std::env::var("AUTARKY_REQUIRE_NVRTC").as_deref() == Ok("1")
-}
-
-/// Is NVRTC here? Panics when it is required and missing.
-fn nvrtc_present(test: &str) -> bool {
-    match nvrtc::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if !require() => {
-            eprintln!("SKIP {test}: {e}");
-            false
-        }
-        Err(e) => panic!("AUTARKY_REQUIRE_NVRTC=1 but {e}"),
-    }
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        nvrtc_trial(
+            "a_kind_with_a_syntax_error_fails_the_emulated_run_with_the_nvrtc_log",
+            a_kind_with_a_syntax_error_fails_the_emulated_run_with_the_nvrtc_log,
+        ),
+        trial_unless(
+            "without_nvrtc_a_kind_with_a_syntax_error_runs_unchecked",
+            || {
+                nvrtc_found()
+                    .is_ok()
+                    .then(|| "NVRTC is present: this checks the emulator without it".into())
+            },
+            without_nvrtc_a_kind_with_a_syntax_error_runs_unchecked,
+        ),
+        nvrtc_trial(
+            "the_broken_kind_runs_when_the_check_is_turned_off",
+            the_broken_kind_runs_when_the_check_is_turned_off,
+        ),
+        nvrtc_trial(
+            "kinds_defined_by_another_kinds_source_compile_together_as_on_the_gpu",
+            kinds_defined_by_another_kinds_source_compile_together_as_on_the_gpu,
+        ),
+        nvrtc_trial(
+            "a_kind_whose_function_nothing_defines_fails_as_on_the_gpu",
+            a_kind_whose_function_nothing_defines_fails_as_on_the_gpu,
+        ),
+        trial(
+            "a_graph_without_device_source_runs_unchecked",
+            a_graph_without_device_source_runs_unchecked,
+        ),
+    ])
 }
 
 /// One task of a kind with a syntax error in its CUDA source and a working
@@ -47,18 +69,11 @@ fn broken_graph(runs: Arc<AtomicU64>) -> Graph {
     g
 }
 
-#[test]
 fn a_kind_with_a_syntax_error_fails_the_emulated_run_with_the_nvrtc_log() {
     let runs = Arc::new(AtomicU64::new(0));
     let g = broken_graph(runs.clone());
     let rt = Runtime::builder().emulator(2).build().unwrap();
-    let result = rt.run(&g, 3);
-    if !nvrtc_present("a_kind_with_a_syntax_error_fails_the_emulated_run") {
-        // Without NVRTC the source is not checked: the run goes on.
-        assert_eq!(result.unwrap().instances, 3);
-        return;
-    }
-    match result {
+    match rt.run(&g, 3) {
         Err(Error::Nvrtc { log, options }) => {
             assert!(log.contains("undeclared_thing"), "log: {log}");
             assert!(options.iter().any(|o| o.contains("sm_90")), "{options:?}");
@@ -73,7 +88,15 @@ fn a_kind_with_a_syntax_error_fails_the_emulated_run_with_the_nvrtc_log() {
     }
 }
 
-#[test]
+/// Without NVRTC the source cannot be checked: the emulated run goes on.
+fn without_nvrtc_a_kind_with_a_syntax_error_runs_unchecked() {
+    let runs = Arc::new(AtomicU64::new(0));
+    let g = broken_graph(runs.clone());
+    let rt = Runtime::builder().emulator(2).build().unwrap();
+    assert_eq!(rt.run(&g, 3).unwrap().instances, 3);
+    assert_eq!(runs.load(Ordering::Relaxed), 3);
+}
+
 fn the_broken_kind_runs_when_the_check_is_turned_off() {
     let runs = Arc::new(AtomicU64::new(0));
     let g = broken_graph(runs.clone());
@@ -91,7 +114,6 @@ fn the_broken_kind_runs_when_the_check_is_turned_off() {
     assert_eq!(runs.load(Ordering::Relaxed), 5);
 }
 
-#[test]
 fn kinds_defined_by_another_kinds_source_compile_together_as_on_the_gpu() {
     // The second kind has no source of its own: the first kind's source
     // defines both functions (the pattern of solvers::jacobi).
@@ -111,11 +133,11 @@ fn kinds_defined_by_another_kinds_source_compile_together_as_on_the_gpu() {
     g.add_edge(x, y);
     let rt = Runtime::builder().emulator(2).build().unwrap();
     assert_eq!(rt.run(&g, 2).unwrap().instances, 4);
-    if !nvrtc_present("kinds_defined_by_another_kinds_source") {
-        return;
-    }
-    // And a kind with empty source that nothing defines fails, as it
-    // would on the GPU.
+}
+
+/// A kind with empty source whose function nothing defines fails, as it
+/// would on the GPU.
+fn a_kind_whose_function_nothing_defines_fails_as_on_the_gpu() {
     let mut g = Graph::new();
     let a = g
         .add_kind(
@@ -128,13 +150,13 @@ fn kinds_defined_by_another_kinds_source_compile_together_as_on_the_gpu() {
         .unwrap();
     g.add_task_bytes(a, &[]);
     g.add_task_bytes(b, &[]);
+    let rt = Runtime::builder().emulator(2).build().unwrap();
     match rt.run(&g, 1) {
         Err(Error::Nvrtc { log, .. }) => assert!(log.contains("undefined_kind_fn"), "{log}"),
         other => panic!("expected Error::Nvrtc, got {other:?}"),
     }
 }
 
-#[test]
 fn a_graph_without_device_source_runs_unchecked() {
     // CPU-only kinds (empty source): nothing to compile, with or without
     // NVRTC.

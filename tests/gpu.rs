@@ -56,8 +56,10 @@ fn main() -> std::process::ExitCode {
             "buffers_round_trip_on_the_device",
             buffers_round_trip_on_the_device,
         ),
-        // Opt-in: `cargo test --release --test gpu -- --ignored soak`.
-        gpu_trial("soak_1000_random_graphs", soak_1000_random_graphs).with_ignored_flag(true),
+        opt_in(
+            gpu_trial("soak_1000_random_graphs", soak_1000_random_graphs),
+            "opt-in soak of 1000 graphs on a GPU: cargo test --release --test gpu -- --ignored soak",
+        ),
     ])
 }
 

@@ -5,6 +5,8 @@
 
 #![allow(clippy::result_large_err)]
 
+mod common;
+
 #[path = "../benches/jacobi/baselines.rs"]
 #[allow(dead_code)]
 mod baselines;
@@ -21,23 +23,46 @@ mod report;
 
 pub type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-use autarky::runtime::nvrtc::{compile_cubin, nvrtc_info, Program};
-use autarky::Error;
+use autarky::runtime::nvrtc::{compile_cubin, Program};
 use cases::{Case, Role};
+use common::{nvrtc_trial, run_trials, trial};
 
-#[test]
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        nvrtc_trial(
+            "the_baseline_kernels_compile_for_sm_90_with_nvrtc_alone",
+            the_baseline_kernels_compile_for_sm_90_with_nvrtc_alone,
+        ),
+        trial(
+            "the_kernel_argument_structs_match_their_c_layout",
+            the_kernel_argument_structs_match_their_c_layout,
+        ),
+        trial(
+            "initial_arrays_hold_the_dirichlet_layer_and_a_zero_interior",
+            initial_arrays_hold_the_dirichlet_layer_and_a_zero_interior,
+        ),
+        trial("interior_reads_rows_in_order", interior_reads_rows_in_order),
+        trial("tiles_cover_the_grid", tiles_cover_the_grid),
+        trial(
+            "iterations_give_runs_of_milliseconds",
+            iterations_give_runs_of_milliseconds,
+        ),
+        trial(
+            "the_256_target_needs_both_the_time_and_the_lead_over_the_graph",
+            the_256_target_needs_both_the_time_and_the_lead_over_the_graph,
+        ),
+        trial(
+            "the_16384_target_is_a_bandwidth",
+            the_16384_target_is_a_bandwidth,
+        ),
+        trial(
+            "the_table_and_the_report_carry_every_variant_and_verdict",
+            the_table_and_the_report_carry_every_variant_and_verdict,
+        ),
+    ])
+}
+
 fn the_baseline_kernels_compile_for_sm_90_with_nvrtc_alone() {
-    match nvrtc_info() {
-        Ok(_) => {}
-        Err(e @ Error::NvrtcNotFound { .. }) => {
-            if std::env::var_os("AUTARKY_REQUIRE_NVRTC").is_some_and(|v| v == "1") {
-                panic!("AUTARKY_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
-            }
-            eprintln!("skipping: {e}");
-            return;
-        }
-        Err(e) => panic!("unexpected error looking for NVRTC: {e}"),
-    }
     let cubin = compile_cubin(&Program {
         name: "jacobi_baselines.cu",
         source: baselines::SOURCE,
@@ -60,7 +85,6 @@ fn the_baseline_kernels_compile_for_sm_90_with_nvrtc_alone() {
     }
 }
 
-#[test]
 fn the_kernel_argument_structs_match_their_c_layout() {
     // struct Sweep: 3 pointers + 6 unsigned; struct Persist: 3 pointers +
     // 7 unsigned, padded to 8.
@@ -73,7 +97,6 @@ fn g(z: i64, y: i64, x: i64) -> f64 {
     100.0 * z as f64 + 10.0 * y as f64 + x as f64 + 0.5
 }
 
-#[test]
 fn initial_arrays_hold_the_dirichlet_layer_and_a_zero_interior() {
     let n = 5usize;
     let s = n + 2;
@@ -100,7 +123,6 @@ fn initial_arrays_hold_the_dirichlet_layer_and_a_zero_interior() {
     assert!(inner.iter().all(|&v| v == 0.0));
 }
 
-#[test]
 fn interior_reads_rows_in_order() {
     let n = 3usize;
     let s = n + 2;
@@ -111,14 +133,12 @@ fn interior_reads_rows_in_order() {
     );
 }
 
-#[test]
 fn tiles_cover_the_grid() {
     assert_eq!(baselines::tiles_2d(256, 256), (8, 8, 64));
     assert_eq!(baselines::tiles_2d(33, 1), (2, 1, 2));
     assert_eq!(baselines::tiles_2d(1024, 512), (32, 16, 512));
 }
 
-#[test]
 fn iterations_give_runs_of_milliseconds() {
     assert_eq!(config::default_iterations(2 * 4 * 256 * 256), 5000);
     let k = config::default_iterations(2 * 4 * 4096 * 4096);
@@ -154,7 +174,6 @@ fn case(n: u32, autarky_us: f64, graph_us: f64) -> Case {
     c
 }
 
-#[test]
 fn the_256_target_needs_both_the_time_and_the_lead_over_the_graph() {
     assert_eq!(case(256, 0.9, 1.2).verdict(), Some(true));
     // Fast enough, but only 1.1× ahead of the CUDA graph.
@@ -168,7 +187,6 @@ fn the_256_target_needs_both_the_time_and_the_lead_over_the_graph() {
     assert_eq!(case(512, 0.9, 1.2).verdict(), None);
 }
 
-#[test]
 fn the_16384_target_is_a_bandwidth() {
     // 2 · 16384² · 4 bytes at 3.6 TB/s is 596.5 µs.
     assert_eq!(case(16384, 590.0, 700.0).verdict(), Some(true));
@@ -176,7 +194,6 @@ fn the_16384_target_is_a_bandwidth() {
     assert!((case(16384, 596.5, 700.0).tbps(596.5) - 3.6).abs() < 1e-3);
 }
 
-#[test]
 fn the_table_and_the_report_carry_every_variant_and_verdict() {
     let a = case(256, 0.9, 1.2);
     let b = case(1024, 3.0, 4.0);

@@ -2,18 +2,22 @@
 //! type and stencil (one source: `tile` dispatches on both at run time),
 //! with the default options (run it with `AUTARKY_NVRTC_EXTRA=-DJACOBI_RY=16`
 //! or `-DJACOBI_ZMARCH_MIN=1000000` to compile the sweep's experiment
-//! knobs too). Skips (with a printed reason) when NVRTC is absent; fails
-//! instead when AUTARKY_REQUIRE_NVRTC=1.
+//! knobs too). Reported as ignored, with the reason, when NVRTC is
+//! absent; fails instead when AUTARKY_REQUIRE_NVRTC=1.
+
+mod common;
 
 use autarky::runtime::source;
 use autarky::solvers::jacobi::jacobi_kinds;
-use autarky::Error;
+use common::{nvrtc_trial, run_trials};
 
-fn require() -> bool {
-    std::env::var("AUTARKY_REQUIRE_NVRTC").as_deref() == Ok("1")
+fn main() -> std::process::ExitCode {
+    run_trials(vec![nvrtc_trial(
+        "jacobi_kinds_compile_with_nvrtc_for_sm90",
+        jacobi_kinds_compile_with_nvrtc_for_sm90,
+    )])
 }
 
-#[test]
 fn jacobi_kinds_compile_with_nvrtc_for_sm90() {
     let kinds = jacobi_kinds();
     assert_eq!(
@@ -23,9 +27,6 @@ fn jacobi_kinds_compile_with_nvrtc_for_sm90() {
     );
     match source::compile(&kinds, 128, 90) {
         Ok(cubin) => assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin"),
-        Err(Error::NvrtcNotFound { looked }) if !require() => {
-            eprintln!("SKIP jacobi_kinds_compile_with_nvrtc_for_sm90: NVRTC not found (looked in {looked:?})");
-        }
         Err(e) => panic!("{e}"),
     }
 }

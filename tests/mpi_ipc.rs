@@ -402,12 +402,14 @@ fn main() -> std::process::ExitCode {
             false,
             ranks_that_disagree_on_the_configuration_all_fail_naming_the_knob,
         ),
-        mpi_trial(
-            "a_rank_that_never_arrives_ends_the_others_with_rank_timeout",
-            false,
-            a_rank_that_never_arrives_ends_the_others_with_rank_timeout,
-        )
-        .with_ignored_flag(true),
+        common::opt_in(
+            mpi_trial(
+                "a_rank_that_never_arrives_ends_the_others_with_rank_timeout",
+                false,
+                a_rank_that_never_arrives_ends_the_others_with_rank_timeout,
+            ),
+            "opt-in, alone under mpirun -n 2: -- --ignored a_rank_that_never_arrives",
+        ),
     ];
     #[cfg(feature = "mpi")]
     {
@@ -436,14 +438,14 @@ fn main() -> std::process::ExitCode {
             true,
             gpu::a_nan_on_one_rank_fails_every_rank_with_the_same_named_error,
         ));
-        trials.push(
+        trials.push(common::opt_in(
             mpi_trial(
                 "a_rank_killed_mid_run_ends_the_other_within_the_timeout",
                 true,
                 gpu::a_rank_killed_mid_run_ends_the_other_within_the_timeout,
-            )
-            .with_ignored_flag(true),
-        );
+            ),
+            "opt-in, alone under mpirun --mca orte_abort_on_non_zero_status 0 -n 2: -- --ignored a_rank_killed",
+        ));
         #[cfg(feature = "fault-injection")]
         trials.push(mpi_trial(
             "a_withheld_task_on_rank_1_ends_every_rank_with_a_named_timeout",

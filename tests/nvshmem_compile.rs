@@ -9,8 +9,11 @@
 //!   with `libnvshmem_device.a` into an sm_90 cubin that carries NVSHMEM's
 //!   device state for `nvshmemx_cumodule_init`.
 //!
-//! Each test skips with a printed reason when a piece is absent; set
-//! AUTARKY_REQUIRE_NVSHMEM=1 (and AUTARKY_REQUIRE_NVRTC=1) to fail instead.
+//! Each test is reported as ignored, with the reason, when a piece is
+//! absent; set AUTARKY_REQUIRE_NVSHMEM=1 (and AUTARKY_REQUIRE_NVRTC=1) to
+//! fail instead.
+
+mod common;
 
 use autarky::runtime::nvrtc::Program;
 use autarky::runtime::nvshmem::compile::{
@@ -19,9 +22,64 @@ use autarky::runtime::nvshmem::compile::{
 use autarky::runtime::nvshmem::toolchain;
 use autarky::runtime::source::{self, Variant};
 use autarky::{Error, TaskKind};
+use common::{nvrtc_trial, run_trials, trial, without_nvrtc};
+use libtest_mimic::{Completion, Failed, Trial};
 
-fn require(var: &str) -> bool {
-    std::env::var(var).as_deref() == Ok("1")
+fn main() -> std::process::ExitCode {
+    run_trials(vec![
+        nvrtc_trial(
+            "megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked",
+            megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked,
+        ),
+        nvrtc_trial(
+            "the_scheduler_signals_aborts_and_quiets_over_nvshmem_even_when_no_body_puts",
+            the_scheduler_signals_aborts_and_quiets_over_nvshmem_even_when_no_body_puts,
+        ),
+        nvshmem_trial(
+            "a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90_cubin",
+            a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90_cubin,
+        ),
+        trial(
+            "the_register_cap_is_the_launch_bounds_cap_in_allocation_units",
+            the_register_cap_is_the_launch_bounds_cap_in_allocation_units,
+        ),
+        nvshmem_trial(
+            "the_linked_nvshmem_megakernel_fits_eight_blocks_per_sm_at_128_threads",
+            the_linked_nvshmem_megakernel_fits_eight_blocks_per_sm_at_128_threads,
+        ),
+        nvshmem_trial(
+            "the_nvshmem_megakernel_with_the_cg_kinds_links_into_an_sm90_cubin",
+            the_nvshmem_megakernel_with_the_cg_kinds_links_into_an_sm90_cubin,
+        ),
+        nvshmem_trial(
+            "the_nvshmem_megakernel_with_the_jacobi_kinds_links_into_an_sm90_cubin",
+            the_nvshmem_megakernel_with_the_jacobi_kinds_links_into_an_sm90_cubin,
+        ),
+    ])
+}
+
+/// A trial that links with NVSHMEM's device library: needs NVRTC (see
+/// [`nvrtc_trial`]) and NVSHMEM, nvJitLink and the CUDA headers. Without
+/// the latter it is ignored, with what is missing and how to get it, or
+/// failed when AUTARKY_REQUIRE_NVSHMEM=1.
+fn nvshmem_trial(name: &str, body: fn()) -> Trial {
+    Trial::ignorable_test(name, move || {
+        if let Some(outcome) = without_nvrtc() {
+            return outcome;
+        }
+        match toolchain() {
+            Ok(_) => {
+                body();
+                Ok(Completion::Completed)
+            }
+            Err(Error::NvshmemNotFound { part, install, .. })
+                if std::env::var("AUTARKY_REQUIRE_NVSHMEM").as_deref() != Ok("1") =>
+            {
+                Ok(Completion::ignored_with(format!("no {part}: {install}")))
+            }
+            Err(e) => Err(Failed::from(format!("AUTARKY_REQUIRE_NVSHMEM=1 but {e}"))),
+        }
+    })
 }
 
 fn kinds() -> Vec<TaskKind> {
@@ -112,16 +170,8 @@ fn regcount(cubin: &[u8], function: &str) -> Option<u32> {
 }
 
 /// NVRTC only: what CI can check without NVSHMEM.
-#[test]
 fn megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked() {
-    let with = match compile_megakernel_relocatable(&kinds(), 256, 90) {
-        Ok(c) => c,
-        Err(Error::NvrtcNotFound { looked }) if !require("AUTARKY_REQUIRE_NVRTC") => {
-            eprintln!("SKIP: NVRTC not found (looked in {looked:?})");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let with = compile_megakernel_relocatable(&kinds(), 256, 90).unwrap_or_else(|e| panic!("{e}"));
     assert!(with.starts_with(b"\x7fELF"));
     for f in [
         "autarky_nvshmem_signal_set",
@@ -145,17 +195,9 @@ fn megakernel_with_nvshmem_paths_compiles_and_calls_the_bridge_only_when_asked()
 /// abort put into their Status (p32) and the quiet at block exit. At 128
 /// threads per block, the default, whose launch bounds once capped the
 /// entry's registers below its relocatable callees' (a ptxas error).
-#[test]
 fn the_scheduler_signals_aborts_and_quiets_over_nvshmem_even_when_no_body_puts() {
     let noop = TaskKind::new("noop", "__device__ void noop(autarky::TaskCtx&) {}");
-    let k = match compile_megakernel_relocatable(&[noop], 128, 90) {
-        Ok(c) => c,
-        Err(Error::NvrtcNotFound { looked }) if !require("AUTARKY_REQUIRE_NVRTC") => {
-            eprintln!("SKIP: NVRTC not found (looked in {looked:?})");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let k = compile_megakernel_relocatable(&[noop], 128, 90).unwrap_or_else(|e| panic!("{e}"));
     for f in [
         "autarky_nvshmem_signal_set",
         "autarky_nvshmem_p32",
@@ -166,36 +208,8 @@ fn the_scheduler_signals_aborts_and_quiets_over_nvshmem_even_when_no_body_puts()
     assert!(!contains(&k, "autarky_nvshmem_putmem_nbi"), "no body puts");
 }
 
-/// Skips (returning None) when NVSHMEM, nvJitLink or the CUDA headers are
-/// missing, naming what and where it looked.
-fn skip_unless_found(r: Result<Vec<u8>, Error>, test: &str) -> Option<Vec<u8>> {
-    match r {
-        Ok(c) => Some(c),
-        Err(Error::NvshmemNotFound {
-            part,
-            looked,
-            install,
-        }) if !require("AUTARKY_REQUIRE_NVSHMEM") => {
-            eprintln!("SKIP {test}: {part} not found (looked in {looked:?}); {install}");
-            None
-        }
-        Err(Error::NvrtcNotFound { looked }) if !require("AUTARKY_REQUIRE_NVRTC") => {
-            eprintln!("SKIP {test}: NVRTC not found (looked in {looked:?})");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
-
-#[test]
 fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90_cubin() {
-    let t = match toolchain() {
-        Ok(t) => t,
-        Err(e) => {
-            skip_unless_found(Err(e), "link");
-            return;
-        }
-    };
+    let t = toolchain().unwrap_or_else(|e| panic!("{e}"));
     let src = r#"
         #include "autarky/nvshmem.cuh"
         extern "C" __global__ void probe(double* sym, const double* src, unsigned long long* sig, int pe) {
@@ -205,22 +219,18 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
             autarky_nvshmem_quiet();
         }"#;
     let headers = source::headers("");
-    let Some(cubin) = skip_unless_found(
-        compile_and_link(
-            &Program {
-                name: "probe.cu",
-                source: src,
-                headers: &headers,
-                options: vec!["--std=c++17".into()],
-                arch: 90,
-            },
-            &t,
-            128,
-        ),
-        "link",
-    ) else {
-        return;
-    };
+    let cubin = compile_and_link(
+        &Program {
+            name: "probe.cu",
+            source: src,
+            headers: &headers,
+            options: vec!["--std=c++17".into()],
+            arch: 90,
+        },
+        &t,
+        128,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin");
     // The device state nvshmemx_cumodule_init fills, and the kernel.
     assert!(contains(&cubin, "nvshmemi_device_state_d"));
@@ -231,7 +241,6 @@ fn a_kernel_calling_nvshmem_put_signal_links_with_libnvshmem_device_into_an_sm90
 /// launch bounds, in its 8-registers-a-thread unit: a higher cap (96
 /// threads: 85) lets a callee exceed the entry's real cap (80), which ptxas
 /// refuses.
-#[test]
 fn the_register_cap_is_the_launch_bounds_cap_in_allocation_units() {
     use autarky::runtime::nvshmem::compile::register_cap_for;
     assert_eq!(register_cap_for(128, 8), Some(64));
@@ -250,17 +259,12 @@ fn the_register_cap_is_the_launch_bounds_cap_in_allocation_units() {
 /// at the default 128 threads (64: 8 blocks per SM). Relocatable callees
 /// used to take 82–112 registers, which halved the grid (session 8: Jacobi
 /// 16384² over NVSHMEM at 1.46× one process).
-#[test]
 fn the_linked_nvshmem_megakernel_fits_eight_blocks_per_sm_at_128_threads() {
     let mut cg = autarky::solvers::cg::graph::cg_kinds();
     cg.push(autarky::solvers::allreduce::sum_kind());
     for (what, kinds) in [("jacobi", kinds()), ("cg", cg)] {
-        let Some(cubin) = skip_unless_found(
-            compile_megakernel(&kinds, 128, 90, Variant::default()),
-            "megakernel link",
-        ) else {
-            return;
-        };
+        let cubin = compile_megakernel(&kinds, 128, 90, Variant::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         let regs = regcount(&cubin, source::MEGAKERNEL_NAME)
             .expect("the cubin records the kernel's register count");
         assert!(regs <= 64, "{what}: the NVSHMEM megakernel takes {regs} registers a thread at 128 threads (8 blocks per SM need <= 64)");
@@ -269,16 +273,11 @@ fn the_linked_nvshmem_megakernel_fits_eight_blocks_per_sm_at_128_threads() {
 
 /// CG's kinds under NVSHMEM: the gather's staged block put and the
 /// allreduce's put_value paths compile and link.
-#[test]
 fn the_nvshmem_megakernel_with_the_cg_kinds_links_into_an_sm90_cubin() {
     let mut kinds = autarky::solvers::cg::graph::cg_kinds();
     kinds.push(autarky::solvers::allreduce::sum_kind());
-    let Some(cubin) = skip_unless_found(
-        compile_megakernel(&kinds, 128, 90, Variant::default()),
-        "megakernel link",
-    ) else {
-        return;
-    };
+    let cubin =
+        compile_megakernel(&kinds, 128, 90, Variant::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(cubin.starts_with(b"\x7fELF"));
     assert!(contains(&cubin, "nvshmemi_device_state_d"));
 }
@@ -286,15 +285,10 @@ fn the_nvshmem_megakernel_with_the_cg_kinds_links_into_an_sm90_cubin() {
 /// At 256 threads, at 96 (a register cap that is not 65536 / (threads × 8)),
 /// and at 128 (the runtime's default, the block size
 /// `Transport::Nvshmem` runs get unless told otherwise).
-#[test]
 fn the_nvshmem_megakernel_with_the_jacobi_kinds_links_into_an_sm90_cubin() {
     for threads in [256, 128, 96] {
-        let Some(cubin) = skip_unless_found(
-            compile_megakernel(&kinds(), threads, 90, Variant::default()),
-            "megakernel link",
-        ) else {
-            return;
-        };
+        let cubin = compile_megakernel(&kinds(), threads, 90, Variant::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(cubin.starts_with(b"\x7fELF"));
         assert!(contains(&cubin, source::MEGAKERNEL_NAME));
         assert!(contains(&cubin, "nvshmemi_device_state_d"));

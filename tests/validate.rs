@@ -78,6 +78,11 @@ fn edge_to_a_missing_task_is_rejected() {
     assert!(e
         .to_string()
         .contains("names task #7, but the graph has 2 tasks"));
+    // And in the singular for one task.
+    let (mut g, t) = graph(1);
+    g.add_edge(t[0], TaskId::from_index(3));
+    let e = g.validate(&limits()).unwrap_err().to_string();
+    assert!(e.ends_with("the graph has 1 task"), "{e}");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Shared helpers for GPU test files, and the harness they run under.
+//! Shared helpers for GPU and NVRTC test files, and the harness they run
+//! under.
 //!
 //! # Writing a GPU test file
 //!
@@ -35,9 +36,23 @@
 //! GPUs, 1 present)` — unless the environment requires them:
 //! `AUTARKY_REQUIRE_GPU=1` requires one GPU, `AUTARKY_REQUIRE_GPUS=N`
 //! requires `N`; a trial needing at most the required count then fails
-//! with the reason instead. Trials that are opt-in (long soaks) add
-//! `.with_ignored_flag(true)` and run with `-- --ignored`.
+//! with the reason instead. Trials that are opt-in (long soaks) are
+//! wrapped in [`opt_in`]: reported as ignored with how to run them, and run
+//! with `-- --ignored NAME`.
+//!
+//! # Tests that need NVRTC, or nothing
+//!
+//! The same harness serves files whose tests need NVRTC but no GPU (the
+//! device-compile tier) and the plain tests beside them ([`trials`]):
+//! `nvrtc_trial("name", body)` runs where NVRTC loads and is otherwise
+//! `ignored (no NVRTC: …)` — or failed when `AUTARKY_REQUIRE_NVRTC=1`, as
+//! on CI; `trial("name", body)` always runs; `trial_unless("name", why_not,
+//! body)` is ignored with `why_not()`'s reason when it returns one.
 #![allow(dead_code)]
+
+mod trials;
+#[allow(unused_imports)]
+pub use trials::*;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -122,6 +137,18 @@ pub fn gpu_trial(name: &str, body: impl FnOnce(Runtime) + Send + 'static) -> Tri
         Runtime::builder().gpu().timeout(Duration::from_secs(10)),
         body,
     )
+}
+
+/// Makes `trial` opt-in, like `#[ignore = "how"]`: it runs only with
+/// `--ignored` or `--include-ignored`; otherwise it is reported as
+/// `ignored (how)`, so the summary says how to run it.
+pub fn opt_in(trial: Trial, how: &str) -> Trial {
+    let args = Arguments::from_args();
+    if args.ignored || args.include_ignored {
+        return trial.with_ignored_flag(true);
+    }
+    let how = how.to_string();
+    Trial::ignorable_test(trial.name(), move || Ok(Completion::ignored_with(how)))
 }
 
 /// Runs the trials with the command line's arguments (filters,

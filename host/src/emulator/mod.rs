@@ -545,8 +545,9 @@ pub(crate) fn run_prelowered(
         None => None,
         Some(h) => Some(*run.local.get(h as usize).ok_or_else(|| {
             Error::InvalidConfig(format!(
-                "hold_task {h} is not a task (the graph has {} tasks)",
-                graph.num_tasks()
+                "hold_task {h} is not a task (the graph has {} task{})",
+                graph.num_tasks(),
+                if graph.num_tasks() == 1 { "" } else { "s" }
             ))
         })?),
     };

@@ -40,7 +40,7 @@ pub enum GraphError {
         labels: Vec<String>,
     },
     /// An edge names a task that does not exist.
-    #[error("edge {from} → {to} names task #{missing}, but the graph has {tasks} tasks")]
+    #[error("edge {from} → {to} names task #{missing}, but the graph has {tasks} task{}", if *.tasks == 1 { "" } else { "s" })]
     MissingTask {
         /// Edge source as given.
         from: u32,
@@ -110,7 +110,7 @@ pub enum GraphError {
         reason: String,
     },
     /// More tasks than the ready queue can hold.
-    #[error("the graph has {tasks} tasks, but the ready queue holds at most {capacity}; raise Builder::max_tasks")]
+    #[error("the graph has {tasks} task{}, but the ready queue holds at most {capacity}; raise Builder::max_tasks", if *.tasks == 1 { "" } else { "s" })]
     TooManyTasks {
         /// Tasks in the graph.
         tasks: usize,

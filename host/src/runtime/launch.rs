@@ -132,7 +132,9 @@ impl<'a> GpuRun<'a> {
         let hosted = local.len() as u32;
         if hosted % g_count != 0 || hosted / g_count > MAX_LOCAL_PES {
             return Err(Error::InvalidConfig(format!(
-                "{hosted} PEs on {g_count} GPU(s): every GPU hosts the same number of PEs, at most {MAX_LOCAL_PES}"
+                "{hosted} PE{} on {g_count} GPU{}: every GPU hosts the same number of PEs, at most {MAX_LOCAL_PES}",
+                if hosted == 1 { "" } else { "s" },
+                if g_count == 1 { "" } else { "s" }
             )));
         }
         // PEs per GPU (virtual PEs when more than one): local PE q (counted

@@ -180,7 +180,8 @@ impl RunOptions {
         ] {
             if let Some(t) = t.filter(|t| t.index() >= num_tasks) {
                 return Err(Error::InvalidConfig(format!(
-                    "RunOptions::{knob} names task {t}, but the graph has {num_tasks} tasks"
+                    "RunOptions::{knob} names task {t}, but the graph has {num_tasks} task{}",
+                    if num_tasks == 1 { "" } else { "s" }
                 )));
             }
         }

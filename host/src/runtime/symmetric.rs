@@ -336,8 +336,9 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
     fn check(&self, pe: u32, n: usize) -> Result<()> {
         if pe >= self.heap.pes() {
             return Err(Error::InvalidConfig(format!(
-                "PE {pe} does not exist (the runtime has {} PEs)",
-                self.heap.pes()
+                "PE {pe} does not exist (the runtime has {} PE{})",
+                self.heap.pes(),
+                if self.heap.pes() == 1 { "" } else { "s" }
             )));
         }
         if n != self.len {

@@ -53,7 +53,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         let r = rt.run(&g, a.iterations)?;
         if r.instances != instances {
             return Err(CliError::Check(format!(
-                "run {run}: expected {instances} instances, the run reports {}",
+                "run {run}: expected {}, the run reports {}",
+                plural(instances, "instance", "instances"),
                 r.instances
             )));
         }

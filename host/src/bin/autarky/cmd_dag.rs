@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use autarky::trace::Trace;
+use autarky::trace::{EventKind, Trace};
 use autarky::{Graph, RunOptions, Runtime, TaskId, TaskKind, TraceOptions};
 use serde_json::json;
 
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(default_value_t = 50, value_parser = iterations_parser())]
     iterations: u32,
     /// Seed of the graph generator (non-zero).
-    #[arg(long, default_value_t = 0x9e37_79b9_7f4a_7c15, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 0x9e37_79b9_7f4a_7c15, value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
     seed: u64,
     /// Run without logging and checking every instance (for runs larger
     /// than the check's 2^27-instance log).
@@ -153,8 +153,61 @@ fn work_kind(log: Option<Arc<HostLog>>) -> TaskKind {
         })
 }
 
-/// Writes `trace` as Chrome JSON to `path`, prints its summary, and
-/// returns the facts for `--json`.
+/// What a written trace file holds: one complete event per task span and
+/// per wait span, one mark per signal or pulse event (begin/end pairs that
+/// do not match are left out of the file).
+struct Written {
+    task_spans: u64,
+    wait_spans: u64,
+    marks: u64,
+}
+
+impl Written {
+    fn of(trace: &Trace) -> Written {
+        let p = trace.pair();
+        let marks = trace
+            .events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::SignalSent { .. }
+                        | EventKind::SignalSeen
+                        | EventKind::PulsePack
+                        | EventKind::PulsePut
+                )
+            })
+            .count();
+        Written {
+            task_spans: p.tasks.len() as u64,
+            wait_spans: p.waits.len() as u64,
+            marks: marks as u64,
+        }
+    }
+
+    /// `5 task spans`, `5 task spans and 2 waits`, `5 task spans, 2 waits
+    /// and 1 signal or pulse mark`.
+    fn describe(&self) -> String {
+        let mut parts = vec![plural(self.task_spans, "task span", "task spans")];
+        if self.wait_spans > 0 {
+            parts.push(plural(self.wait_spans, "wait", "waits"));
+        }
+        if self.marks > 0 {
+            parts.push(plural(
+                self.marks,
+                "signal or pulse mark",
+                "signal and pulse marks",
+            ));
+        }
+        match parts.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => parts.join(""),
+        }
+    }
+}
+
+/// Writes `trace` as Chrome JSON to `path`, prints what the file holds and
+/// the trace's summary, and returns the facts for `--json`.
 pub(crate) fn write_trace(
     ctx: &Ctx,
     path: &std::path::Path,
@@ -163,15 +216,20 @@ pub(crate) fn write_trace(
 ) -> Result<serde_json::Value, CliError> {
     trace.write_chrome_json(path)?;
     let summary = trace.summary(edges);
+    let written = Written::of(trace);
     ctx.say(format_args!(
-        "wrote a trace of {} ({} dropped) to {} (opens in Perfetto / chrome://tracing)",
+        "wrote a trace of {} to {} ({} recorded, {} dropped; opens in Perfetto / chrome://tracing)",
+        written.describe(),
+        path.display(),
         plural(trace.events.len() as u64, "event", "events"),
         trace.dropped,
-        path.display()
     ));
     ctx.say(format_args!("{}", summary.to_string().trim_end()));
     Ok(json!({
         "path": path,
+        "task_spans": written.task_spans,
+        "wait_spans": written.wait_spans,
+        "signal_marks": written.marks,
         "events": trace.events.len(),
         "dropped": trace.dropped,
         "unmatched": summary.unmatched,
@@ -367,8 +425,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         rt.run_with(&dag.graph, opts)?
     };
     ctx.say(format_args!(
-        "completed {} of {instances} instances in {:?} (host wall){}",
+        "completed {} of {} in {:?} (host wall){}",
         report.instances,
+        plural(instances, "instance", "instances"),
         report.wall,
         report
             .device_ns
@@ -399,7 +458,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     };
     let verdict = match (&checked, report.instances == instances) {
         (_, false) => Err(format!(
-            "expected {instances} instances, the run reports {}",
+            "expected {}, the run reports {}",
+            plural(instances, "instance", "instances"),
             report.instances
         )),
         (Some(Err(v)), _) => Err(v.clone()),

@@ -7,7 +7,7 @@ use autarky::Runtime;
 use serde_json::json;
 
 use crate::cmd_jacobi::TransportArg;
-use crate::{CliError, Ctx};
+use crate::{plural, CliError, Ctx};
 
 /// Show the backend, the GPU and where NVRTC was found.
 #[derive(Debug, clap::Args)]
@@ -95,7 +95,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         match rt.kernel_info(&g) {
             Ok(Some((per_sm, regs))) => {
                 ctx.say(format_args!(
-                    "megakernel: {regs} registers per thread, {per_sm} blocks per SM of {} threads",
+                    "megakernel: {regs} registers per thread, {} per SM of {} threads",
+                    plural(per_sm as u64, "block", "blocks"),
                     rt.threads_per_block()
                 ));
                 json!({"registers": regs, "blocks_per_sm": per_sm, "threads": rt.threads_per_block()})
@@ -113,8 +114,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         Some(c) => {
             let (n, bytes) = c.usage();
             ctx.say(format_args!(
-                "cubin cache: {} ({n} cubins, {:.1} MiB)",
+                "cubin cache: {} ({}, {:.1} MiB)",
                 c.dir().display(),
+                plural(n, "cubin", "cubins"),
                 bytes as f64 / (1 << 20) as f64
             ));
             json!({"dir": c.dir(), "cubins": n, "bytes": bytes})

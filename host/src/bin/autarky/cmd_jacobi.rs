@@ -88,8 +88,8 @@ impl PrecisionArg {
 /// What both Jacobi commands take.
 #[derive(Debug, clap::Args)]
 pub struct Common {
-    /// Interior cells along every axis (N² in 2D, N³ in 3D; at least 1, and
-    /// the solve must fit in memory).
+    /// Interior cells along every axis: N² for jacobi2d (N ≥ 1), N³ for
+    /// jacobi3d (N ≥ 2); the solve must fit in memory.
     #[arg(long, value_name = "N", value_parser = parse_size)]
     size: u64,
     /// Most iterations (1..=2147483647).
@@ -137,14 +137,15 @@ pub struct Common {
     comm_blocks: Option<u32>,
     /// Sweeps per synchronisation, 1..=4 (temporal blocking: ghosts S deep,
     /// each tile computes S sweeps from one read; the grid is bitwise that
-    /// of 1). 2D 5-point only; --iters and --check-every must be multiples.
+    /// of 1). jacobi2d --stencil 5 only, --size 2 or more; --iters and
+    /// --check-every must be multiples of S.
     #[arg(long, value_name = "S", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=4))]
     steps_per_sync: u32,
     /// Least cells in a chunk of a split pulse (at least 1).
     #[arg(long, value_name = "CELLS",
           default_value_t = autarky::solvers::jacobi::PULSE_CHUNK_CELLS as u64,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
     pulse_chunk: u64,
 }
 
@@ -307,6 +308,55 @@ fn gib(b: u64) -> String {
     format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
+/// What the solver refuses about the grid, stencil and temporal blocking,
+/// checked here first so the error names the command's flags (the
+/// solver's names `JacobiConfig` fields: `steps_per_sync`, `check_every`).
+fn check_shape(three_d: bool, c: &Common, stencil: Stencil) -> Result<(), String> {
+    // The solver tells a 2D grid by nz = 1, so a 3D grid needs nz ≥ 2.
+    if three_d && c.size < 2 {
+        return Err(format!(
+            "--size {}: jacobi3d needs at least 2 cells per axis (jacobi2d takes 1)",
+            c.size
+        ));
+    }
+    let s = c.steps_per_sync;
+    if s == 1 {
+        return Ok(());
+    }
+    if stencil != Stencil::FivePoint {
+        return Err(format!(
+            "--steps-per-sync {s}: temporal blocking works with jacobi2d's 5-point stencil only, not {}",
+            if three_d {
+                format!("jacobi3d (--stencil {})", stencil_points(stencil))
+            } else {
+                format!("--stencil {}", stencil_points(stencil))
+            }
+        ));
+    }
+    if c.size < 2 {
+        return Err(format!(
+            "--steps-per-sync {s}: needs --size 2 or more, got --size {}",
+            c.size
+        ));
+    }
+    let off: Vec<String> = [("--iters", c.iters), ("--check-every", c.check_every)]
+        .iter()
+        .filter(|(_, v)| v % s != 0)
+        .map(|(flag, v)| format!("{flag} {v}"))
+        .collect();
+    match off.len() {
+        0 => Ok(()),
+        1 => Err(format!(
+            "--steps-per-sync {s}: {} must be a multiple of it",
+            off[0]
+        )),
+        _ => Err(format!(
+            "--steps-per-sync {s}: {} must be multiples of it",
+            off.join(" and ")
+        )),
+    }
+}
+
 /// `autarky jacobi2d`.
 pub fn run_2d(ctx: &Ctx, a: Args2d) -> Result<(), CliError> {
     let tile = a.tile.map(|[ty, tx]| [1, ty, tx]);
@@ -367,6 +417,7 @@ fn solve(
         }
     }
     let three_d = !stencil.is_2d();
+    check_shape(three_d, &c, stencil).map_err(CliError::Usage)?;
     let d: u32 = if three_d { 3 } else { 2 };
     let tile_axes: Option<Vec<usize>> =
         tile.map(|t| if three_d { t.to_vec() } else { t[1..].to_vec() });
@@ -407,8 +458,8 @@ fn solve(
             .build()?;
         if rt.num_pes() != c.pes {
             return Err(CliError::Usage(format!(
-                "--transport {tname}: the job has {} ranks, the launcher's environment said {}",
-                rt.ranks(),
+                "--transport {tname}: the job has {}, the launcher's environment said {}",
+                plural(rt.ranks() as u64, "rank", "ranks"),
                 launcher_ranks()
             )));
         }
@@ -445,10 +496,17 @@ fn solve(
         steps_per_sync: c.steps_per_sync,
         ..JacobiConfig::new(problem, c.iters)
     };
-    // What the configuration cannot do (a tolerance without checks,
-    // temporal blocking with a 9-point stencil, …) is a usage error.
+    // What the configuration cannot do is a usage error. check_shape has
+    // refused, in the flags' words, what the solver's own errors would
+    // name by JacobiConfig field; a decomposition the PEs do not fit gets
+    // the flags that chose it.
     let solver = JacobiSolver::new(&rt, cfg).map_err(|e| match e {
-        autarky::Error::InvalidConfig(m) => CliError::Usage(m),
+        autarky::Error::InvalidConfig(m) => {
+            CliError::Usage(match m.strip_prefix("decomposition: ") {
+                Some(why) => format!("--pes {} with --size {n}: {why}", c.pes),
+                None => m,
+            })
+        }
         e => e.into(),
     })?;
     let pe_grid = solver.pe_grid();

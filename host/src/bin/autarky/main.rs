@@ -16,17 +16,19 @@ mod dag_check;
 mod progress;
 
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use autarky::{Error, Runtime};
-use clap::{Parser, Subcommand};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 const AFTER_HELP: &str = "\
 Backends: the GPU when one is present, else the CPU emulator (with a notice on stderr);
 --emulator forces the emulator.
 
 Exit status: 0 success; 1 the run failed (device error, timeout, I/O);
-2 bad arguments; 3 the run finished but its check found a violation.
+2 bad arguments (checked before anything runs, including that a --trace
+FILE can be created); 3 the run finished but its check found a violation.
 
 Logging: RUST_LOG=info (or debug, trace) logs to stderr.";
 
@@ -190,6 +192,55 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
     }
 }
 
+/// Output files the subcommand will write (`--trace FILE`), checked before
+/// anything runs: a path that cannot be written is a usage error now, not
+/// an I/O error after the whole run. Read from the parsed matches, so that
+/// every subcommand with a `trace` argument is covered.
+fn check_output_paths(matches: &ArgMatches) -> Result<(), CliError> {
+    let Some((_, sub)) = matches.subcommand() else {
+        return Ok(());
+    };
+    match sub.try_get_one::<PathBuf>("trace") {
+        Ok(Some(path)) => check_writable("--trace", path),
+        _ => Ok(()),
+    }
+}
+
+/// `path` can be written as a file: it is not a directory, its directory
+/// exists, and the file can be opened for writing (created, then removed
+/// again, when it does not exist yet; an existing file is left as it is).
+fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
+    let bad = |why: String| CliError::Usage(format!("{flag} {}: {why}", path.display()));
+    if path.is_dir() {
+        return Err(bad("is a directory; give a file name".into()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(bad(if dir.exists() {
+            format!("{} is not a directory", dir.display())
+        } else {
+            format!("the directory {} does not exist", dir.display())
+        }));
+    }
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| bad(format!("cannot be written: {e}")))?;
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| bad(format!("cannot be created: {e}")))?;
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
 /// Help and version go to stdout with status 0; every other parse error is
 /// one line on stderr with status 2.
 fn parse_error(e: clap::Error) -> ExitCode {
@@ -245,8 +296,12 @@ fn parse_error(e: clap::Error) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (m, cli)))
+        .map_err(|e| e.format(&mut Cli::command()));
+    let (matches, cli) = match parsed {
+        Ok(p) => p,
         Err(e) => return parse_error(e),
     };
     tracing_subscriber::fmt()
@@ -257,7 +312,7 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match dispatch(cli) {
+    match check_output_paths(&matches).and_then(|()| dispatch(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One line: the runtime's multi-line reports (deadlock reports)
@@ -271,11 +326,42 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_writable_trace_path_is_accepted_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        // A new file: creatable, and not left behind by the check.
+        let new = dir.path().join("t.json");
+        check_writable("--trace", &new).unwrap();
+        assert!(!new.exists(), "the check left {} behind", new.display());
+        // An existing file: writable, and not truncated by the check.
+        std::fs::write(&new, b"kept").unwrap();
+        check_writable("--trace", &new).unwrap();
+        assert_eq!(std::fs::read(&new).unwrap(), b"kept");
+        // A bare file name is in the current directory, which exists.
+        check_writable("--trace", Path::new("autarky-no-such-trace.json")).unwrap();
+    }
+
+    #[test]
+    fn a_trace_path_that_cannot_be_written_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, b"x").unwrap();
+        for (path, why) in [
+            (dir.path().to_path_buf(), "is a directory"),
+            (dir.path().join("missing/t.json"), "does not exist"),
+            (file.join("t.json"), "is not a directory"),
+        ] {
+            match check_writable("--trace", &path) {
+                Err(CliError::Usage(m)) => assert!(m.contains(why), "{m}"),
+                other => panic!("{}: expected a usage error, got {other:?}", path.display()),
+            }
+        }
     }
 
     #[test]
