@@ -88,8 +88,8 @@ impl PrecisionArg {
 /// What both Jacobi commands take.
 #[derive(Debug, clap::Args)]
 pub struct Common {
-    /// Interior cells along every axis: N² for jacobi2d (N ≥ 1), N³ for
-    /// jacobi3d (N ≥ 2); the solve must fit in memory.
+    /// Interior cells along every axis: N² for jacobi2d, N³ for jacobi3d
+    /// (N ≥ 1); the solve must fit in memory.
     #[arg(long, value_name = "N", value_parser = parse_size)]
     size: u64,
     /// Most iterations (1..=2147483647).
@@ -312,13 +312,8 @@ fn gib(b: u64) -> String {
 /// checked here first so the error names the command's flags (the
 /// solver's names `JacobiConfig` fields: `steps_per_sync`, `check_every`).
 fn check_shape(three_d: bool, c: &Common, stencil: Stencil) -> Result<(), String> {
-    // The solver tells a 2D grid by nz = 1, so a 3D grid needs nz ≥ 2.
-    if three_d && c.size < 2 {
-        return Err(format!(
-            "--size {}: jacobi3d needs at least 2 cells per axis (jacobi2d takes 1)",
-            c.size
-        ));
-    }
+    // (A grid of one cell along an axis is fine: the solver gives it
+    // ghosts on both sides, so jacobi3d --size 1 runs too.)
     let s = c.steps_per_sync;
     if s == 1 {
         return Ok(());
