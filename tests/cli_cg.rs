@@ -1,7 +1,10 @@
 //! `autarky cg` as a user sees it, on the emulator: a Matrix Market file
-//! solved to the tolerance with JSON output, and one-line usage errors.
+//! solved to the tolerance with JSON output, one-line usage errors (bad
+//! arguments, a problem larger than memory, a non-symmetric matrix), and
+//! status 4 for a run that stops at --max-iters.
 
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use autarky::solvers::cg::{cg_reference, random_spd, write_matrix_market, CgOptions, CgVariant};
 
@@ -152,5 +155,155 @@ fn cg_trace_on_the_emulator_writes_the_file_and_reports_the_waits() {
         file.contains("spmv tile 0 of PE 1"),
         "the trace names the SpMV tiles"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Asserts a usage error: exit 2, nothing on stdout, one line on stderr
+/// holding every needle.
+fn assert_usage(args: &[&str], needles: &[&str]) {
+    let o = autarky(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("autarky: no GPU"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {err}");
+    for needle in needles {
+        assert!(
+            lines[0].contains(needle),
+            "{args:?}: {err:?} lacks {needle:?}"
+        );
+    }
+}
+
+/// The largest documented sizes need hundreds of GiB: refused before the
+/// matrix is generated (no allocator abort, no minutes of setup), saying
+/// what to change — on the emulator, and on the default backend (the GPU,
+/// or the emulator it falls back to).
+#[test]
+fn cg_refuses_a_matrix_larger_than_memory_at_once_with_status_2() {
+    for size in [
+        ["--poisson3d", "1290"],
+        ["--poisson2d", "46340"],
+        ["--poisson3d", "800"],
+    ] {
+        for emulator in [true, false] {
+            let mut args = vec!["cg", size[0], size[1], "--max-iters", "1"];
+            if emulator {
+                args.insert(0, "--emulator=2");
+            }
+            let t = Instant::now();
+            assert_usage(
+                &args,
+                &[&format!("{} {}", size[0], size[1]), "memory", "a smaller N"],
+            );
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "{args:?}: {:?}",
+                t.elapsed()
+            );
+        }
+    }
+    // On the emulator the heaps are host memory, and the message says so.
+    assert_usage(
+        &["--emulator=2", "cg", "--poisson3d", "1290", "--pes", "16"],
+        &["host memory", "the PEs' heaps", "is available"],
+    );
+}
+
+/// Not reaching --tol within --max-iters is status 4, with the result
+/// still printed: the human lines, the JSON (`"converged": false`), and
+/// nothing but the error line with --quiet.
+#[test]
+fn cg_that_stops_at_max_iters_prints_its_result_and_exits_4() {
+    let base = [
+        "--emulator=2",
+        "cg",
+        "--poisson2d",
+        "16",
+        "--max-iters",
+        "5",
+    ];
+    let o = autarky(&base);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(4), "{out}{err}");
+    assert!(out.contains("NOT converged after 5 iterations"), "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not converged") && err.contains("--max-iters"),
+        "{err}"
+    );
+
+    let o = autarky(&[&["--json"][..], &base[..]].concat());
+    assert_eq!(o.status.code(), Some(4));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    assert_eq!(v["converged"], false, "{v}");
+    assert_eq!(v["iterations"], 5, "{v}");
+    assert!(v["rel_residual"].as_f64().unwrap() > 1e-8, "{v}");
+
+    let o = autarky(&[&["--quiet"][..], &base[..]].concat());
+    assert_eq!(o.status.code(), Some(4));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not converged"));
+
+    // The same problem with room to converge: status 0.
+    let o = autarky(&[
+        "--emulator=2",
+        "cg",
+        "--poisson2d",
+        "16",
+        "--max-iters",
+        "200",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// CG needs a symmetric matrix: a `general` file that is not symmetric is
+/// refused naming the first pair (1-based, as in the file, with both
+/// values); a `general` file that is symmetric runs.
+#[test]
+fn cg_refuses_a_non_symmetric_general_file_and_accepts_a_symmetric_one() {
+    let dir = std::env::temp_dir().join(format!("autarky-cli-cg-sym-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = "%%MatrixMarket matrix coordinate real general\n3 3 7\n1 1 4\n2 2 4\n3 3 4\n1 2 -1\n2 1 -1\n";
+    let bad = dir.join("nonsym.mtx");
+    std::fs::write(&bad, format!("{header}2 3 -1\n3 2 -2.5\n")).unwrap();
+    assert_usage(
+        &["--emulator=2", "cg", "--matrix", bad.to_str().unwrap()],
+        &[
+            "nonsym.mtx",
+            "not symmetric",
+            "(2, 3) and (3, 2)",
+            "-1",
+            "-2.5",
+        ],
+    );
+    let good = dir.join("sym.mtx");
+    std::fs::write(&good, format!("{header}2 3 -1\n3 2 -1\n")).unwrap();
+    let o = autarky(&[
+        "--emulator=2",
+        "--json",
+        "cg",
+        "--matrix",
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    assert_eq!(v["converged"], true, "{v}");
     std::fs::remove_dir_all(&dir).ok();
 }

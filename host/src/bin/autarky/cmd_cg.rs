@@ -12,7 +12,9 @@ use autarky::solvers::cg::{
 use autarky::{RunOptions, Runtime};
 use serde_json::json;
 
+use crate::cg_footprint::Shape;
 use crate::cmd_dag::iterations_parser;
+use crate::memory::{gib, host_available};
 use crate::{plural, CliError, Ctx};
 
 /// The recurrence on the command line.
@@ -38,18 +40,23 @@ pub enum PrecondArg {
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("matrix_source").required(true).multiple(false))]
 pub struct Args {
-    /// The 5-point Poisson matrix of an N×N grid (N 1..=46340).
+    /// The 5-point Poisson matrix of an N×N grid (N 1..=46340; the solve
+    /// must fit in memory).
     #[arg(long, value_name = "N", group = "matrix_source",
           value_parser = clap::value_parser!(u64).range(1..=46_340))]
     poisson2d: Option<u64>,
-    /// The 7-point Poisson matrix of an N×N×N grid (N 1..=1290).
+    /// The 7-point Poisson matrix of an N×N×N grid (N 1..=1290; the solve
+    /// must fit in memory).
     #[arg(long, value_name = "N", group = "matrix_source",
           value_parser = clap::value_parser!(u64).range(1..=1290))]
     poisson3d: Option<u64>,
-    /// A Matrix Market file (real or integer, general or symmetric).
+    /// A Matrix Market file (real, integer or pattern; general or
+    /// symmetric). The matrix must be symmetric: a general file whose
+    /// A[i][j] and A[j][i] differ (beyond 1e-10 relative) is refused.
     #[arg(long, value_name = "FILE", group = "matrix_source")]
     matrix: Option<PathBuf>,
-    /// Stop when ‖r‖/‖b‖ ≤ T (finite, ≥ 0).
+    /// Stop when ‖r‖/‖b‖ ≤ T (finite, ≥ 0); a run that reaches --max-iters
+    /// first prints its result and exits with status 4.
     #[arg(long, value_name = "T", default_value_t = 1e-8, value_parser = parse_tol,
           allow_negative_numbers = true)]
     tol: f64,
@@ -104,38 +111,73 @@ fn cli_error(e: CgSolveError) -> CliError {
     }
 }
 
+/// The matrix a run solves: generated later, or read already.
+enum Source {
+    /// The `2d + 1`-point Poisson matrix of an `n^d` grid.
+    Poisson { d: u32, n: u64 },
+    /// A Matrix Market file, read and checked symmetric.
+    File(Csr<f64>),
+}
+
 /// `autarky cg`.
 pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
-    let (name, matrix): (String, Csr<f64>) = if let Some(n) = a.poisson2d {
-        let m =
-            poisson2d(n as usize).map_err(|e| CliError::Usage(format!("--poisson2d {n}: {e}")))?;
-        (format!("poisson2d {n}"), m)
-    } else if let Some(n) = a.poisson3d {
-        let m =
-            poisson3d(n as usize).map_err(|e| CliError::Usage(format!("--poisson3d {n}: {e}")))?;
-        (format!("poisson3d {n}"), m)
-    } else {
-        let path = a.matrix.as_ref().expect("clap requires one matrix source");
-        let m = read_matrix_market(path).map_err(|e| CliError::Usage(e.to_string()))?;
-        (path.display().to_string(), m)
-    };
     if a.gpus > 1 && (a.pes % a.gpus != 0 || ctx.emulator.is_some()) {
         return Err(CliError::Usage(format!(
             "--gpus {}: needs the GPU backend and --pes a multiple of it (got --pes {})",
             a.gpus, a.pes
         )));
     }
-    let heap = heap_bytes_needed(&matrix, a.pes).map_err(cli_error)?;
+    let (name, flag, source) = if let Some(n) = a.poisson2d {
+        (
+            format!("poisson2d {n}"),
+            format!("--poisson2d {n}"),
+            Source::Poisson { d: 2, n },
+        )
+    } else if let Some(n) = a.poisson3d {
+        (
+            format!("poisson3d {n}"),
+            format!("--poisson3d {n}"),
+            Source::Poisson { d: 3, n },
+        )
+    } else {
+        let path = a.matrix.as_ref().expect("clap requires one matrix source");
+        let m = read_matrix_market(path).map_err(|e| CliError::Usage(e.to_string()))?;
+        // CG needs a symmetric matrix; a `general` file may hold any.
+        m.check_symmetric()
+            .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+        let name = path.display().to_string();
+        (name.clone(), name, Source::File(m))
+    };
+    // Memory first: bounds from N alone for the generators (nothing large
+    // is allocated before the checks), from the matrix for a file.
+    let shape = match &source {
+        Source::Poisson { d, n } => Shape::poisson(*d, *n, a.pes)
+            .map_err(|e| CliError::Usage(format!("{flag}: {e}")))?
+            .ok_or_else(|| CliError::Usage(format!("{flag}: the grid is too large to count")))?,
+        Source::File(m) => Shape::of(m, a.pes).map_err(|e| CliError::Usage(e.to_string()))?,
+    };
+    let heap = match &source {
+        Source::Poisson { .. } => shape.heap_per_pe(),
+        Source::File(m) => heap_bytes_needed(m, a.pes).map_err(cli_error)? as u64,
+    };
+    let heap = usize::try_from(heap)
+        .map_err(|_| CliError::Usage(format!("{flag}: the heap per PE is too large to address")))?;
     let (rt, threads) = runtime(ctx, a.pes, a.gpus, heap)?;
-    if let Ok((free, _)) = rt.device_memory() {
-        // Per GPU: its share of the PEs' heaps.
-        let need = heap as u64 * (a.pes / a.gpus) as u64;
-        if need > free as u64 {
-            return Err(CliError::Usage(format!(
-                "{name}: the solve needs about {need} bytes of device memory, {free} are free"
-            )));
+    let smaller = if a.matrix.is_some() {
+        "a smaller matrix"
+    } else {
+        "a smaller N"
+    };
+    check_memory(&rt, &flag, smaller, &shape, heap as u64, a.pes, a.gpus)?;
+    let matrix = match source {
+        Source::Poisson { d: 2, n } => {
+            poisson2d(n as usize).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?
         }
-    }
+        Source::Poisson { n, .. } => {
+            poisson3d(n as usize).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?
+        }
+        Source::File(m) => m,
+    };
     let cfg = CgConfig {
         variant: match a.variant {
             VariantArg::Standard => CgVariant::Standard,
@@ -242,6 +284,73 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "clock": clock,
         "trace": trace_facts,
     }));
+    if !run.converged {
+        return Err(CliError::NotConverged(format!(
+            "{name}: relative residual {:.3e} > --tol {:e} after {} (raise --max-iters{})",
+            run.rel_residual,
+            a.tol,
+            plural(run.iterations as u64, "iteration", "iterations"),
+            if a.precond == PrecondArg::None {
+                ", or try --precond jacobi"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses (exit 2, one line saying what to change) a solve whose host
+/// memory (with the heaps, on the emulator) is more than is available, or
+/// whose heaps are more than a GPU has free. Before the matrix is
+/// generated, so nothing large has been allocated yet.
+fn check_memory(
+    rt: &Runtime,
+    flag: &str,
+    smaller: &str,
+    shape: &Shape,
+    heap: u64,
+    pes: u32,
+    gpus: u32,
+) -> Result<(), CliError> {
+    let emulator = rt.backend_name() == "emulator";
+    let heaps = heap.saturating_mul(pes as u64);
+    let host = shape
+        .host_bytes()
+        .saturating_add(if emulator { heaps } else { 0 });
+    if let Some(avail) = host_available() {
+        if host > avail {
+            return Err(CliError::Usage(format!(
+                "{flag}: the solve needs about {} of host memory{}, {} is available: use {smaller}{}",
+                gib(host),
+                if emulator {
+                    format!(" ({} of it the PEs' heaps, which the emulator keeps there)", gib(heaps))
+                } else {
+                    String::new()
+                },
+                gib(avail),
+                if emulator {
+                    " (on a GPU the heaps are in device memory)"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    if let Ok((free, _)) = rt.device_memory() {
+        // Per GPU: its share of the PEs' heaps.
+        let per_gpu = pes / gpus;
+        let need = heap.saturating_mul(per_gpu as u64);
+        if need > free as u64 {
+            return Err(CliError::Usage(format!(
+                "{flag}: the solve needs about {} of device memory per GPU ({} a PE, {}), {} is free: use {smaller}, or spread the PEs over more GPUs (--gpus G, --pes a multiple of G)",
+                gib(need),
+                gib(heap),
+                plural(per_gpu as u64, "PE", "PEs"),
+                gib(free as u64)
+            )));
+        }
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@ use autarky::{RunOptions, Runtime};
 use serde_json::json;
 
 use crate::cmd_dag::iterations_parser;
+use crate::memory::{gib, host_available};
 use crate::{plural, CliError, Ctx};
 
 /// How PEs reach each other, on the command line.
@@ -294,18 +295,6 @@ fn footprint(
         heap_per_pe: heap,
         host,
     })
-}
-
-/// `MemAvailable` from /proc/meminfo, when readable.
-fn host_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn gib(b: u64) -> String {
-    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
 /// What the solver refuses about the grid, stencil and temporal blocking,

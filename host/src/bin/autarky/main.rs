@@ -6,6 +6,7 @@
 //! Logging goes through `tracing` (set `RUST_LOG`, e.g. `RUST_LOG=debug`);
 //! the subscriber is set up here and nowhere in the library.
 
+mod cg_footprint;
 mod cmd_bench;
 mod cmd_cg;
 mod cmd_chain;
@@ -13,6 +14,7 @@ mod cmd_dag;
 mod cmd_info;
 mod cmd_jacobi;
 mod dag_check;
+mod memory;
 mod progress;
 
 use std::io::IsTerminal;
@@ -27,8 +29,10 @@ Backends: the GPU when one is present, else the CPU emulator (with a notice on s
 --emulator forces the emulator.
 
 Exit status: 0 success; 1 the run failed (device error, timeout, I/O);
-2 bad arguments (checked before anything runs, including that a --trace
-FILE can be created); 3 the run finished but its check found a violation.
+2 bad arguments (checked before anything runs: that a --trace FILE can be
+created, that the problem fits in the memory there is); 3 the run
+finished but its check found a violation; 4 cg stopped at --max-iters
+without reaching --tol (the result is still printed).
 
 Logging: RUST_LOG=info (or debug, trace) logs to stderr.";
 
@@ -75,6 +79,10 @@ pub enum CliError {
     /// The run finished, but what it should guarantee did not hold (exit 3).
     #[error("check failed: {0}")]
     Check(String),
+    /// An iterative solve ran out of iterations before its tolerance; its
+    /// result has been printed (exit 4).
+    #[error("not converged: {0}")]
+    NotConverged(String),
 }
 
 impl CliError {
@@ -83,6 +91,7 @@ impl CliError {
             CliError::Run(_) => 1,
             CliError::Usage(_) => 2,
             CliError::Check(_) => 3,
+            CliError::NotConverged(_) => 4,
         }
     }
 }

@@ -24,6 +24,17 @@ pub struct Csr<T = f64> {
     values: Vec<T>,
 }
 
+/// Relative tolerance of [`Csr::check_symmetric`]: `A[i][j]` and `A[j][i]`
+/// may differ by `SYMMETRY_RTOL · max(|A[i][j]|, |A[j][i]|, √|A[i][i]·A[j][j]|)`.
+/// Tight enough that any intended asymmetry (a convection term, a wrong
+/// sign) is refused, loose enough for a symmetric matrix assembled in
+/// floating point in two orders and written with 15–17 digits; well below
+/// what changes CG's convergence to the tolerances CG is run at (≥ 1e-14
+/// relative residual in f64). The diagonal term keeps entries that cancel
+/// to round-off (`1e-17` against `-3e-17` next to a diagonal of 4) from
+/// counting as asymmetric: for an SPD matrix `|A[i][j]| ≤ √(A[i][i]·A[j][j])`.
+pub const SYMMETRY_RTOL: f64 = 1e-10;
+
 /// Largest dimension whose indices fit a `u32`.
 const MAX_DIM: u64 = u32::MAX as u64 + 1;
 
@@ -266,6 +277,46 @@ impl<T: Scalar> Csr<T> {
         })
     }
 
+    /// Checks that the matrix is square and symmetric within
+    /// [`SYMMETRY_RTOL`] (an entry stored on one side only counts as 0 on
+    /// the other, so a stored explicit zero needs no mirror). CG needs a
+    /// symmetric matrix; [`is_symmetric`](Self::is_symmetric) is the exact
+    /// test.
+    ///
+    /// Errors: [`MatrixError::NotSymmetric`] naming the first entry, in
+    /// row-major order, whose mirror differs (both values);
+    /// [`MatrixError::InvalidParameter`] for a non-square matrix.
+    pub fn check_symmetric(&self) -> Result<(), MatrixError> {
+        if !self.is_square() {
+            return Err(MatrixError::InvalidParameter(format!(
+                "a {} x {} matrix cannot be symmetric",
+                self.n_rows, self.n_cols
+            )));
+        }
+        let abs_diag = |i: usize| self.get(i, i).map_or(0.0, |d| d.to_f64().abs());
+        for i in 0..self.n_rows {
+            let (cols, vals) = self.row(i);
+            for (&j, &v) in cols.iter().zip(vals) {
+                let j = j as usize;
+                if j == i {
+                    continue;
+                }
+                let v = v.to_f64();
+                let w = self.get(j, i).map_or(0.0, |w| w.to_f64());
+                let scale = v.abs().max(w.abs()).max((abs_diag(i) * abs_diag(j)).sqrt());
+                if (v - w).abs() > SYMMETRY_RTOL * scale {
+                    return Err(MatrixError::NotSymmetric {
+                        row: i,
+                        col: j,
+                        value: v,
+                        mirror: w,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The same matrix with every value converted to `U` (rounded to
     /// nearest). Fails, naming the row, when a value overflows `U`.
     pub fn cast<U: Scalar>(&self) -> Result<Csr<U>, MatrixError> {
@@ -425,6 +476,71 @@ mod tests {
         assert!(!structure_differs.is_symmetric());
         let rect = Csr::from_triplets(1, 2, vec![(0, 0, 1.0)]).unwrap();
         assert!(!rect.is_symmetric());
+    }
+
+    #[test]
+    fn check_symmetric_names_the_first_asymmetric_pair_with_both_values() {
+        // small(): A[0][1] = 1 but A[1][0] is not stored (0).
+        match small().check_symmetric() {
+            Err(MatrixError::NotSymmetric {
+                row: 0,
+                col: 1,
+                value,
+                mirror,
+            }) => assert_eq!((value, mirror), (1.0, 0.0)),
+            other => panic!("{other:?}"),
+        }
+        let a = Csr::from_triplets(
+            3,
+            3,
+            vec![
+                (0, 0, 4.0),
+                (1, 1, 4.0),
+                (2, 2, 4.0),
+                (1, 2, -1.0),
+                (2, 1, -2.0),
+            ],
+        )
+        .unwrap();
+        let e = a.check_symmetric().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                MatrixError::NotSymmetric {
+                    row: 1,
+                    col: 2,
+                    value: -1.0,
+                    mirror: -2.0
+                }
+            ),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("A[1][2] = -1 but A[2][1] = -2"), "{msg}");
+        assert!(msg.contains("entries (2, 3) and (3, 2)"), "{msg}");
+        let rect = Csr::from_triplets(1, 2, vec![(0, 0, 1.0)]).unwrap();
+        assert!(rect.check_symmetric().is_err());
+    }
+
+    #[test]
+    fn check_symmetric_accepts_round_off_and_explicit_zeros_but_not_more() {
+        let pair = |lo: f64, up: f64| {
+            Csr::from_triplets(2, 2, vec![(0, 0, 4.0), (1, 1, 4.0), (0, 1, up), (1, 0, lo)])
+                .unwrap()
+        };
+        assert!(pair(-1.0, -1.0).check_symmetric().is_ok());
+        // A few ulps apart: accepted.
+        assert!(pair(-1.0, -1.0 - 4.0 * f64::EPSILON)
+            .check_symmetric()
+            .is_ok());
+        // Round-off next to a large diagonal: accepted.
+        assert!(pair(1e-17, -3e-17).check_symmetric().is_ok());
+        // 1e-8 relative: refused.
+        assert!(pair(-1.0, -1.0 - 1e-8).check_symmetric().is_err());
+        // An explicit zero without a mirror is symmetric.
+        let z = Csr::from_triplets(2, 2, vec![(0, 0, 1.0), (1, 1, 1.0), (0, 1, 0.0)]).unwrap();
+        assert!(!z.is_symmetric());
+        assert!(z.check_symmetric().is_ok());
     }
 
     #[test]

@@ -73,6 +73,27 @@ pub enum MatrixError {
         /// The value (as f64).
         value: f64,
     },
+    /// `A[row][col]` and `A[col][row]` differ by more than
+    /// [`SYMMETRY_RTOL`](super::csr::SYMMETRY_RTOL) allows (an entry stored
+    /// on one side only counts as 0 on the other): CG needs a symmetric
+    /// matrix. Indices are 0-based; a Matrix Market file names the entries
+    /// one higher.
+    #[error(
+        "the matrix is not symmetric: A[{row}][{col}] = {value} but A[{col}][{row}] = {mirror} \
+         (0-based; entries ({}, {}) and ({}, {}) of a Matrix Market file); \
+         CG needs a symmetric positive definite matrix",
+        .row + 1, .col + 1, .col + 1, .row + 1
+    )]
+    NotSymmetric {
+        /// Row of the first entry (row-major order) whose mirror differs.
+        row: usize,
+        /// Its column.
+        col: usize,
+        /// `A[row][col]`.
+        value: f64,
+        /// `A[col][row]` (0 when not stored).
+        mirror: f64,
+    },
     /// The dimensions do not fit the index types (`u32` columns).
     #[error("a {n_rows} x {n_cols} matrix is too large: column indices are 32-bit (at most {} columns)", u64::from(u32::MAX) + 1)]
     TooLarge {

@@ -466,14 +466,43 @@ fn invalid(msg: impl Into<String>) -> CgSolveError {
 pub fn heap_bytes_needed(a: &Csr<f64>, pes: u32) -> Result<usize> {
     let plan = HaloPlan::new(a, &partition_rows(a, pes as usize)?)?;
     let (maxn, nnz, vlen, sends) = sizes(&plan);
+    Ok(heap_bytes_for(maxn, nnz, vlen, sends, pes))
+}
+
+/// [`heap_bytes_needed`] from sizes, for a matrix that is not built yet:
+/// the heap per PE when no PE owns more than `rows` rows and `nnz`
+/// nonzeros, no PE's `[owned | ghosts]` vector is longer than `vlen`, and
+/// no PE's send lists hold more than `sends` entries together. Monotone in
+/// every argument, so upper bounds of the sizes give an upper bound of the
+/// heap. Saturates at `usize::MAX` instead of overflowing.
+pub fn heap_bytes_for(rows: usize, nnz: usize, vlen: usize, sends: usize, pes: u32) -> usize {
+    // Every buffer holds at least one entry (as `sizes` counts them).
+    let [maxn, nnz, vlen, sends] = [rows, nnz, vlen, sends].map(|v| v.max(1));
+    let pes = pes as usize;
     // Vectors: x, r, y, p, s, z, 1/diag; partials: at most 2 × 4 values
     // per tile of the two allreduces (tiles ≤ rows, ≤ 4096 by default).
     let tiles = maxn.min(4096);
-    let doubles = nnz + 7 * maxn + 2 * vlen + slot::LEN + 16 * tiles + 16 * pes as usize;
+    let doubles = [
+        nnz,
+        maxn.saturating_mul(7),
+        vlen.saturating_mul(2),
+        slot::LEN,
+        16 * tiles,
+        pes.saturating_mul(16),
+    ]
+    .into_iter()
+    .fold(0usize, usize::saturating_add);
     // Send lists: the indices, and the values staged for NVSHMEM puts.
-    let bytes = 8 * (maxn + 1) + 4 * nnz + 12 * sends + 8 * doubles;
+    let bytes = [
+        maxn.saturating_add(1).saturating_mul(8),
+        nnz.saturating_mul(4),
+        sends.saturating_mul(12),
+        doubles.saturating_mul(8),
+    ]
+    .into_iter()
+    .fold(0usize, usize::saturating_add);
     // Every buffer starts 256-byte aligned (the heap's SYM_ALIGN).
-    Ok(bytes + 32 * 256 + (1 << 16))
+    bytes.saturating_add(32 * 256 + (1 << 16))
 }
 
 /// Smallest chunk a send list is split into (entries): below it one block

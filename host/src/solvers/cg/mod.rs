@@ -45,12 +45,12 @@ pub mod reference;
 mod rng;
 mod scalar;
 
-pub use csr::Csr;
+pub use csr::{Csr, SYMMETRY_RTOL};
 pub use error::{CgError, MatrixError, PartitionError};
 pub use generate::{poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso, random_spd};
 pub use graph::{
-    default_spmv_lanes, heap_bytes_needed, CgConfig, CgRun, CgSolveError, CgSolver, Precond,
-    MAX_DEFAULT_TILES,
+    default_spmv_lanes, heap_bytes_for, heap_bytes_needed, CgConfig, CgRun, CgSolveError, CgSolver,
+    Precond, MAX_DEFAULT_TILES,
 };
 pub use halo::{GhostBlock, HaloPlan, LocalCsr, PePlan, SendList};
 pub use mtx::{

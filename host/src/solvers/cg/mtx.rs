@@ -15,7 +15,10 @@
 //! - a **duplicate** position is an error naming both lines (the format
 //!   does not say whether duplicates add up, so we refuse to guess);
 //! - blank lines and `%` comment lines are skipped anywhere after the header;
-//! - the matrix must be square (the solvers need it).
+//! - the matrix must be square (the solvers need it);
+//! - a **general** file is read as it is, symmetric or not: CG callers
+//!   check with [`Csr::check_symmetric`], which names the first asymmetric
+//!   pair (the `autarky cg` command does).
 //!
 //! Every error is a [`MatrixError::MatrixMarket`] with the 1-based line
 //! number; a file that ends too early names the line after its last one.
@@ -445,6 +448,28 @@ mod tests {
             .unwrap();
         assert_eq!(p.values(), &[1.0, 1.0, 1.0]);
         assert!(p.is_symmetric());
+    }
+
+    #[test]
+    fn general_files_are_read_as_given_and_check_symmetric_tells_them_apart() {
+        let sym = parse_str(&format!("{H}2 2 4\n1 1 2\n1 2 -1\n2 1 -1\n2 2 2\n")).unwrap();
+        assert!(sym.check_symmetric().is_ok());
+        let nonsym = parse_str(&format!("{H}2 2 4\n1 1 2\n1 2 -1\n2 1 3\n2 2 2\n")).unwrap();
+        assert_eq!(nonsym.get(1, 0), Some(3.0), "read as given");
+        match nonsym.check_symmetric() {
+            Err(MatrixError::NotSymmetric {
+                row: 0,
+                col: 1,
+                value,
+                mirror,
+            }) => assert_eq!((value, mirror), (-1.0, 3.0)),
+            other => panic!("{other:?}"),
+        }
+        // A symmetric file is symmetric by construction.
+        let lower =
+            parse_str("%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 -1\n1 1 2\n")
+                .unwrap();
+        assert!(lower.check_symmetric().is_ok());
     }
 
     #[test]

@@ -1,0 +1,36 @@
+//! Host memory as the solver commands see it: what is available, and how
+//! to print a size. A command estimates what its solve needs before it
+//! allocates, and refuses cleanly (exit 2) when that is more than
+//! [`host_available`], instead of letting the allocator abort.
+
+/// `MemAvailable` from /proc/meminfo, when readable (Linux); `None`
+/// elsewhere, and then the commands do not check.
+pub fn host_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `b` bytes as GiB with two decimals.
+pub fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gib_prints_two_decimals() {
+        assert_eq!(gib(3 << 29), "1.50 GiB");
+        assert_eq!(gib(0), "0.00 GiB");
+    }
+
+    #[test]
+    fn host_available_reads_a_positive_amount_on_linux() {
+        if cfg!(target_os = "linux") {
+            assert!(host_available().is_some_and(|b| b > 0));
+        }
+    }
+}
