@@ -203,7 +203,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         PrecondArg::Jacobi => "jacobi",
     };
     ctx.say(format_args!(
-        "cg {name}: {} rows, {} nonzeros, {variant} CG, preconditioner {precond}, {}{} ({} tiles), up to {} on the {} backend",
+        "cg {name}: {} rows, {} nonzeros, {variant} CG, preconditioner {precond}, {}{} (tiles per PE: {}), up to {} on the {} backend",
         matrix.n_rows(),
         matrix.nnz(),
         plural(a.pes as u64, "PE", "PEs"),

@@ -197,7 +197,7 @@ pub enum PartitionError {
     #[error("cannot partition into 0 parts")]
     ZeroParts,
     /// Fewer rows than parts: some PE would own no row.
-    #[error("cannot give each of {parts} PEs a row: the matrix has only {rows} rows")]
+    #[error("cannot give each of {parts} PEs a row: the matrix has fewer rows ({rows})")]
     TooManyParts {
         /// Parts asked for.
         parts: usize,
