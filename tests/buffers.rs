@@ -215,3 +215,50 @@ fn a_panicking_body_re_raises_with_the_task_and_iteration() {
     ok.add_task_bytes(k, &[]);
     assert_eq!(rt.run(&ok, 3).unwrap().instances, 3);
 }
+
+/// Symmetric buffers on the emulator live in host memory: a host copy
+/// racing another thread's copy, or a run in flight, would be a data race.
+/// Copies from two threads never tear (each read is all of one write), and
+/// a copy while another thread's run is in flight is refused, saying why.
+#[test]
+fn symmetric_buffer_copies_never_race_each_other_or_a_run() {
+    let rt = emulator();
+    let s = rt.alloc_symmetric::<u64>(1 << 16).unwrap();
+    let (zeros, ones) = (vec![0u64; 1 << 16], vec![u64::MAX; 1 << 16]);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            for _ in 0..100 {
+                s.copy_from(0, &zeros).unwrap();
+                s.copy_from(0, &ones).unwrap();
+            }
+        });
+        for _ in 0..100 {
+            let v = s.to_vec(0).unwrap();
+            assert!(v.iter().all(|&x| x == v[0]), "a torn read");
+        }
+    });
+    // A run in flight on another thread: the copy is refused.
+    let started = Arc::new(Barrier::new(2));
+    let mut g = Graph::new();
+    let b = started.clone();
+    let k = g
+        .add_kind(TaskKind::new("slow", "").with_cpu(move |_| {
+            b.wait();
+            std::thread::sleep(Duration::from_millis(200));
+            Ok(())
+        }))
+        .unwrap();
+    g.add_task_bytes(k, &[]);
+    std::thread::scope(|sc| {
+        let run = sc.spawn(|| rt.run(&g, 1));
+        started.wait();
+        match s.to_vec(0) {
+            Err(Error::BufferAccess(e)) => assert!(e.reason.contains("in flight"), "{e}"),
+            other => panic!("a copy during a run: expected a refusal, got {other:?}"),
+        }
+        run.join().unwrap().unwrap();
+    });
+    // After the run, copies work again.
+    s.copy_from(0, &ones).unwrap();
+    assert_eq!(s.to_vec(0).unwrap(), ones);
+}

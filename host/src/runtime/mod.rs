@@ -178,6 +178,9 @@ impl Runtime {
                 GpuRun::start(g, graph, lowered, opts, self.heap_bases(), &*self.peers)?.wait()
             }
             Backend::Emulator(e) => {
+                // Host copies of symmetric buffers are refused until the
+                // run ends (host memory: they would race its bodies).
+                let _in_flight = self.heap.get().map(|h| h.enter_run());
                 let cfg = EmulatorConfig {
                     timeout: opts.timeout.unwrap_or(e.timeout),
                     hold_task: opts.faults().hold_task.map(|t| t.index() as u32),

@@ -64,6 +64,21 @@ pub(crate) struct SymHeap {
     ctxs: Vec<Arc<Context>>,
     bytes: usize,
     next: Mutex<usize>,
+    /// Emulator runs in flight on these heaps (host memory). A host copy
+    /// holds the lock while it copies and is refused while any run is in
+    /// flight: with host memory a copy racing a run's bodies, or another
+    /// thread's copy, would be a data race (a torn read, found by a
+    /// user's trial), where on a GPU it is a copy racing a kernel.
+    runs: Mutex<usize>,
+}
+
+/// An emulator run in flight on a [`SymHeap`] (see `SymHeap::runs`).
+pub(crate) struct RunGuard<'a>(&'a SymHeap);
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.runs.lock() -= 1;
+    }
 }
 
 impl Drop for SymHeap {
@@ -78,6 +93,36 @@ impl Drop for SymHeap {
 }
 
 impl SymHeap {
+    /// Marks an emulator run in flight until the guard drops: host copies
+    /// are refused meanwhile. Waits only for a host copy in progress.
+    pub(crate) fn enter_run(&self) -> RunGuard<'_> {
+        *self.runs.lock() += 1;
+        RunGuard(self)
+    }
+
+    /// Runs `copy` (a host copy of host-memory heaps) unless a run is in
+    /// flight, holding the lock so no run starts and no other copy runs
+    /// meanwhile.
+    fn host_copy(&self, addr: u64, bytes: usize, copy: impl FnOnce()) -> Result<()> {
+        let runs = self.runs.lock();
+        if *runs > 0 {
+            return Err(Error::BufferAccess(super::BufferAccessError {
+                addr,
+                bytes,
+                reason: format!(
+                    "{} emulator run{} of this runtime {} in flight (another thread): \
+                     symmetric buffers are copied between runs",
+                    *runs,
+                    if *runs == 1 { "" } else { "s" },
+                    if *runs == 1 { "is" } else { "are" }
+                ),
+            }));
+        }
+        copy();
+        drop(runs);
+        Ok(())
+    }
+
     /// Zeroed device heaps, `bytes` each, one on the GPU of every context.
     pub(crate) fn alloc_gpu(ctxs: &[&Context], bytes: usize) -> Result<Vec<DeviceMem>> {
         let mut mems = Vec::with_capacity(ctxs.len());
@@ -106,6 +151,7 @@ impl SymHeap {
                 ctxs: Vec::new(),
                 bytes,
                 next: Mutex::new(0),
+                runs: Mutex::new(0),
             });
         }
         let refs: Vec<&DeviceMem> = mine.iter().collect();
@@ -128,6 +174,7 @@ impl SymHeap {
             ctxs: Vec::new(),
             bytes,
             next: Mutex::new(0),
+            runs: Mutex::new(0),
         })
     }
 
@@ -177,6 +224,7 @@ impl SymHeap {
             ctxs: Vec::new(),
             bytes,
             next: Mutex::new(0),
+            runs: Mutex::new(0),
         })
     }
 
@@ -194,6 +242,7 @@ impl SymHeap {
             ctxs: Vec::new(),
             bytes,
             next: Mutex::new(0),
+            runs: Mutex::new(0),
         }
     }
 
@@ -351,7 +400,10 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
     }
 
     /// Copies `data` (exactly `len` elements) into PE `pe`'s copy. Not while
-    /// a run that uses the buffer is in flight. In a multi-process run a
+    /// a run that uses the buffer is in flight: on the emulator (host
+    /// memory) a copy while any run of the runtime is in flight on another
+    /// thread is refused ([`Error::BufferAccess`]), and copies from several
+    /// threads take turns; on a GPU it would race the kernel. In a multi-process run a
     /// PE of another rank is written through its CUDA IPC mapping: order
     /// it against that rank's own accesses ([`crate::Runtime::barrier`]).
     pub fn copy_from(&self, pe: u32, data: &[T]) -> Result<()> {
@@ -368,19 +420,20 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
             HeapMem::Host(h) => {
                 let bytes: &[u8] = bytemuck::cast_slice(data);
                 let base = h[pe as usize].as_ptr() as *mut u8;
-                // SAFETY: 1. [offset, offset + bytes) lies inside PE pe's heap
-                // (reserve() checked it); 2. no run is in flight (documented
-                // contract; emulator runs are synchronous and have ended), so
-                // nothing else accesses the range; 3. the regions cannot
-                // overlap (one is the caller's slice).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        bytes.as_ptr(),
-                        base.add(self.offset),
-                        bytes.len(),
-                    )
-                };
-                Ok(())
+                self.heap.host_copy(self.addr(pe), bytes.len(), || {
+                    // SAFETY: 1. [offset, offset + bytes) lies inside PE pe's
+                    // heap (reserve() checked it); 2. host_copy holds the
+                    // heap's lock with no emulator run in flight, so no body
+                    // and no other host copy touches the heap now; 3. the
+                    // regions cannot overlap (one is the caller's slice).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            bytes.as_ptr(),
+                            base.add(self.offset),
+                            bytes.len(),
+                        )
+                    }
+                })
             }
         }
     }
@@ -402,15 +455,17 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
             HeapMem::Host(h) => {
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
                 let base = h[pe as usize].as_ptr() as *const u8;
-                // SAFETY: as in copy_from: the range is inside the heap and no
-                // run is in flight.
-                unsafe {
+                let addr = self.addr(pe);
+                let n = bytes.len();
+                // SAFETY: as in copy_from: the range is inside the heap, and
+                // host_copy holds the lock with no run in flight.
+                self.heap.host_copy(addr, n, || unsafe {
                     std::ptr::copy_nonoverlapping(
                         base.add(self.offset),
                         bytes.as_mut_ptr(),
                         bytes.len(),
                     )
-                };
+                })?;
             }
         }
         Ok(out)
