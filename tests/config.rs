@@ -121,3 +121,27 @@ fn pe_and_gpu_counts_are_checked_before_anything_boots() {
     // 16 PEs on one GPU (or the emulator) are fine.
     Runtime::builder().emulator(1).pes(16).build().unwrap();
 }
+
+/// `Duration::MAX` ("no timeout") is honoured as the longest timeout,
+/// `MAX_TIMEOUT`, in the builder and in a run's options: the run completes
+/// (it once overflowed a deadline in a worker thread, and the run hung).
+#[test]
+fn the_longest_timeouts_mean_no_timeout_not_an_overflow() {
+    let rt = Runtime::builder()
+        .emulator(1)
+        .timeout(Duration::MAX)
+        .build()
+        .unwrap();
+    let mut g = autarky::Graph::new();
+    let k = g
+        .add_kind(autarky::TaskKind::new("k", "").with_cpu(|_| Ok(())))
+        .unwrap();
+    let a = g.add_task_bytes(k, &[]);
+    let b = g.add_task_bytes(k, &[]);
+    g.add_edge(a, b);
+    assert_eq!(rt.run(&g, 3).unwrap().instances, 6);
+    let mut opts = autarky::RunOptions::iterations(3);
+    opts.timeout = Some(Duration::MAX);
+    assert_eq!(rt.run_with(&g, opts).unwrap().instances, 6);
+    assert_eq!(autarky::runtime::MAX_TIMEOUT, Duration::from_nanos(1 << 62));
+}

@@ -174,9 +174,10 @@ impl Builder {
         self
     }
     /// Deadline of every device wait without progress (default 10 s; more
-    /// than zero).
+    /// than zero; at most [`MAX_TIMEOUT`](super::MAX_TIMEOUT), which
+    /// `Duration::MAX` becomes).
     pub fn timeout(mut self, d: Duration) -> Self {
-        self.cfg.timeout = d;
+        self.cfg.timeout = d.min(super::MAX_TIMEOUT);
         self
     }
     /// Most tasks a graph may have: the ready queue's capacity (default
@@ -326,9 +327,10 @@ impl Builder {
     /// [`Error::RankTimeout`] after this ([`Error::RankLost`] at the end of a
     /// run, with the surviving rank's own record). It must cover the slowest rank's
     /// megakernel compilation (first run of a graph) and the difference
-    /// between the ranks' run ends.
+    /// between the ranks' run ends. At most
+    /// [`MAX_TIMEOUT`](super::MAX_TIMEOUT).
     pub fn rank_timeout(mut self, d: Duration) -> Self {
-        self.cfg.rank_timeout = d;
+        self.cfg.rank_timeout = d.min(super::MAX_TIMEOUT);
         self
     }
 

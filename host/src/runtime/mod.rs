@@ -62,7 +62,7 @@ pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSli
 pub use launch::{Finished, GpuRun};
 #[allow(unused_imports)] // for the device-code generator
 pub(crate) use options::fault_injection_enabled;
-pub use options::{RunOptions, TraceOptions};
+pub use options::{RunOptions, TraceOptions, MAX_TIMEOUT};
 pub use progress::{PeProgress, Residual};
 pub use symmetric::SymBuffer;
 use symmetric::SymHeap;
@@ -172,6 +172,7 @@ impl Runtime {
     /// present ([`Builder::check_cuda`]), so a body that fails to compile
     /// fails with [`Error::Nvrtc`] on both backends.
     pub fn run_with(&self, graph: &Graph, opts: RunOptions) -> Result<RunReport> {
+        let opts = opts.clamped();
         let lowered = self.lower(graph, &opts)?;
         match &self.backend {
             Backend::Gpu(g) => {
@@ -205,6 +206,7 @@ impl Runtime {
     pub fn launch<'a>(&'a self, graph: &'a Graph, opts: RunOptions) -> Result<GpuRun<'a>> {
         match &self.backend {
             Backend::Gpu(g) => {
+                let opts = opts.clamped();
                 let lowered = self.lower(graph, &opts)?;
                 GpuRun::start(g, graph, lowered, opts, self.heap_bases(), &*self.peers)
             }

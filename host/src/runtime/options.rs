@@ -22,12 +22,19 @@ use crate::{Error, Result};
 #[cfg(doc)]
 use crate::RunReport;
 
+/// The longest timeout, watchdog or grace honoured (2⁶² ns, about 146
+/// years): longer ones — `Duration::MAX` for "no timeout" — are this, so
+/// deadlines (and the doubled deadline of a generic wait) never overflow on
+/// the host or in the kernel's 64-bit nanosecond clock.
+pub const MAX_TIMEOUT: Duration = Duration::from_nanos(1 << 62);
+
 /// Options of one run.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Instances of every task (1..=MAX_ITERATIONS).
     pub iterations: u32,
-    /// Overrides the runtime's wait timeout for this run.
+    /// Overrides the runtime's wait timeout for this run (this and the
+    /// two below: at most [`MAX_TIMEOUT`], which longer ones become).
     pub timeout: Option<Duration>,
     /// Host watchdog: raise abort after this long without progress
     /// (default: 2 × timeout + 1 s).
@@ -156,6 +163,15 @@ impl RunOptions {
         {
             Faults::default()
         }
+    }
+
+    /// The durations as the backends use them: each at most
+    /// [`MAX_TIMEOUT`].
+    pub(crate) fn clamped(mut self) -> RunOptions {
+        for d in [&mut self.timeout, &mut self.watchdog, &mut self.abort_grace] {
+            *d = d.map(|d| d.min(MAX_TIMEOUT));
+        }
+        self
     }
 
     /// What every backend checks before a run of a graph of `num_tasks`
