@@ -145,3 +145,19 @@ fn the_longest_timeouts_mean_no_timeout_not_an_overflow() {
     assert_eq!(rt.run_with(&g, opts).unwrap().instances, 6);
     assert_eq!(autarky::runtime::MAX_TIMEOUT, Duration::from_nanos(1 << 62));
 }
+
+/// A symmetric heap larger than the host can give is an error from the
+/// first `alloc_symmetric`, not an abort of the process (it once died with
+/// "memory allocation of 4503599627370496 bytes failed").
+#[test]
+fn an_emulator_heap_larger_than_memory_is_an_error() {
+    let rt = Runtime::builder()
+        .emulator(1)
+        .symmetric_heap_bytes(1 << 52)
+        .build()
+        .unwrap();
+    match rt.alloc_symmetric::<u8>(16) {
+        Err(Error::InvalidConfig(m)) => assert!(m.contains("symmetric heap"), "{m}"),
+        other => panic!("expected InvalidConfig, got {:?}", other.map(|_| ())),
+    }
+}

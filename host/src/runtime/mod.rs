@@ -352,7 +352,7 @@ impl Runtime {
                     SymHeap::gpu_shared(&*self.peers, &g.ctx, local, mine, self.cfg.heap_bytes)?
                         .with_contexts(pe_ctxs)
                 }
-                Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes),
+                Backend::Emulator(_) => SymHeap::host(self.cfg.pes, self.cfg.heap_bytes)?,
             };
         Ok(self.heap.get_or_init(|| std::sync::Arc::new(h)))
     }

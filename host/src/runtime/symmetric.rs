@@ -230,20 +230,41 @@ impl SymHeap {
 
     /// Host heaps for the emulator, `bytes` each (zeroed pages are mapped
     /// lazily by the OS, so an unused heap costs address space only).
-    pub(crate) fn host(pes: u32, bytes: usize) -> SymHeap {
+    pub(crate) fn host(pes: u32, bytes: usize) -> Result<SymHeap> {
         let words = bytes.div_ceil(16);
-        SymHeap {
-            mem: HeapMem::Host(
-                (0..pes)
-                    .map(|_| vec![0u128; words].into_boxed_slice())
-                    .collect(),
-            ),
+        // Fallibly: a heap larger than the host can give is an error, not
+        // an abort of the process (`vec!` aborts on allocation failure).
+        // Zeroed by the allocator (calloc: fresh pages are not touched
+        // until used, so a large heap costs what the run uses).
+        let one = || -> Result<Box<[u128]>> {
+            let refused = || {
+                Error::InvalidConfig(format!(
+                    "could not allocate a symmetric heap of {bytes} bytes per PE in host \
+                     memory (the emulator's heaps; Builder::symmetric_heap_bytes)"
+                ))
+            };
+            if words == 0 {
+                return Ok(Box::new([]));
+            }
+            let layout = std::alloc::Layout::array::<u128>(words).map_err(|_| refused())?;
+            // SAFETY: the layout has a non-zero size (words > 0).
+            let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u128;
+            if ptr.is_null() {
+                return Err(refused());
+            }
+            // SAFETY: `ptr` is a live allocation of `layout` = [u128; words],
+            // zeroed (a valid value of u128); the Box frees it with the same
+            // layout.
+            Ok(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, words)) })
+        };
+        Ok(SymHeap {
+            mem: HeapMem::Host((0..pes).map(|_| one()).collect::<Result<_>>()?),
             own: None,
             ctxs: Vec::new(),
             bytes,
             next: Mutex::new(0),
             runs: Mutex::new(0),
-        }
+        })
     }
 
     /// Base address of every PE's heap as its own process has it.
