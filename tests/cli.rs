@@ -702,3 +702,22 @@ fn jacobi_trace_on_the_emulator_reports_how_long_tiles_waited_for_their_neighbou
     assert!(pred_ns > 0 && pred_ns <= block_ns, "{t}");
     let _ = std::fs::remove_file(&path);
 }
+
+/// More emulator threads than the OS will start (here under a 400 MB
+/// address-space limit): the run ends with an error naming the knobs, not
+/// a panic ("spawning an emulator worker thread: Os { code: 11 … }").
+#[test]
+fn emulator_threads_the_os_refuses_end_in_an_error_not_a_panic() {
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 400000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_autarky"))
+        .args(["--emulator=1000", "dag", "5", "2"])
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("bash runs");
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("could not start emulator thread"), "{err}");
+    assert_ne!(o.status.code(), Some(0), "{err}");
+}

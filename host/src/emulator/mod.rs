@@ -586,12 +586,15 @@ pub(crate) fn run_prelowered(
         .map(|t| TraceRecorder::ring(pes, (comm + compute) as usize, t.records_per_block as usize));
     let mut shared = shared::Run::new(emulated, iterations, cfg.timeout, hold, heaps, recorder);
     let start = Instant::now();
+    // A worker the OS will not start ends the run (the others leave on
+    // abort) with an error, not a panic.
+    let mut spawn_error = None;
     std::thread::scope(|s| {
-        for p in &shared.pes {
+        'pes: for p in &shared.pes {
             let pinned = p.lowered.pin_compute_slots;
             for b in 0..comm + compute {
                 let (shared, pe) = (&shared, p.pe);
-                std::thread::Builder::new()
+                let spawned = std::thread::Builder::new()
                     .name(format!("autarky-emu-{pe}-{b}"))
                     .spawn_scoped(s, move || {
                         if b < comm {
@@ -601,11 +604,24 @@ pub(crate) fn run_prelowered(
                         } else {
                             compute::dynamic(shared, pe, b)
                         }
-                    })
-                    .expect("spawning an emulator worker thread");
+                    });
+                if let Err(e) = spawned {
+                    shared.abort_all();
+                    spawn_error = Some(format!(
+                        "could not start emulator thread {b} of PE {pe} ({} a PE, {} PE{}): {e}; \
+                         use fewer (Builder::emulator, Builder::comm_blocks, Builder::pes)",
+                        comm + compute,
+                        shared.pes.len(),
+                        if shared.pes.len() == 1 { "" } else { "s" }
+                    ));
+                    break 'pes;
+                }
             }
         }
     });
+    if let Some(m) = spawn_error {
+        return Err(Error::InvalidConfig(m));
+    }
     let wall = start.elapsed();
     if let Some((payload, pe, task, iteration)) = shared
         .panic

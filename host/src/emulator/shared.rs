@@ -253,6 +253,12 @@ impl<'a> Run<'a> {
         self.abort.store(true, Ordering::Relaxed);
     }
 
+    /// Raises abort with no error record: the host stops the run itself
+    /// (a worker thread that could not be started).
+    pub fn abort_all(&self) {
+        self.abort.store(true, Ordering::Relaxed);
+    }
+
     pub fn aborted(&self) -> bool {
         self.abort.load(Ordering::Relaxed)
     }
