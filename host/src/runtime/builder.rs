@@ -142,15 +142,20 @@ impl Builder {
         self.want = Want::Emulator(threads);
         self
     }
-    /// CUDA device ordinal (default 0). GPU only.
+    /// CUDA device ordinal (default 0). GPU only: with
+    /// [`Builder::emulator`] it is refused; when a build without a GPU
+    /// falls back to the emulator it is ignored, and the fallback's notice
+    /// says so.
     pub fn device(mut self, ordinal: u32) -> Self {
         self.gpu_only.push("device");
         self.cfg.device = ordinal;
         self
     }
     /// Threads per block (default 128, or `AUTARKY_THREADS_PER_BLOCK` when
-    /// set): a multiple of 32 in 32..=1024, checked by [`Builder::build`]. GPU only (an emulated block is one
-    /// thread that runs each CPU body once).
+    /// set): a multiple of 32 in 32..=1024, checked by [`Builder::build`].
+    /// GPU only (an emulated block is one thread that runs each CPU body
+    /// once): refused with [`Builder::emulator`], ignored — and said so in
+    /// the notice — when a build without a GPU falls back to the emulator.
     pub fn threads_per_block(mut self, threads: u32) -> Self {
         self.gpu_only.push("threads_per_block");
         self.cfg.threads = threads;
@@ -412,8 +417,21 @@ impl Builder {
                             .map_or(2, |n| n.get())
                             .max(2),
                     };
+                    let ignored = if self.gpu_only.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (ignoring {}, which configure{} a GPU)",
+                            self.gpu_only
+                                .iter()
+                                .map(|k| format!("Builder::{k}"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if self.gpu_only.len() == 1 { "s" } else { "" }
+                        )
+                    };
                     tracing::info!(
-                        "autarky: no GPU ({}); running on the CPU emulator with {threads} threads",
+                        "autarky: no GPU ({}); running on the CPU emulator with {threads} threads{ignored}",
                         super::gpu::short_reason(&reason)
                     );
                     Ok(self.into_emulator(threads))
