@@ -262,3 +262,33 @@ fn symmetric_buffer_copies_never_race_each_other_or_a_run() {
     s.copy_from(0, &ones).unwrap();
     assert_eq!(s.to_vec(0).unwrap(), ones);
 }
+
+/// CPU bodies reach symmetric memory as they reach a Buffer: through the
+/// checked `cpu_slice` / `cpu_slice_mut`, on their own PE and, through
+/// `peer_addr`, on another (it once took raw pointers: "not inside a live
+/// emulator buffer").
+#[test]
+fn cpu_bodies_borrow_symmetric_memory_with_cpu_slice() {
+    let rt = Runtime::builder().emulator(2).pes(2).build().unwrap();
+    let s = rt.alloc_symmetric::<u32>(8).unwrap();
+    s.copy_from(0, &[7; 8]).unwrap();
+    let mut g = Graph::new();
+    // PE 1's task copies PE 0's values into its own copy, plus its PE.
+    let k = g
+        .add_kind(TaskKind::new("pull", "").arg_size_bytes(8).with_cpu(|ctx| {
+            let mine: u64 = ctx.args();
+            let theirs = ctx.peer_addr(mine, 0);
+            let src: Vec<u32> = autarky::cpu_slice::<u32>(theirs, 8)?.to_vec();
+            let mut dst = autarky::cpu_slice_mut::<u32>(mine, 8)?;
+            for (d, v) in dst.iter_mut().zip(src) {
+                *d = v + ctx.pe;
+            }
+            Ok(())
+        }))
+        .unwrap();
+    let t = g.add_task(k, &s.addr(1));
+    g.set_pe(t, 1);
+    rt.run(&g, 1).unwrap();
+    assert_eq!(s.to_vec(1).unwrap(), vec![8; 8]);
+    assert_eq!(s.to_vec(0).unwrap(), vec![7; 8]);
+}

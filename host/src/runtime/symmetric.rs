@@ -27,8 +27,9 @@ enum HeapMem {
     /// allocations for the PEs it hosts, CUDA IPC mappings of the other
     /// ranks' (multi-process runs).
     Gpu(Vec<DeviceMem>),
-    /// One host allocation per PE (the emulator), 16-byte aligned words.
-    Host(Vec<Box<[u128]>>),
+    /// One host allocation per PE (the emulator), registered like a
+    /// [`super::Buffer`]'s, so CPU bodies reach it through `cpu_slice`.
+    Host(Vec<super::host_mem::HostBuffer>),
     /// One `nvshmem_malloc` (Transport::Nvshmem), at the same address on
     /// every PE.
     #[cfg(feature = "nvshmem")]
@@ -231,31 +232,18 @@ impl SymHeap {
     /// Host heaps for the emulator, `bytes` each (zeroed pages are mapped
     /// lazily by the OS, so an unused heap costs address space only).
     pub(crate) fn host(pes: u32, bytes: usize) -> Result<SymHeap> {
-        let words = bytes.div_ceil(16);
         // Fallibly: a heap larger than the host can give is an error, not
         // an abort of the process (`vec!` aborts on allocation failure).
-        // Zeroed by the allocator (calloc: fresh pages are not touched
-        // until used, so a large heap costs what the run uses).
-        let one = || -> Result<Box<[u128]>> {
-            let refused = || {
+        // Registered host buffers (zeroed by the allocator: fresh pages
+        // are not touched until used), so CPU bodies can borrow symmetric
+        // memory with `cpu_slice` as they do a Buffer's.
+        let one = || -> Result<super::host_mem::HostBuffer> {
+            super::host_mem::HostBuffer::new(bytes).ok_or_else(|| {
                 Error::InvalidConfig(format!(
                     "could not allocate a symmetric heap of {bytes} bytes per PE in host \
                      memory (the emulator's heaps; Builder::symmetric_heap_bytes)"
                 ))
-            };
-            if words == 0 {
-                return Ok(Box::new([]));
-            }
-            let layout = std::alloc::Layout::array::<u128>(words).map_err(|_| refused())?;
-            // SAFETY: the layout has a non-zero size (words > 0).
-            let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u128;
-            if ptr.is_null() {
-                return Err(refused());
-            }
-            // SAFETY: `ptr` is a live allocation of `layout` = [u128; words],
-            // zeroed (a valid value of u128); the Box frees it with the same
-            // layout.
-            Ok(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, words)) })
+            })
         };
         Ok(SymHeap {
             mem: HeapMem::Host((0..pes).map(|_| one()).collect::<Result<_>>()?),
@@ -284,7 +272,7 @@ impl SymHeap {
     pub(crate) fn bases(&self) -> Vec<u64> {
         match &self.mem {
             HeapMem::Gpu(m) => m.iter().map(|m| m.ptr()).collect(),
-            HeapMem::Host(h) => h.iter().map(|h| h.as_ptr() as u64).collect(),
+            HeapMem::Host(h) => h.iter().map(|h| h.addr()).collect(),
             #[cfg(feature = "nvshmem")]
             HeapMem::Nvshmem { device, .. } => device.clone(),
         }
@@ -440,7 +428,7 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
             HeapMem::Nvshmem { .. } => unreachable!("handled above"),
             HeapMem::Host(h) => {
                 let bytes: &[u8] = bytemuck::cast_slice(data);
-                let base = h[pe as usize].as_ptr() as *mut u8;
+                let base = h[pe as usize].addr() as usize as *mut u8;
                 self.heap.host_copy(self.addr(pe), bytes.len(), || {
                     // SAFETY: 1. [offset, offset + bytes) lies inside PE pe's
                     // heap (reserve() checked it); 2. host_copy holds the
@@ -475,7 +463,7 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
             HeapMem::Nvshmem { .. } => unreachable!("handled above"),
             HeapMem::Host(h) => {
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
-                let base = h[pe as usize].as_ptr() as *const u8;
+                let base = h[pe as usize].addr() as usize as *const u8;
                 let addr = self.addr(pe);
                 let n = bytes.len();
                 // SAFETY: as in copy_from: the range is inside the heap, and
