@@ -292,3 +292,26 @@ fn cpu_bodies_borrow_symmetric_memory_with_cpu_slice() {
     assert_eq!(s.to_vec(1).unwrap(), vec![8; 8]);
     assert_eq!(s.to_vec(0).unwrap(), vec![7; 8]);
 }
+
+/// A host thread's `cpu_slice_mut` of symmetric memory and a host copy of
+/// the same bytes do not overlap: the copy is refused while the borrow
+/// lives, and a body's access past the end of a buffer says so.
+#[test]
+fn host_borrows_of_symmetric_memory_exclude_host_copies() {
+    let rt = emulator();
+    let s = rt.alloc_symmetric::<u32>(8).unwrap();
+    let guard = autarky::cpu_slice_mut::<u32>(s.addr(0), 8).unwrap();
+    match s.to_vec(0) {
+        Err(Error::BufferAccess(e)) => assert!(e.reason.contains("overlaps"), "{e}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    drop(guard);
+    assert_eq!(s.to_vec(0).unwrap(), vec![0; 8]);
+    let b = rt.alloc::<u32>(4).unwrap();
+    let e = autarky::cpu_slice::<u32>(b.addr(), 8).err().unwrap();
+    assert!(
+        e.reason
+            .contains("16 bytes past the end of the buffer of 16 bytes"),
+        "{e}"
+    );
+}

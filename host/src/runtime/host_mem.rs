@@ -216,10 +216,18 @@ fn borrow(
         return Err(err("not inside a live emulator buffer".into()));
     };
     if end > base + region.bytes {
-        return Err(err(format!(
-            "not inside a live emulator buffer (the nearest one below is {} bytes at {base:#x})",
-            region.bytes
-        )));
+        return Err(err(if start < base + region.bytes {
+            format!(
+                "runs {} bytes past the end of the buffer of {} bytes at {base:#x}",
+                end - (base + region.bytes),
+                region.bytes
+            )
+        } else {
+            format!(
+                "not inside a live emulator buffer (the nearest one below is {} bytes at {base:#x})",
+                region.bytes
+            )
+        }));
     }
     if let Some(b) = region
         .borrows
@@ -227,7 +235,7 @@ fn borrow(
         .find(|b| b.start < end && start < b.end && (exclusive || b.exclusive))
     {
         return Err(err(format!(
-            "overlaps a concurrent {} access to [{:#x}, {:#x}) — two task instances touching this memory at once are not ordered by the graph (a missing edge?)",
+            "overlaps a concurrent {} access to [{:#x}, {:#x}) that nothing orders before or after it — two task instances (a missing edge in the graph?), or a task and the host (host copies belong between runs)",
             if b.exclusive { "exclusive" } else { "shared" },
             b.start,
             b.end
@@ -250,6 +258,21 @@ fn borrow(
         ptr,
         _mem: region.mem.clone(),
     })
+}
+
+/// Runs `f` on the bytes `[addr, addr + bytes)` of a live emulator buffer
+/// (a symmetric heap's host copy), holding a borrow of them — exclusive
+/// when `exclusive` — so no `cpu_slice` elsewhere overlaps it meanwhile.
+pub(crate) fn with_borrow(
+    addr: u64,
+    bytes: usize,
+    exclusive: bool,
+    f: impl FnOnce(*mut u8),
+) -> Result<(), BufferAccessError> {
+    let token = borrow(addr, bytes, 1, exclusive)?;
+    f(token.ptr.as_ptr());
+    drop(token);
+    Ok(())
 }
 
 /// Shared access to `len` elements of `T` in an emulator buffer; derefs to

@@ -104,7 +104,13 @@ impl SymHeap {
     /// Runs `copy` (a host copy of host-memory heaps) unless a run is in
     /// flight, holding the lock so no run starts and no other copy runs
     /// meanwhile.
-    fn host_copy(&self, addr: u64, bytes: usize, copy: impl FnOnce()) -> Result<()> {
+    fn host_copy(
+        &self,
+        addr: u64,
+        bytes: usize,
+        exclusive: bool,
+        copy: impl FnOnce(*mut u8),
+    ) -> Result<()> {
         let runs = self.runs.lock();
         if *runs > 0 {
             return Err(Error::BufferAccess(super::BufferAccessError {
@@ -119,7 +125,9 @@ impl SymHeap {
                 ),
             }));
         }
-        copy();
+        // And a borrow of the range, so no cpu_slice a host thread holds
+        // overlaps the copy.
+        super::host_mem::with_borrow(addr, bytes, exclusive, copy)?;
         drop(runs);
         Ok(())
     }
@@ -426,23 +434,17 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
             HeapMem::Gpu(m) => Ok(m[pe as usize].upload_at(self.offset, data)?),
             #[cfg(feature = "nvshmem")]
             HeapMem::Nvshmem { .. } => unreachable!("handled above"),
-            HeapMem::Host(h) => {
+            HeapMem::Host(_) => {
                 let bytes: &[u8] = bytemuck::cast_slice(data);
-                let base = h[pe as usize].addr() as usize as *mut u8;
-                self.heap.host_copy(self.addr(pe), bytes.len(), || {
-                    // SAFETY: 1. [offset, offset + bytes) lies inside PE pe's
-                    // heap (reserve() checked it); 2. host_copy holds the
-                    // heap's lock with no emulator run in flight, so no body
-                    // and no other host copy touches the heap now; 3. the
-                    // regions cannot overlap (one is the caller's slice).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            bytes.as_ptr(),
-                            base.add(self.offset),
-                            bytes.len(),
-                        )
-                    }
-                })
+                self.heap
+                    .host_copy(self.addr(pe), bytes.len(), true, |dst| {
+                        // SAFETY: 1. `dst` is the start of an exclusive borrow of
+                        // exactly these bytes of PE pe's heap (host_copy holds it,
+                        // and the heap's lock with no emulator run in flight), so
+                        // nothing else reads or writes them now; 2. the regions
+                        // cannot overlap (one is the caller's slice).
+                        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) }
+                    })
             }
         }
     }
@@ -461,19 +463,14 @@ impl<T: bytemuck::Pod> SymBuffer<T> {
             HeapMem::Gpu(m) => m[pe as usize].download_at(self.offset, &mut out)?,
             #[cfg(feature = "nvshmem")]
             HeapMem::Nvshmem { .. } => unreachable!("handled above"),
-            HeapMem::Host(h) => {
+            HeapMem::Host(_) => {
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
-                let base = h[pe as usize].addr() as usize as *const u8;
-                let addr = self.addr(pe);
-                let n = bytes.len();
-                // SAFETY: as in copy_from: the range is inside the heap, and
-                // host_copy holds the lock with no run in flight.
-                self.heap.host_copy(addr, n, || unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        base.add(self.offset),
-                        bytes.as_mut_ptr(),
-                        bytes.len(),
-                    )
+                let (addr, n) = (self.addr(pe), bytes.len());
+                // SAFETY: `src` starts a shared borrow of exactly these bytes
+                // of PE pe's heap (host_copy holds it, and the lock with no
+                // run in flight), so nothing writes them now; `out` is ours.
+                self.heap.host_copy(addr, n, false, |src| unsafe {
+                    std::ptr::copy_nonoverlapping(src, bytes.as_mut_ptr(), n)
                 })?;
             }
         }
