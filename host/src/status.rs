@@ -21,7 +21,9 @@ pub struct RunReport {
     pub iterations: u32,
     /// Task instances completed (tasks × iterations on success).
     pub instances: u64,
-    /// Instances completed by each compute block (comm blocks report 0).
+    /// Instances completed by each block, PE after PE (each PE's blocks in
+    /// its order: comm blocks first, then compute blocks; comm blocks
+    /// count the comm tasks they ran).
     pub per_block: Vec<u64>,
     /// Host wall time from launch to the end of the wait.
     pub wall: std::time::Duration,

@@ -8,7 +8,9 @@
 //!
 //! Registering a kind checks its name ([`Graph::add_kind`] returns an
 //! error); adding tasks and edges is infallible except for documented
-//! panics on misuse (an id from another graph); every property of the
+//! panics on ids out of this graph's range. Ids are indices: a kind or
+//! task id from another graph that is in range here names this graph's
+//! kind or task (not detected). Every property of the
 //! graph as a whole (cycles, dangling edges, distances, PEs, argument
 //! sizes, capacity) is checked by
 //! [`Graph::validate`] before any launch, each with its own error.

@@ -222,9 +222,17 @@ impl Builder {
         let bad = |msg: String| Err(Error::InvalidConfig(msg));
         let c = &self.cfg;
         if !(32..=1024).contains(&c.threads) || c.threads % 32 != 0 {
+            // Name where the value came from when it was the environment.
+            let from_env = !self.gpu_only.contains(&"threads_per_block")
+                && std::env::var("AUTARKY_THREADS_PER_BLOCK").is_ok();
             return bad(format!(
-                "threads_per_block must be a multiple of 32 in 32..=1024, got {}",
-                c.threads
+                "threads_per_block must be a multiple of 32 in 32..=1024, got {}{}",
+                c.threads,
+                if from_env {
+                    " (from AUTARKY_THREADS_PER_BLOCK)"
+                } else {
+                    ""
+                }
             ));
         }
         if c.comm_blocks == 0 {
