@@ -12,6 +12,10 @@ fn autarky(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_autarky"))
         .args(args)
         .env_remove("RUST_LOG")
+        // A 16 GiB host budget: the memory refusals below are then the
+        // same on a machine of any size (a 560 GiB GPU host would run the
+        // 800³ case instead of refusing it).
+        .env("AUTARKY_HOST_MEMORY", (16u64 << 30).to_string())
         .output()
         .expect("the autarky binary runs")
 }

@@ -635,11 +635,13 @@ pub(crate) fn run_prelowered(
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned());
+        // panic_any runs the panic hook (resume_unwind does not), so a
+        // program that does not catch it prints where it was raised.
         match msg {
-            Some(m) => std::panic::resume_unwind(Box::new(format!(
+            Some(m) => std::panic::panic_any(format!(
                 "task {} panicked on PE {pe}, iteration {iteration}: {m}",
                 graph.label(task)
-            ))),
+            )),
             None => std::panic::resume_unwind(payload),
         }
     }

@@ -6,7 +6,8 @@
 //! into balanced blocks, one per PE ([`Decomposition`]). Each PE stores its
 //! block in a padded array ([`LocalLayout`], row-major, x fastest) with a
 //! ghost layer of width `h` on both sides of every *active* axis (global
-//! extent > 1). Ghost cells mirror cells of other blocks (or, along a
+//! extent > 1, or made active by [`Decomposition::with_active_axes`]).
+//! Ghost cells mirror cells of other blocks (or, along a
 //! periodic axis, of the wrapped-around block, possibly the PE's own), except
 //! at a physical boundary, where they hold boundary values the solver writes
 //! and no pulse touches.

@@ -107,10 +107,10 @@ pub struct BufferAccessError {
 
 impl BufferAccessError {
     /// The failure code a CPU body returns when it converts this error with
-    /// `?`. The emulator reports the run as
-    /// [`Error::TaskBufferAccess`](crate::Error::TaskBufferAccess), with
-    /// this refusal (also logged through `tracing` at the conversion); a
-    /// body that returns the code itself gets `Error::TaskFailed`.
+    /// `?`. When a body fails with this code, the emulator reports the run
+    /// as [`Error::TaskBufferAccess`](crate::Error::TaskBufferAccess) with
+    /// the last refusal that body converted on its own thread (also logged
+    /// through `tracing` at the conversion); with none, `Error::TaskFailed`.
     pub const CODE: u32 = 0xB0FF_00E4;
 }
 

@@ -34,7 +34,9 @@ created, that the problem fits in the memory there is); 3 the run
 finished but its check found a violation; 4 cg stopped at --max-iters
 without reaching --tol (the result is still printed).
 
-Logging: RUST_LOG=info (or debug, trace) logs to stderr.";
+Logging: RUST_LOG=info (or debug, trace) logs to stderr.
+Memory: jacobi2d/3d and cg refuse a solve larger than the host memory
+available (MemAvailable), or than AUTARKY_HOST_MEMORY bytes when set.";
 
 /// Task graphs that run entirely on GPUs: one persistent megakernel per
 /// GPU with a device-side scheduler.

@@ -3,13 +3,24 @@
 //! allocates, and refuses cleanly (exit 2) when that is more than
 //! [`host_available`], instead of letting the allocator abort.
 
-/// `MemAvailable` from /proc/meminfo, when readable (Linux); `None`
-/// elsewhere, and then the commands do not check.
+/// `MemAvailable` from /proc/meminfo, when readable (Linux), capped by
+/// `AUTARKY_HOST_MEMORY` (bytes) when set: a budget for the solve — and
+/// what makes the refusal tests the same on a machine of any size. `None`
+/// when neither is known, and then the commands do not check.
 pub fn host_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let budget = std::env::var("AUTARKY_HOST_MEMORY")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let meminfo = (|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    })();
+    match (meminfo, budget) {
+        (Some(m), Some(b)) => Some(m.min(b)),
+        (m, b) => m.or(b),
+    }
 }
 
 /// `b` bytes as GiB with two decimals.

@@ -80,8 +80,9 @@ pub enum MatrixError {
     /// one higher.
     #[error(
         "the matrix is not symmetric: A[{row}][{col}] = {value} but A[{col}][{row}] = {mirror} \
-         (0-based; entries ({}, {}) and ({}, {}) of a Matrix Market file); \
-         CG needs a symmetric positive definite matrix",
+         (0-based; entries ({}, {}) and ({}, {}) of a Matrix Market file; pairs may \
+         differ by 1e-10 relative, so a file printed with fewer digits needs a symmetric \
+         header); CG needs a symmetric positive definite matrix",
         .row + 1, .col + 1, .col + 1, .row + 1
     )]
     NotSymmetric {

@@ -474,7 +474,10 @@ pub fn heap_bytes_needed(a: &Csr<f64>, pes: u32) -> Result<usize> {
 /// nonzeros, no PE's `[owned | ghosts]` vector is longer than `vlen`, and
 /// no PE's send lists hold more than `sends` entries together. Monotone in
 /// every argument, so upper bounds of the sizes give an upper bound of the
-/// heap. Saturates at `usize::MAX` instead of overflowing.
+/// heap. Saturates at `usize::MAX` instead of overflowing. Both assume the
+/// default tiling (at most 4096 tiles a PE): a solver built with a
+/// smaller [`CgConfig::tile_rows`] can need more partials than this counts
+/// (then the solver's allocation fails with a clear heap error).
 pub fn heap_bytes_for(rows: usize, nnz: usize, vlen: usize, sends: usize, pes: u32) -> usize {
     // Every buffer holds at least one entry (as `sizes` counts them).
     let [maxn, nnz, vlen, sends] = [rows, nnz, vlen, sends].map(|v| v.max(1));
