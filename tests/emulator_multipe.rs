@@ -343,17 +343,17 @@ fn finish_at_from_a_kind_not_declared_may_finish_early_fails_the_task() {
         .unwrap();
     let t = g.add_task_bytes(k, &[]);
     g.set_pe(t, 1);
+    // Its own error, saying what to declare (it was TaskFailed with the
+    // code 15810907, CpuCtx::FINISH_UNDECLARED).
     match emulator::run_pes(&g, 5, 2, &cfg(1, 1)) {
-        Err(Error::TaskFailed {
-            pe,
-            code,
-            iteration,
-            ..
-        }) => {
+        Err(e @ Error::FinishUndeclared { .. }) => {
+            let Error::FinishUndeclared { pe, iteration, .. } = e else {
+                unreachable!()
+            };
             assert_eq!((pe, iteration), (1, 0));
-            assert_eq!(code, CpuCtx::FINISH_UNDECLARED as u64);
+            assert!(e.to_string().contains("may_finish_early()"), "{e}");
         }
-        other => panic!("expected TaskFailed, got {other:?}"),
+        other => panic!("expected FinishUndeclared, got {other:?}"),
     }
 }
 

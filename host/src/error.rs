@@ -129,6 +129,22 @@ pub enum Error {
         /// Code passed to `fail`.
         code: u64,
     },
+    /// A body called `finish_at` but its kind was not declared
+    /// `TaskKind::may_finish_early()` (both backends; the failure code
+    /// [`crate::CpuCtx::FINISH_UNDECLARED`]).
+    #[error(
+        "task {task} called finish_at on PE {pe}, iteration {iteration}, but its kind was not \
+         declared TaskKind::may_finish_early(): declare it (the runtime then reads the run's \
+         limit where such kinds run)"
+    )]
+    FinishUndeclared {
+        /// PE.
+        pe: u32,
+        /// Task label.
+        task: String,
+        /// Iteration.
+        iteration: u32,
+    },
     /// A CPU body (emulator) returned a buffer access refusal with `?`
     /// ([`BufferAccessError::CODE`](crate::runtime::BufferAccessError::CODE)):
     /// the refusal says which access and why.

@@ -237,6 +237,13 @@ impl Snapshot<'_> {
                     report: self.report(),
                 })
             }
+            ErrorCode::TaskFailed if s.detail == crate::CpuCtx::FINISH_UNDECLARED as u64 => {
+                Err(Error::FinishUndeclared {
+                    pe: s.pe,
+                    task,
+                    iteration: s.iteration,
+                })
+            }
             ErrorCode::TaskFailed => Err(Error::TaskFailed {
                 pe: s.pe,
                 task,
