@@ -161,3 +161,13 @@ fn an_emulator_heap_larger_than_memory_is_an_error() {
         other => panic!("expected InvalidConfig, got {:?}", other.map(|_| ())),
     }
 }
+
+/// `emulator(n).gpus(2)` is refused for what it is — the emulator has no
+/// GPUs — not as a PE count that does not divide by 2.
+#[test]
+fn gpus_on_the_emulator_is_refused_as_such() {
+    match Runtime::builder().emulator(1).gpus(2).build() {
+        Err(Error::Unsupported { option, .. }) => assert_eq!(option, "Builder::gpus"),
+        other => panic!("expected Unsupported, got {:?}", other.map(|_| ())),
+    }
+}

@@ -371,6 +371,13 @@ impl Builder {
         if gpus == 0 {
             return Err(Error::InvalidConfig("gpus must be at least 1".into()));
         }
+        if gpus > 1 && matches!(self.want, Want::Emulator(_)) {
+            return Err(Error::Unsupported {
+                backend: "emulator",
+                option: "Builder::gpus",
+                reason: "the emulator has no GPUs; use Builder::pes for several PEs".into(),
+            });
+        }
         if self.cfg.pes == 0
             || self.cfg.pes % gpus != 0
             || self.cfg.pes / gpus > autarky_shared::MAX_LOCAL_PES
@@ -380,13 +387,6 @@ impl Builder {
                 autarky_shared::MAX_LOCAL_PES,
                 self.cfg.pes
             )));
-        }
-        if gpus > 1 && matches!(self.want, Want::Emulator(_)) {
-            return Err(Error::Unsupported {
-                backend: "emulator",
-                option: "Builder::gpus",
-                reason: "the emulator has no GPUs; use Builder::pes for several PEs".into(),
-            });
         }
         match self.want {
             Want::Emulator(threads) => {
