@@ -11,8 +11,8 @@
 //! variant: trace rings, PEs, lean features) for [`CHECK_ARCH`], through
 //! the on-disk cubin cache, and fails with the same [`Error::Nvrtc`].
 //!
-//! - Without NVRTC the run goes on and one `tracing::debug!` line says the
-//!   source was not checked.
+//! - Without NVRTC the run goes on; the process's first such run says so
+//!   at info level (later ones at debug level).
 //! - A graph whose every kind has empty source has no device code to
 //!   check (a CPU-only graph): nothing is compiled.
 //! - [`super::EmulatorConfig::check_cuda`] (`Builder::check_cuda(false)`)
@@ -102,9 +102,21 @@ pub(crate) fn check_with(
             Ok(Checked::Compiled)
         }
         Err(Error::NvrtcNotFound { .. }) => {
-            tracing::debug!(
-                "emulator: NVRTC not found; the graph's CUDA source was not checked (it is compiled on the GPU backend)"
-            );
+            // Once a process at info level (like the "no GPU" notice): a
+            // user should know the CUDA bodies went unchecked; every run
+            // at debug level.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            let mut first = false;
+            SAID.call_once(|| first = true);
+            if first {
+                tracing::info!(
+                    "autarky: NVRTC not found, so the emulator runs the CPU bodies without compiling the kinds' CUDA source (set AUTARKY_NVRTC_DIR to check it here; the GPU backend compiles it)"
+                );
+            } else {
+                tracing::debug!(
+                    "emulator: NVRTC not found; the graph's CUDA source was not checked"
+                );
+            }
             Ok(Checked::NoNvrtc)
         }
         Err(e) => Err(e),
