@@ -609,3 +609,28 @@ fn finish_at_never_lets_a_dependent_of_the_stopping_instance_run_past_it() {
         );
     }
 }
+
+/// `CpuCtx::task` is the graph's id, as the device's `ctx.task`, and
+/// `CpuCtx::local` the PE's, as `ctx.local` (the CPU's `task` was the
+/// PE-local id once, so a body indexing by it differed between backends
+/// on several PEs).
+#[test]
+fn cpu_ctx_task_is_the_graphs_id_as_on_the_device() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("who", "").with_cpu(move |ctx| {
+            s.lock().unwrap().push((ctx.task, ctx.local, ctx.pe));
+            Ok(())
+        }))
+        .unwrap();
+    let a = g.add_task_bytes(k, &[]);
+    let b = g.add_task_bytes(k, &[]);
+    let c = g.add_task_bytes(k, &[]);
+    g.set_pe(a, 0).set_pe(b, 1).set_pe(c, 1);
+    emulator::run_pes(&g, 1, 2, &cfg(1, 1)).unwrap();
+    let mut v = seen.lock().unwrap().clone();
+    v.sort();
+    assert_eq!(v, vec![(0, 0, 0), (1, 0, 1), (2, 1, 1)]);
+}

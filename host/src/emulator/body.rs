@@ -63,7 +63,10 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
             }
         };
     let ctx = CpuCtx {
-        task,
+        // The device's ctx.task is the graph's id (global over PEs), its
+        // ctx.local the PE's: the same here (task was the local id once).
+        task: d.global,
+        local: task,
         global: d.global,
         iteration,
         pe,

@@ -20,11 +20,14 @@ impl KindId {
 /// What a CPU body sees of the instance it runs (emulator backend).
 #[derive(Clone, Copy)]
 pub struct CpuCtx<'a> {
-    /// Task id on its PE (the device's `ctx.task`: local ids put compute
-    /// tasks first, then comm tasks). Equals the graph's id on a one-PE
-    /// graph without comm tasks; [`CpuCtx::global`] is always the graph's.
+    /// The task's id in the graph ([`crate::TaskId::index`]), as the
+    /// device's `ctx.task` (global over PEs).
     pub task: u32,
-    /// The task's id in the graph ([`crate::TaskId::index`]).
+    /// The task's id in its PE's tables, as the device's `ctx.local`
+    /// (compute tasks first, then comm tasks; what error records name).
+    pub local: u32,
+    /// The same as [`CpuCtx::task`] (kept for code written when `task`
+    /// was the PE-local id, which the device calls `local`).
     pub global: u32,
     /// Iteration of this instance.
     pub iteration: u32,
@@ -48,7 +51,7 @@ impl std::fmt::Debug for CpuCtx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuCtx")
             .field("task", &self.task)
-            .field("global", &self.global)
+            .field("local", &self.local)
             .field("iteration", &self.iteration)
             .field("pe", &self.pe)
             .field("block", &self.block)
