@@ -152,7 +152,14 @@ fn a_kind_whose_function_nothing_defines_fails_as_on_the_gpu() {
     g.add_task_bytes(b, &[]);
     let rt = Runtime::builder().emulator(2).build().unwrap();
     match rt.run(&g, 1) {
-        Err(Error::Nvrtc { log, .. }) => assert!(log.contains("undefined_kind_fn"), "{log}"),
+        // Reported in the generated dispatch, at a line naming the kind —
+        // not under the last kind's snippet (kind_defined.cu), at a line
+        // it does not have.
+        Err(Error::Nvrtc { log, .. }) => {
+            assert!(log.contains("undefined_kind_fn"), "{log}");
+            assert!(log.contains("autarky_dispatch.cu("), "{log}");
+            assert!(!log.contains("kind_defined.cu("), "{log}");
+        }
         other => panic!("expected Error::Nvrtc, got {other:?}"),
     }
 }

@@ -70,8 +70,11 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
         out.push_str(&k.source);
         out.push('\n');
     }
+    // Errors in the dispatch (a kind whose source defines no function of
+    // its name) are reported at these lines, each naming its kind, not at
+    // a line past the end of the last kind's snippet.
     out.push_str(
-        "\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n    switch (kind) {\n",
+        "\n#line 1 \"autarky_dispatch.cu\"\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n    switch (kind) {\n",
     );
     for (id, k) in kinds.iter().enumerate() {
         let _ = writeln!(
