@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS
     // The scheduler's shared state: one object, live for the whole kernel
     // (see BlockShared).
     __shared__ BlockShared sh;
-    __shared__ PinnedCache pinned_cache;
+    [[maybe_unused]] __shared__ PinnedCache pinned_cache;  // unused without pinned blocks
     const bool comm = block < p.comm_blocks;
     const Who w{&p, block, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
     if (comm) {

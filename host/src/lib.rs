@@ -27,3 +27,8 @@ pub use status::RunReport;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/writing-kinds.md's code, compiled and run as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/writing-kinds.md")]
+pub struct WritingKindsDoctests;

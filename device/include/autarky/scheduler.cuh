@@ -1217,7 +1217,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     const RunParams& p = *w.p;
     const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
     const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;
-    const uint32_t* list = nullptr;
+    [[maybe_unused]] const uint32_t* list = nullptr;  // unused in lean variants
     uint32_t len = 0;
     if (w.block < p.pin_comm_slots) {
         const uint32_t s = p.pin_compute_slots + w.block;
@@ -1235,7 +1235,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     // block-wide poll is followed by one poll of the other work (ring,
     // relays) before the next, so a wide task never starves them.
     uint32_t polls = 0, idle = 0;
-    bool wide_turn = true;
+    [[maybe_unused]] bool wide_turn = true;  // unused in lean variants
     if (threadIdx.x == 0) sh.failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {

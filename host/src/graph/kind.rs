@@ -73,6 +73,16 @@ impl CpuCtx<'_> {
     /// # Panics
     /// If the argument size differs from `size_of::<T>()`.
     pub fn args<T: bytemuck::Pod>(&self) -> T {
+        if self.args.len() != std::mem::size_of::<T>() {
+            panic!(
+                "CpuCtx::args::<{}>: task #{} has {} argument bytes, the type is {} bytes \
+                 (the kind's args::<T>() or arg_size_bytes and the body disagree)",
+                std::any::type_name::<T>(),
+                self.task,
+                self.args.len(),
+                std::mem::size_of::<T>()
+            );
+        }
         bytemuck::pod_read_unaligned(self.args)
     }
 
@@ -109,8 +119,8 @@ impl CpuCtx<'_> {
     /// The address `local_addr` of this PE's symmetric heap as PE `pe` has
     /// it, like the device's `ctx.peer(ptr, pe)`: every PE's heap has the
     /// same layout, so the address is translated by the heap bases. On the
-    /// emulator the result is a host address a body may dereference (in its
-    /// own `unsafe`, with the graph's edges ordering the accesses).
+    /// emulator the result is a host address inside PE `pe`'s registered
+    /// heap: borrow it with [`crate::cpu_slice`] / [`crate::cpu_slice_mut`].
     ///
     /// # Panics
     /// If `pe` is not a PE of the run.
