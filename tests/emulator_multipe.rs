@@ -634,3 +634,43 @@ fn cpu_ctx_task_is_the_graphs_id_as_on_the_device() {
     v.sort();
     assert_eq!(v, vec![(0, 0, 0), (1, 0, 1), (2, 1, 1)]);
 }
+
+/// An early stop on one PE only: the PE that depends on it waits for
+/// instances that will never run and times out — and the report says the
+/// other PE stopped early and why that leaves it waiting.
+#[test]
+fn a_stop_on_one_pe_only_is_named_in_the_timeout_report() {
+    let mut g = Graph::new();
+    let stop = g
+        .add_kind(
+            TaskKind::new("stopper", "")
+                .may_finish_early()
+                .with_cpu(|ctx| {
+                    if ctx.iteration == 2 {
+                        ctx.finish_at(3)?;
+                    }
+                    Ok(())
+                }),
+        )
+        .unwrap();
+    let k = g
+        .add_kind(TaskKind::new("follower", "").with_cpu(|_| Ok(())))
+        .unwrap();
+    let a = g.add_task_bytes(stop, &[]);
+    let b = g.add_task_bytes(k, &[]);
+    g.set_pe(a, 0).set_pe(b, 1);
+    g.add_edge(a, b);
+    let c = EmulatorConfig {
+        timeout: Duration::from_millis(300),
+        ..cfg(1, 1)
+    };
+    match emulator::run_pes(&g, 10, 2, &c) {
+        Err(Error::DeviceTimeout { report, .. }) => {
+            assert!(
+                report.contains("stopped early: finish_at lowered its limit to 3 of 10"),
+                "{report}"
+            );
+        }
+        other => panic!("expected DeviceTimeout, got {other:?}"),
+    }
+}

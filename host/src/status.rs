@@ -47,7 +47,10 @@ pub struct RunReport {
 pub(crate) struct Snapshot<'a> {
     pub graph: &'a Graph,
     pub lowered: &'a LoweredGraph,
+    /// The PE's limit: the run's iterations, or lower after `finish_at`.
     pub iterations: u32,
+    /// The run's iterations (to tell an early stop in the report).
+    pub run_iterations: u32,
     pub comm_blocks: u32,
     pub status: Status,
     pub state: &'a [u64],
@@ -99,6 +102,17 @@ impl Snapshot<'_> {
     /// waiting, and for every unfinished task what its next instance lacks.
     pub fn report(&self) -> String {
         let mut out = String::new();
+        if self.iterations < self.run_iterations {
+            // A PE that stopped early leaves other PEs' consumers of its
+            // tasks waiting: say so where the report starts.
+            let _ = write!(
+                out,
+                "\n  this PE stopped early: finish_at lowered its limit to {} of {} iterations \
+                 (a PE that depends on it waits for instances it will not run: a graph that \
+                 stops early needs a stopping task on every PE)",
+                self.iterations, self.run_iterations
+            );
+        }
         let waiting: Vec<_> = self
             .blocks
             .iter()
@@ -321,6 +335,7 @@ mod tests {
             graph: &g,
             lowered: &lowered,
             iterations: 10,
+            run_iterations: 10,
             comm_blocks: 1,
             status,
             state: &state,

@@ -672,6 +672,7 @@ fn finish(
         graph,
         lowered: run.pes[pe].lowered,
         iterations: run.states[pe].limit(),
+        run_iterations: iterations,
         comm_blocks: comm,
         status: statuses[pe].1,
         state: &states[pe],

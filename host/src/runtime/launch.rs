@@ -678,6 +678,7 @@ impl<'a> GpuRun<'a> {
                     graph: self.graph,
                     lowered: &self.run.pes[pe],
                     iterations: s.limit,
+                    run_iterations: self.opts.iterations,
                     comm_blocks: self.comm_blocks,
                     status: s,
                     state: &end.state,
