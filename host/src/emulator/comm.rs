@@ -127,6 +127,28 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
                 if total != watch.0 {
                     watch = (total, now);
                 } else if now.duration_since(watch.1) >= 2 * run.timeout && !states.is_finished() {
+                    // The run cannot end before a body that never returns
+                    // does: say which instances may be stuck in one.
+                    let busy: Vec<String> = p
+                        .blocks
+                        .iter()
+                        .enumerate()
+                        .filter(|&(b, _)| b as u32 != block)
+                        .filter_map(|(b, c)| {
+                            let (t, i) = c.busy_with()?;
+                            let g = p.lowered.global.get(t as usize)?;
+                            Some(format!("task #{g} iteration {i} (block {b})"))
+                        })
+                        .collect();
+                    if !busy.is_empty() {
+                        tracing::warn!(
+                            "emulator: nothing completed on PE {pe} for {:?}; blocks not waiting, \
+                             possibly inside a CPU body that does not return: {}. The run ends \
+                             with a timeout once they return (a CPU body cannot be interrupted)",
+                            2 * run.timeout,
+                            busy.join(", ")
+                        );
+                    }
                     run.fail(
                         pe,
                         Status {

@@ -56,6 +56,14 @@ impl BlockCell {
         self.iteration.store(iteration, Ordering::Relaxed);
     }
 
+    /// `(local task, iteration)` of the instance this block runs or last
+    /// ran, when it is not waiting (for the stall warning; racy, a hint).
+    pub fn busy_with(&self) -> Option<(u32, u32)> {
+        let s = self.snapshot();
+        (s.wait_kind == WaitKind::None as u32 && s.task != TASK_NONE)
+            .then_some((s.task, s.iteration))
+    }
+
     /// One more instance completed (Relaxed: one writer; readers only
     /// watch for change).
     pub fn count(&self) {
