@@ -566,3 +566,59 @@ fn bad_inputs_are_clear_errors() {
         CgSolveError::Partition(_)
     ));
 }
+
+/// A right-hand side of extreme magnitude is solved as well as one near 1:
+/// the same iterations, x scaled exactly, residuals of the scaled system.
+/// (With b ~ 1e-160 the sums of squares underflowed: ‖b‖ = 0 took the
+/// zero-rhs path and returned x = 0 "converged"; ~1e-155 stopped early
+/// with a reported residual of 0. With b ~ 1e155, ‖b‖ overflowed.)
+#[test]
+fn right_hand_sides_of_extreme_magnitude_solve_like_unit_ones() {
+    let a = poisson2d(6).unwrap();
+    let b1: Vec<f64> = (0..36).map(|i| 1.0 + (i as f64 * 0.37).sin()).collect();
+    let unit = {
+        let rt = rt_for(&a, 2);
+        let c = CgConfig {
+            b: Some(b1.clone()),
+            ..CgConfig::new(1e-8, 500)
+        };
+        CgSolver::new(&rt, &a, c).unwrap().run().unwrap()
+    };
+    assert!(unit.converged && unit.iterations > 5);
+    // Powers of two: the scaled solve is then exactly the unit one.
+    for k in [-540i32, -520, -500, 500, 520] {
+        let sc = 2f64.powi(k);
+        let rt = rt_for(&a, 2);
+        let c = CgConfig {
+            b: Some(b1.iter().map(|v| v * sc).collect()),
+            ..CgConfig::new(1e-8, 500)
+        };
+        let run = CgSolver::new(&rt, &a, c).unwrap().run().unwrap();
+        let what = format!("b scaled by 2^{k}");
+        assert!(run.converged, "{what}");
+        assert_eq!(run.iterations, unit.iterations, "{what}");
+        assert_eq!(
+            run.rel_residual.to_bits(),
+            unit.rel_residual.to_bits(),
+            "{what}"
+        );
+        for (x, u) in run.x.iter().zip(&unit.x) {
+            assert_eq!(*x, u * sc, "{what}");
+        }
+    }
+}
+
+/// The f64 reference scales an extreme right-hand side the same way.
+#[test]
+fn the_reference_solves_extreme_right_hand_sides_like_unit_ones() {
+    let a = poisson2d(6).unwrap();
+    let b1: Vec<f64> = (0..36).map(|i| 1.0 + (i as f64 * 0.37).sin()).collect();
+    let x0 = vec![0.0; 36];
+    let opts = CgOptions::default();
+    let unit = cg_reference(&a, &b1, &x0, &opts).unwrap();
+    let sc = 2f64.powi(-540);
+    let b: Vec<f64> = b1.iter().map(|v| v * sc).collect();
+    let got = cg_reference(&a, &b, &x0, &opts).unwrap();
+    assert_eq!(got.iterations, unit.iterations);
+    assert!(got.x.iter().zip(&unit.x).all(|(x, u)| *x == u * sc));
+}

@@ -434,8 +434,12 @@ pub struct CgSolver<'a> {
     bufs: Buffers,
     vlen: usize,
     maxn: usize,
+    /// b (and x₀) times `scale`, as solved.
     b: Vec<f64>,
     b_norm: f64,
+    /// A power of two (1 unless b's magnitude is extreme): the solve is of
+    /// A (x·scale) = b·scale, and x is divided by it when read back.
+    scale: f64,
     start: Start,
     tiles: Vec<Vec<Range<usize>>>,
     /// The allreduces' buffers, held as long as the graph that uses them.
@@ -632,6 +636,20 @@ impl<'a> CgSolver<'a> {
         let plan = HaloPlan::new(a, &partition_rows(a, pes)?)?;
         let (maxn, max_nnz, vlen, max_sends) = sizes(&plan);
 
+        // A right-hand side far from 1 in magnitude makes the sums of
+        // squares under- or overflow (‖b‖ of a b of 1e-160s is 0: the run
+        // then took the zero-rhs path and returned x = 0 as converged; of
+        // 1e155s, ∞). Solve A (x·s) = b·s with s a power of two that brings
+        // max |b| near 1: exact in binary floating point, and undone on x.
+        let scale = rhs_scale(&b, &x0);
+        let (b, x0) = if scale == 1.0 {
+            (b, x0)
+        } else {
+            (
+                b.iter().map(|v| v * scale).collect::<Vec<_>>(),
+                x0.iter().map(|v| v * scale).collect::<Vec<_>>(),
+            )
+        };
         let b_norm = dot(&b, &b).sqrt();
         if !b_norm.is_finite() {
             return Err(CgError::NonFinite {
@@ -990,7 +1008,10 @@ impl<'a> CgSolver<'a> {
                 }
             }
         }
-        let start = initial_state(a, &plan, &b, &x0, &dinv, precond, rec, &cfg, b_norm, vlen)?;
+        let mut start = initial_state(a, &plan, &b, &x0, &dinv, precond, rec, &cfg, b_norm, vlen)?;
+        if let Start::Done(run) = &mut start {
+            run.x.iter_mut().for_each(|v| *v /= scale);
+        }
         Ok(CgSolver {
             rt,
             a,
@@ -1004,6 +1025,7 @@ impl<'a> CgSolver<'a> {
             maxn,
             b,
             b_norm,
+            scale,
             start,
             tiles,
             _reductions: (ar1, ar2),
@@ -1116,7 +1138,13 @@ impl<'a> CgSolver<'a> {
         self.rt.barrier()?;
         let (x, s) = read?;
         let rel_residual = s[slot::LAST_RR].sqrt() / self.b_norm;
+        // Relative residuals are those of the scaled system (the same).
         let true_rel_residual = true_residual(self.a, &self.b, &x) / self.b_norm;
+        let x = if self.scale == 1.0 {
+            x
+        } else {
+            x.into_iter().map(|v| v / self.scale).collect()
+        };
         Ok(CgRun {
             x,
             iterations: report.iterations,
@@ -1126,6 +1154,27 @@ impl<'a> CgSolver<'a> {
             report: Some(report),
         })
     }
+}
+
+/// The power of two `s` that brings `max |b|` to [0.5, 1) when it is
+/// outside [2⁻⁶⁴, 2⁶⁴] (sums of squares of the iteration then neither
+/// underflow nor overflow); 1 otherwise — the common case solves exactly
+/// the system given — and when `b` is zero, or `x₀ · s` would not be
+/// finite.
+pub(crate) fn rhs_scale(b: &[f64], x0: &[f64]) -> f64 {
+    let m = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if m == 0.0 || (2f64.powi(-64)..=2f64.powi(64)).contains(&m) {
+        return 1.0;
+    }
+    // m = f · 2^e with f in [0.5, 1): s = 2^-e (frexp by hand).
+    // (Clamped so that s itself is finite: a subnormal max is brought to
+    // about 1e-19, which is enough.)
+    let e = (m.log2().floor() as i32 + 1).clamp(-1000, 1000);
+    let s = 2f64.powi(-e);
+    if x0.iter().any(|v| !(v * s).is_finite()) {
+        return 1.0;
+    }
+    s
 }
 
 /// Zero-padded copy of `v` with `len` entries (`len ≥ v.len()`).

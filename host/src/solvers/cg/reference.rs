@@ -83,12 +83,36 @@ pub fn zero_guess(a: &Csr<f64>) -> Vec<f64> {
 
 /// Solves `A x = b` from `x0` with the variant in `opts`; see the
 /// [module docs](self) for the stopping rule and the zero-rhs convention.
+/// A `b` of extreme magnitude is solved as `A (x·s) = b·s` with `s` a power
+/// of two (exact; as the device solver does), so its sums of squares do
+/// not underflow or overflow.
 ///
 /// Errors: a non-square matrix, wrong vector lengths, a bad tolerance, a
 /// non-finite input, `pᵀAp ≤ 0` (the matrix is not SPD; the error names
 /// the iteration), a non-positive diagonal for the Jacobi variant, or a
 /// NaN/∞ appearing in the recurrence.
 pub fn cg_reference(
+    a: &Csr<f64>,
+    b: &[f64],
+    x0: &[f64],
+    opts: &CgOptions,
+) -> Result<CgResult, CgError> {
+    let s = if b.len() == a.n_rows() && x0.len() == a.n_rows() {
+        super::graph::rhs_scale(b, x0)
+    } else {
+        1.0
+    };
+    if s == 1.0 {
+        return cg_reference_as_given(a, b, x0, opts);
+    }
+    let bs: Vec<f64> = b.iter().map(|v| v * s).collect();
+    let xs: Vec<f64> = x0.iter().map(|v| v * s).collect();
+    let mut r = cg_reference_as_given(a, &bs, &xs, opts)?;
+    r.x.iter_mut().for_each(|v| *v /= s);
+    Ok(r)
+}
+
+fn cg_reference_as_given(
     a: &Csr<f64>,
     b: &[f64],
     x0: &[f64],
@@ -622,13 +646,29 @@ mod tests {
 
     #[test]
     fn overflow_during_iteration_is_reported_as_non_finite() {
-        // ‖b‖ is finite but b's squares overflow in rᵀr.
-        let a = Csr::from_triplets(2, 2, vec![(0, 0, 1.0), (1, 1, 1.0)]).unwrap();
-        let err =
-            cg_reference(&a, &[1e200, 1e200], &[0.0, 0.0], &CgOptions::default()).unwrap_err();
+        // pᵀAp overflows (entries near f64's maximum): an error, not a
+        // wrong result.
+        let a = Csr::from_triplets(2, 2, vec![(0, 0, 1e308), (1, 1, 1e308)]).unwrap();
+        let err = cg_reference(&a, &[1.0, 1.0], &[0.0, 0.0], &CgOptions::default()).unwrap_err();
         assert!(
-            matches!(err, CgError::NonFinite { iteration: 0, .. }),
+            matches!(
+                err,
+                CgError::NonFinite {
+                    quantity: "p^T A p",
+                    ..
+                }
+            ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_right_hand_side_whose_squares_overflow_is_solved_scaled() {
+        // b's squares overflow (they once made ‖b‖ and rᵀr infinite): the
+        // system is solved scaled by a power of two, exactly.
+        let a = Csr::from_triplets(2, 2, vec![(0, 0, 1.0), (1, 1, 1.0)]).unwrap();
+        let r = cg_reference(&a, &[1e200, 1e200], &[0.0, 0.0], &CgOptions::default()).unwrap();
+        assert!(r.converged);
+        assert_eq!(r.x, [1e200, 1e200]);
     }
 }
