@@ -83,9 +83,12 @@ use crate::solvers::jacobi_ref::{Boundary, JacobiProblem, Stencil};
 use crate::status::RunReport;
 use crate::{Error, Result, Runtime};
 
-/// How far tiles may run ahead of the convergence check (iterations). The
-/// run stops exactly `STOP_SLACK` iterations after the check that met the
-/// tolerance, on every PE.
+/// How far tiles may run ahead of the convergence check (graph
+/// iterations). When the check of graph iteration `n` meets the tolerance
+/// the run ends after graph iteration `n + STOP_SLACK − 1`, on every PE:
+/// `STOP_SLACK − 1` more graph iterations run after the converged one, so
+/// [`JacobiRun::iterations`] is `converged_at + STOP_SLACK` with S = 1
+/// (`converged_at` counts from 0).
 pub const STOP_SLACK: u32 = 2;
 
 /// The CUDA bodies of the Jacobi kinds.
@@ -154,7 +157,8 @@ pub struct JacobiConfig {
     /// `iterations` and `check_every` must be multiples of S (norms are of
     /// the last sweep of a check's graph iteration, so at the same
     /// iterations as with S = 1), and a tolerance stops the run
-    /// [`STOP_SLACK`] graph iterations (each S sweeps) after the check's.
+    /// `STOP_SLACK − 1` graph iterations (each S sweeps) after the
+    /// converged check's ([`STOP_SLACK`]).
     pub steps_per_sync: u32,
 }
 

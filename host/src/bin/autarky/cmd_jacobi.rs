@@ -102,8 +102,8 @@ pub struct Common {
           value_parser = clap::value_parser!(u32).range(0..=autarky::abi::MAX_ITERATIONS as i64))]
     check_every: u32,
     /// Stop once a checked norm is at most T (finite, ≥ 0; needs
-    /// --check-every > 0). Every PE stops at the same iteration, 2
-    /// synchronisations (2·S sweeps) after the check that met T: tiles
+    /// --check-every > 0). Every PE stops at the same iteration, one
+    /// synchronisation (S sweeps) after the one whose check met T: tiles
     /// may run that far ahead of the check.
     #[arg(long, value_name = "T", value_parser = parse_tol, allow_negative_numbers = true)]
     tol: Option<f64>,
@@ -141,7 +141,7 @@ pub struct Common {
     /// Sweeps per synchronisation, 1..=4 (temporal blocking: ghosts S deep,
     /// each tile computes S sweeps from one read; after the same number of
     /// sweeps the grid is bitwise that of 1, but with --tol the run stops
-    /// 2·S sweeps after the converged check). jacobi2d --stencil 5 only,
+    /// S sweeps after the converged check's). jacobi2d --stencil 5 only,
     /// --size 2 or more; --iters and --check-every must be multiples of S.
     #[arg(long, value_name = "S", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=4))]
