@@ -138,7 +138,9 @@ pub struct JacobiConfig {
     /// rounding; give a tile to compare them bitwise on the emulator.
     pub tile: Option<[usize; 3]>,
     /// A non-finite norm fails the run with `Error::NonFinite` (naming the
-    /// PE, the check task and the iteration) instead of running on.
+    /// PE, the check task and the iteration) instead of running on, on
+    /// both backends. It is the checks' norm that is tested: with
+    /// `check_every == 0` nothing is checked.
     pub check_finite: bool,
     /// Pulses are split into chunks of at least this many cells (at least
     /// 1), one comm task each, spread over the runtime's comm blocks: a
@@ -839,16 +841,19 @@ impl<'rt> JacobiSolver<'rt> {
                 iteration: (iteration + 1) * steps - 1,
                 index,
             },
+            // The emulator's check fails with a code (a CPU body has no
+            // fail_non_finite): the same error as the GPU's, whose index
+            // is the graph iteration.
             Error::TaskFailed {
                 pe,
                 task,
                 iteration,
                 code,
-            } if code == NON_FINITE_CODE as u64 => Error::TaskFailed {
+            } if code == NON_FINITE_CODE as u64 => Error::NonFinite {
                 pe,
                 task,
                 iteration: (iteration + 1) * steps - 1,
-                code,
+                index: iteration as u64,
             },
             e => e,
         })?;
@@ -1337,8 +1342,9 @@ mod cpu {
     pub(super) const NON_FINITE: u32 = 0x4E614E;
 }
 
-/// The code a Jacobi run fails with on the emulator when a checked norm is
-/// not finite (the GPU reports [`Error::NonFinite`] instead).
+/// The code the emulator's check fails with when a checked norm is not
+/// finite; [`JacobiSolver::run`] reports it as [`Error::NonFinite`], as on
+/// the GPU.
 pub const NON_FINITE_CODE: u32 = cpu::NON_FINITE;
 
 #[cfg(test)]
