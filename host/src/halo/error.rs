@@ -46,8 +46,21 @@ pub enum HaloError {
     #[error("halo width 0; a halo exchange needs width at least 1")]
     ZeroHalo,
     /// The halo is wider than the smallest block along an exchanging axis:
-    /// its ghost cells would need data from a PE that is not a neighbour.
-    #[error("halo width {halo} is wider than the smallest block along {} ({smallest} cell(s)); use fewer PEs along {} or a narrower halo", AXIS_NAMES[*.axis], AXIS_NAMES[*.axis])]
+    /// its ghost cells would need data from a PE that is not a neighbour
+    /// (or, with one PE along a periodic axis, from beyond the PE's own
+    /// cells, which the ghosts wrap onto).
+    #[error(
+        "halo width {halo} is wider than the smallest block along {} ({smallest} cell(s)); {}",
+        AXIS_NAMES[*.axis],
+        if *.pes_along == 1 {
+            format!(
+                "with one PE along the periodic {} its ghosts wrap onto its own cells: use a narrower halo or a grid of at least {halo} cells along {}",
+                AXIS_NAMES[*.axis], AXIS_NAMES[*.axis]
+            )
+        } else {
+            format!("use fewer PEs along {} or a narrower halo", AXIS_NAMES[*.axis])
+        }
+    )]
     HaloWiderThanBlock {
         /// The axis (0 = z, 1 = y, 2 = x).
         axis: usize,
@@ -55,6 +68,8 @@ pub enum HaloError {
         halo: usize,
         /// Cells of the smallest block along the axis.
         smallest: usize,
+        /// PEs along the axis.
+        pes_along: usize,
     },
     /// [`Plan::simulate`](super::Plan::simulate) got a number of arrays other
     /// than the number of PEs.

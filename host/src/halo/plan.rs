@@ -158,6 +158,7 @@ pub fn plan(decomp: &Decomposition, halo: usize, footprint: Footprint) -> Result
                 axis,
                 halo,
                 smallest,
+                pes_along: decomp.pes()[axis],
             });
         }
     }

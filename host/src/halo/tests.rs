@@ -450,15 +450,22 @@ fn bad_halos_are_errors() {
         Some(HaloError::HaloWiderThanBlock {
             axis: 2,
             halo: 3,
-            smallest: 2
+            smallest: 2,
+            pes_along: 4
         })
     );
-    // A self-pulse needs the block at least as thick as the halo too.
+    // A self-pulse needs the block at least as thick as the halo too, and
+    // the error does not tell a lone PE to use fewer PEs.
     let one = Decomposition::new([1, 1, 2], [1, 1, 1], [false, false, true]).unwrap();
-    assert!(matches!(
-        plan(&one, 3, Footprint::Full),
-        Err(HaloError::HaloWiderThanBlock { axis: 2, .. })
-    ));
+    let e = plan(&one, 3, Footprint::Full).err().unwrap();
+    assert!(
+        matches!(e, HaloError::HaloWiderThanBlock { axis: 2, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("ghosts wrap onto its own cells"),
+        "{e}"
+    );
     // Without any exchange a wide halo is only boundary cells: fine.
     let lone = Decomposition::new([1, 1, 2], [1, 1, 1], [false; 3]).unwrap();
     assert!(plan(&lone, 3, Footprint::Full).is_ok());
