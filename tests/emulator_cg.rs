@@ -622,3 +622,26 @@ fn the_reference_solves_extreme_right_hand_sides_like_unit_ones() {
     assert_eq!(got.iterations, unit.iterations);
     assert!(got.x.iter().zip(&unit.x).all(|(x, u)| *x == u * sc));
 }
+
+/// CgSolver refuses a non-symmetric matrix (the CLI did; the library let
+/// it run to a meaningless result or to max_iters).
+#[test]
+fn the_solver_refuses_a_non_symmetric_matrix() {
+    let a = Csr::from_triplets(
+        3,
+        3,
+        vec![
+            (0, 0, 4.0),
+            (0, 1, 1.0),
+            (1, 0, 2.0),
+            (1, 1, 4.0),
+            (2, 2, 4.0),
+        ],
+    )
+    .unwrap();
+    let rt = rt_for(&a, 1);
+    match CgSolver::new(&rt, &a, CgConfig::new(1e-8, 100)) {
+        Err(CgSolveError::Matrix(e)) => assert!(e.to_string().contains("not symmetric"), "{e}"),
+        other => panic!("expected a symmetry error, got {:?}", other.err()),
+    }
+}

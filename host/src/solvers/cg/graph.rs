@@ -243,6 +243,10 @@ pub enum CgSolveError {
     /// The runtime failed (allocation, launch, timeout, …).
     #[error(transparent)]
     Runtime(#[from] Error),
+    /// The matrix is not symmetric (CG needs a symmetric positive definite
+    /// matrix): [`Csr::check_symmetric`]'s error.
+    #[error(transparent)]
+    Matrix(#[from] super::MatrixError),
 }
 
 type Result<T> = std::result::Result<T, CgSolveError>;
@@ -479,7 +483,7 @@ pub fn heap_bytes_needed(a: &Csr<f64>, pes: u32) -> Result<usize> {
 /// no PE's send lists hold more than `sends` entries together. Monotone in
 /// every argument, so upper bounds of the sizes give an upper bound of the
 /// heap. Saturates at `usize::MAX` instead of overflowing. Both assume the
-/// default tiling (at most 4096 tiles a PE): a solver built with a
+/// default tiling (at most 1024 tiles a PE; the bound allows 4096): a solver built with a
 /// smaller [`CgConfig::tile_rows`] can need more partials than this counts
 /// (then the solver's allocation fails with a clear heap error).
 pub fn heap_bytes_for(rows: usize, nnz: usize, vlen: usize, sends: usize, pes: u32) -> usize {
@@ -563,7 +567,8 @@ impl<'a> CgSolver<'a> {
     /// Checks the inputs, plans rows, tiles and exchanges for `rt`'s PEs,
     /// builds the graph and buffers and the initial state.
     ///
-    /// Errors ([`CgSolveError`]): a non-square matrix, `b`/`x₀` of the wrong
+    /// Errors ([`CgSolveError`]): a non-square or non-symmetric matrix
+    /// ([`Csr::check_symmetric`]), `b`/`x₀` of the wrong
     /// length or with NaN/∞, a bad tolerance, `tile_rows == 0`, a
     /// non-positive diagonal with Jacobi, more PEs than rows, a full
     /// symmetric heap; for single reduction `pᵀAp ≤ 0` at iteration 1 is
@@ -576,6 +581,9 @@ impl<'a> CgSolver<'a> {
             }
             .into());
         }
+        // A non-symmetric matrix makes CG's recurrence meaningless (it may
+        // still stop, on a residual of the wrong system's iterates).
+        a.check_symmetric()?;
         let n = a.n_rows();
         let b = cfg.b.clone().unwrap_or_else(|| vec![1.0; n]);
         let x0 = cfg.x0.clone().unwrap_or_else(|| vec![0.0; n]);
