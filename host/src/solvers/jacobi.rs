@@ -155,7 +155,9 @@ pub struct JacobiConfig {
     /// sweeps of the tile grown by S from one read of it, in registers,
     /// redundantly at its edges: one synchronisation (neighbour waits,
     /// halo pulses) per S sweeps instead of per sweep, and fewer reads of
-    /// the grid. The grid is bitwise that of S = 1. 2D 5-point only;
+    /// the grid. The grid is bitwise that of S = 1. 2D 5-point only; every
+    /// PE needs at least S cells along each axis it exchanges halos on
+    /// (a periodic axis of a lone PE included: its ghosts wrap onto it);
     /// `iterations` and `check_every` must be multiples of S (norms are of
     /// the last sweep of a check's graph iteration, so at the same
     /// iterations as with S = 1), and a tolerance stops the run
