@@ -158,6 +158,9 @@ struct TaskCtx {
 
     // Bounded wait for `*word >= wanted` (wraparound-safe, acquire, gpu scope),
     // for bodies that must wait on data produced outside the graph's edges.
+    // GPU scope: the word and the data it guards must be written by threads
+    // of this GPU (a word another GPU stores over NVLink needs a
+    // system-scope acquire, which this does not give; use a graph edge).
     // `word_id` names the word in the error if the wait times out. Returns
     // false when the run was aborted or the wait timed out: the body must
     // return promptly then. Call from one thread; broadcast the result.
