@@ -178,10 +178,15 @@ impl Snapshot<'_> {
                 })
                 .collect();
             if missing.is_empty() {
-                let _ = write!(
-                    lines,
-                    "\n    {label}: instance {dn} ready but never claimed"
-                );
+                // A pinned task is never claimed: its block runs it in
+                // list order (held by a test hook, or the block is stuck
+                // on an earlier entry of its list).
+                let what = if self.lowered.is_pinned(t as u32) {
+                    "ready, but its pinned block did not run it"
+                } else {
+                    "ready but never claimed"
+                };
+                let _ = write!(lines, "\n    {label}: instance {dn} {what}");
             } else {
                 let _ = write!(
                     lines,
