@@ -315,3 +315,14 @@ fn host_borrows_of_symmetric_memory_exclude_host_copies() {
         "{e}"
     );
 }
+
+/// A buffer the host cannot give is Error::HostMemory, not a
+/// configuration error or an abort.
+#[test]
+fn a_buffer_larger_than_the_host_is_a_host_memory_error() {
+    let rt = emulator();
+    match rt.alloc::<u8>(1 << 60) {
+        Err(Error::HostMemory { bytes, .. }) => assert_eq!(bytes, 1 << 60),
+        other => panic!("expected HostMemory, got {:?}", other.map(|_| ())),
+    }
+}

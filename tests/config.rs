@@ -157,8 +157,10 @@ fn an_emulator_heap_larger_than_memory_is_an_error() {
         .build()
         .unwrap();
     match rt.alloc_symmetric::<u8>(16) {
-        Err(Error::InvalidConfig(m)) => assert!(m.contains("symmetric heap"), "{m}"),
-        other => panic!("expected InvalidConfig, got {:?}", other.map(|_| ())),
+        Err(e @ Error::HostMemory { .. }) => {
+            assert!(e.to_string().contains("symmetric heap"), "{e}")
+        }
+        other => panic!("expected HostMemory, got {:?}", other.map(|_| ())),
     }
 }
 

@@ -231,6 +231,16 @@ pub enum Error {
         /// Kind name.
         kind: String,
     },
+    /// The host could not give memory the emulator needed (a buffer, or a
+    /// PE's symmetric heap). A GPU's own out-of-memory is a
+    /// [`Error::Driver`] error.
+    #[error("could not allocate {bytes} bytes of host memory for {what}")]
+    HostMemory {
+        /// Bytes asked for.
+        bytes: usize,
+        /// What for, with the knob that sizes it.
+        what: String,
+    },
     /// A buffer copy with the wrong number of elements.
     #[error("Buffer::{op}: {got} elements for a buffer of {len}")]
     BufferSize {

@@ -82,8 +82,9 @@ impl<T: Pod> Buffer<T> {
                 super::host_mem::HOST_ALIGN
             )));
         }
-        let mem = HostBuffer::new(bytes).ok_or_else(|| {
-            Error::InvalidConfig(format!("could not allocate {bytes} bytes of host memory"))
+        let mem = HostBuffer::new(bytes).ok_or_else(|| Error::HostMemory {
+            bytes,
+            what: format!("an emulator buffer of {len} elements"),
         })?;
         Ok(Buffer {
             mem: Mem::Host(mem),

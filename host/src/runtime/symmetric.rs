@@ -246,11 +246,10 @@ impl SymHeap {
         // are not touched until used), so CPU bodies can borrow symmetric
         // memory with `cpu_slice` as they do a Buffer's.
         let one = || -> Result<super::host_mem::HostBuffer> {
-            super::host_mem::HostBuffer::new(bytes).ok_or_else(|| {
-                Error::InvalidConfig(format!(
-                    "could not allocate a symmetric heap of {bytes} bytes per PE in host \
-                     memory (the emulator's heaps; Builder::symmetric_heap_bytes)"
-                ))
+            super::host_mem::HostBuffer::new(bytes).ok_or_else(|| Error::HostMemory {
+                bytes,
+                what: "a PE's symmetric heap on the emulator (Builder::symmetric_heap_bytes)"
+                    .into(),
             })
         };
         Ok(SymHeap {
