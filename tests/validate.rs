@@ -214,6 +214,19 @@ fn kind_name_reserved_by_autarky_or_the_compiler_is_an_error() {
 }
 
 #[test]
+fn kind_name_that_cuda_gives_a_meaning_is_an_error() {
+    for name in ["threadIdx", "blockDim", "warpSize", "main"] {
+        let e = Graph::new().add_kind(TaskKind::new(name, "")).unwrap_err();
+        assert!(
+            matches!(&e, GraphError::BadKindName { reason, .. } if reason.contains("CUDA built-in")),
+            "{name}: {e:?}"
+        );
+    }
+    // Overloadable names are fine (a kind `sqrt(TaskCtx&)` overloads).
+    assert!(Graph::new().add_kind(TaskKind::new("sqrt", "")).is_ok());
+}
+
+#[test]
 fn lowering_builds_csr_tables_with_distances() {
     // 0 → 1, 0 → 2, 1 → 3, 2 → 3 (distance 0), 3 → 0 (distance 1), plus a
     // duplicate edge and a distance-1 self edge, both dropped.

@@ -397,8 +397,25 @@ pub(crate) fn check_kind_name(name: &str) -> Result<(), GraphError> {
     if name.starts_with("autarky_") || RESERVED.contains(&name) {
         return bad("is reserved by autarky (`autarky_*`, `autarky`, `ctx`, `kind`)");
     }
+    // Names CUDA gives a meaning a function cannot take (built-in
+    // variables; `main`, which cannot be overloaded): NVRTC would fail on
+    // the GPU (and on the emulator only where NVRTC is present).
+    if CUDA_NAMES.contains(&name) {
+        return bad(
+            "is a CUDA built-in name (threadIdx, blockIdx, blockDim, gridDim, warpSize, main)",
+        );
+    }
     Ok(())
 }
+
+const CUDA_NAMES: &[&str] = &[
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    "main",
+];
 
 #[cfg(test)]
 mod tests {
