@@ -9,13 +9,41 @@ mod common;
 
 use autarky::runtime::source;
 use autarky::solvers::jacobi::jacobi_kinds;
-use common::{nvrtc_trial, run_trials};
+use common::{nvrtc_trial, run_trials, trial};
 
 fn main() -> std::process::ExitCode {
-    run_trials(vec![nvrtc_trial(
-        "jacobi_kinds_compile_with_nvrtc_for_sm90",
-        jacobi_kinds_compile_with_nvrtc_for_sm90,
-    )])
+    run_trials(vec![
+        nvrtc_trial(
+            "jacobi_kinds_compile_with_nvrtc_for_sm90",
+            jacobi_kinds_compile_with_nvrtc_for_sm90,
+        ),
+        trial(
+            "every_jacobi_kind_declares_the_argument_size_its_cuda_struct_has",
+            every_jacobi_kind_declares_the_argument_size_its_cuda_struct_has,
+        ),
+    ])
+}
+
+/// The device does not check an argument struct's size against the bytes
+/// the host gives: jacobi_kernels.cu static_asserts these sizes (checked
+/// by NVRTC in the test above) and this test the host side.
+fn every_jacobi_kind_declares_the_argument_size_its_cuda_struct_has() {
+    let sizes: Vec<(String, usize)> = jacobi_kinds()
+        .iter()
+        .map(|k| (k.name().to_string(), k.arg_size()))
+        .collect();
+    let want = [
+        ("jacobi_tile", 120),
+        ("jacobi_pulse", 80),
+        ("jacobi_check_local", 64),
+        ("jacobi_check_global", 64),
+    ];
+    assert_eq!(
+        sizes,
+        want.iter()
+            .map(|(n, s)| (n.to_string(), *s))
+            .collect::<Vec<_>>()
+    );
 }
 
 fn jacobi_kinds_compile_with_nvrtc_for_sm90() {

@@ -55,6 +55,12 @@ struct JacobiCheck {
     double tol;
 };
 
+// The Rust argument structs (jacobi.rs TileArgs, PulseArgs, CheckArgs)
+// have these sizes too; tests/jacobi_device_compile.rs checks the host side.
+static_assert(sizeof(JacobiTile) == 120, "JacobiTile drifted from jacobi.rs TileArgs");
+static_assert(sizeof(JacobiPulse) == 80, "JacobiPulse drifted from jacobi.rs PulseArgs");
+static_assert(sizeof(JacobiCheck) == 64, "JacobiCheck drifted from jacobi.rs CheckArgs");
+
 namespace jacobi {
 
 __device__ __forceinline__ bool is_check(unsigned n, unsigned every, unsigned iterations) {
