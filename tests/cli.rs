@@ -721,3 +721,32 @@ fn emulator_threads_the_os_refuses_end_in_an_error_not_a_panic() {
     assert!(err.contains("could not start emulator thread"), "{err}");
     assert_ne!(o.status.code(), Some(0), "{err}");
 }
+
+/// A --tol that is reached exits 0; one that is not prints the result and
+/// exits 4, as cg does.
+#[test]
+fn jacobi_with_an_unreached_tolerance_prints_its_result_and_exits_4() {
+    let run = |tol: &str| {
+        autarky(&[
+            "--json",
+            "--emulator=2",
+            "jacobi2d",
+            "--size",
+            "16",
+            "--iters",
+            "20",
+            "--check-every",
+            "5",
+            "--tol",
+            tol,
+        ])
+    };
+    let reached = run("1e9");
+    assert_eq!(reached.status.code(), Some(0), "{}", stderr(&reached));
+    let missed = run("1e-300");
+    assert_eq!(missed.status.code(), Some(4), "{}", stderr(&missed));
+    let v: serde_json::Value = serde_json::from_slice(&missed.stdout).unwrap();
+    assert_eq!(v["iterations"], 20);
+    assert!(v["converged_at"].is_null());
+    assert!(stderr(&missed).contains("--tol"), "{}", stderr(&missed));
+}

@@ -104,7 +104,8 @@ pub struct Common {
     /// Stop once a checked norm is at most T (finite, ≥ 0; needs
     /// --check-every > 0). Every PE stops at the same iteration, one
     /// synchronisation (S sweeps) after the one whose check met T: tiles
-    /// may run that far ahead of the check.
+    /// may run that far ahead of the check. Not reached within --iters:
+    /// the result is printed and the status is 4.
     #[arg(long, value_name = "T", value_parser = parse_tol, allow_negative_numbers = true)]
     tol: Option<f64>,
     /// Processing elements (virtual PEs on one GPU), 1..=16.
@@ -588,6 +589,13 @@ fn solve(
         "gpus": c.gpus,
         "trace": trace_facts,
     }));
+    // As cg: a --tol that was not reached is status 4, after the result.
+    if let (Some(tol), None) = (c.tol, run.converged_at) {
+        return Err(CliError::NotConverged(format!(
+            "no checked ‖Δ‖₂ reached --tol {tol:e} within {} (raise --iters)",
+            plural(run.iterations as u64, "iteration", "iterations")
+        )));
+    }
     Ok(())
 }
 
