@@ -183,11 +183,14 @@ impl Trace {
         out
     }
 
-    /// Pairs every `SignalSeen` with the most recent not yet paired
-    /// `SignalSent` of the same signal to the same PE, sent at or before
-    /// it. Signals are monotonic counters, so one sighting can cover
-    /// several sends; the sends it covers that are not the latest get no
-    /// flow of their own.
+    /// Pairs every `SignalSeen` with the `SignalSent` of the same signal to
+    /// the same PE and the same producer instance (iteration), sent at or
+    /// before it; when that send is not in the trace (dropped, or covered),
+    /// with the most recent not yet paired older send. Signals are
+    /// monotonic counters, so one sighting can cover several sends; the
+    /// sends it covers get no flow of their own. (Pairing by time alone
+    /// once crossed arrows: a sighting of iteration 18 drawn from the send
+    /// of 19.)
     pub fn flows(&self) -> Vec<Flow> {
         // (to_pe, signal) → sends (time, event index, taken) in time order.
         type Sends = HashMap<(u32, u64), Vec<(u64, usize, bool)>>;
@@ -213,7 +216,11 @@ impl Trace {
             let Some(v) = sends.get_mut(&(e.pe, e.arg)) else {
                 continue;
             };
-            if let Some(k) = v.iter().rposition(|&(t, _, taken)| !taken && t <= e.t_ns) {
+            let same_instance = v.iter().rposition(|&(t, i, taken)| {
+                !taken && t <= e.t_ns && self.events[i].iteration == e.iteration
+            });
+            let older = || v.iter().rposition(|&(t, _, taken)| !taken && t <= e.t_ns);
+            if let Some(k) = same_instance.or_else(older) {
                 v[k].2 = true;
                 flows.push(Flow {
                     sent: v[k].1,
@@ -360,6 +367,37 @@ mod tests {
         assert_eq!(
             t.flows(),
             vec![Flow { sent: 1, seen: 3 }, Flow { sent: 5, seen: 6 }]
+        );
+    }
+
+    /// Two sends before two sightings (of iterations 18 and 19, on two
+    /// blocks): each sighting pairs with its own instance's send; by time
+    /// alone the arrows crossed (18's sighting drawn from 19's send).
+    #[test]
+    fn a_sighting_pairs_with_the_send_of_its_own_instance() {
+        let ev = |t, it, kind| TraceEvent {
+            t_ns: t,
+            pe: 1,
+            block: if t < 30 { 0 } else { t as u32 / 10 },
+            role: Role::Comm,
+            task: 0,
+            iteration: it,
+            kind,
+            arg: 8,
+        };
+        let sent = EventKind::SignalSent { to_pe: 1 };
+        let t = Trace {
+            events: vec![
+                ev(10, 18, sent),
+                ev(20, 19, sent),
+                ev(30, 18, EventKind::SignalSeen),
+                ev(40, 19, EventKind::SignalSeen),
+            ],
+            ..Trace::default()
+        };
+        assert_eq!(
+            t.flows(),
+            vec![Flow { sent: 0, seen: 2 }, Flow { sent: 1, seen: 3 }]
         );
     }
 }

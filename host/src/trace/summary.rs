@@ -76,7 +76,11 @@ pub struct CriticalPath {
 /// What a trace adds up to (see the module docs for each definition).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceSummary {
-    /// First event to last.
+    /// Where the summarized window starts: the first event, or — when
+    /// events were dropped — the latest first kept event of any block (the
+    /// window in which every block still has its events).
+    pub window_start_ns: u64,
+    /// From the window's start to the last event.
     pub wall_ns: u64,
     /// Every block that recorded anything, by (PE, block).
     pub per_block: Vec<BlockSummary>,
@@ -88,7 +92,11 @@ pub struct TraceSummary {
     pub overlap_fraction: Option<f64>,
     /// Waits per awaited word, by word.
     pub waits: Vec<WaitSummary>,
-    /// The longest iteration's critical path (`None` without instances).
+    /// The longest iteration's critical path through its same-iteration
+    /// (distance-0) edges; `None` without instances or without edges (a
+    /// path of one instance would only name the longest instance).
+    /// Loop-carried edges are not followed, so in a graph whose instances
+    /// are mostly released by them the path is short.
     pub critical_path: Option<CriticalPath>,
     /// Events lost while recording.
     pub dropped: u64,
@@ -167,6 +175,10 @@ fn intersection(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
 }
 
 fn critical_path(trace: &Trace, tasks: &[Span], edges: &[(u32, u32, u32)]) -> Option<CriticalPath> {
+    // Without edges (the solvers pass none) there is no path to follow.
+    if !edges.iter().any(|&(_, _, d)| d == 0) {
+        return None;
+    }
     let mut preds: HashMap<u32, Vec<u32>> = HashMap::new();
     for &(from, to, d) in edges {
         if d == 0 {
@@ -221,10 +233,32 @@ fn critical_path(trace: &Trace, tasks: &[Span], edges: &[(u32, u32, u32)]) -> Op
 }
 
 pub(super) fn summarize(trace: &Trace, edges: &[(u32, u32, u32)]) -> TraceSummary {
-    let p = trace.pair();
-    let t0 = trace.events.iter().map(|e| e.t_ns).min().unwrap_or(0);
+    let mut p = trace.pair();
     let t1 = trace.events.iter().map(|e| e.t_ns).max().unwrap_or(0);
-    let wall_ns = t1 - t0;
+    // With events dropped, each block's ring kept only its own newest
+    // records, so blocks' kept windows start at different times; before
+    // the last of those starts some block's activity is missing, and
+    // counting that time as idle once made shares 10-60x off. So the
+    // summary covers the window in which every block still has events.
+    let t0 = if trace.dropped > 0 {
+        trace
+            .tracks()
+            .into_iter()
+            .map(|(_, idx)| idx.iter().map(|&i| trace.events[i].t_ns).min().unwrap_or(0))
+            .max()
+            .unwrap_or(0)
+    } else {
+        trace.events.iter().map(|e| e.t_ns).min().unwrap_or(0)
+    };
+    let clip = |spans: &mut Vec<Span>| {
+        spans.retain(|s| s.end_ns > t0 || (s.start_ns >= t0));
+        for s in spans.iter_mut() {
+            s.start_ns = s.start_ns.max(t0);
+        }
+    };
+    clip(&mut p.tasks);
+    clip(&mut p.waits);
+    let wall_ns = t1.saturating_sub(t0);
 
     let mut per_block = Vec::new();
     for ((pe, block), idx) in trace.tracks() {
@@ -281,6 +315,7 @@ pub(super) fn summarize(trace: &Trace, edges: &[(u32, u32, u32)]) -> TraceSummar
     compute_waits.sort_by_key(|(k, ns)| (std::cmp::Reverse(*ns), k.clone()));
 
     TraceSummary {
+        window_start_ns: t0,
         wall_ns,
         per_block,
         compute_block_ns,
@@ -406,10 +441,16 @@ impl fmt::Display for TraceSummary {
         if self.dropped > 0 || self.unmatched > 0 {
             writeln!(
                 f,
-                "  incomplete: {} event{} dropped, {} without a partner",
+                "  incomplete: {} event{} dropped, {} without a partner{}",
                 self.dropped,
                 if self.dropped == 1 { "" } else { "s" },
-                self.unmatched
+                self.unmatched,
+                if self.dropped > 0 {
+                    " (the figures above cover only the end of the run where every block's \
+                     ring still holds events; more records per block cover more)"
+                } else {
+                    ""
+                }
             )?;
         }
         Ok(())
@@ -536,6 +577,31 @@ mod tests {
             text.contains("… and 5 more words: 5 waits, 15 ns in total"),
             "{text}"
         );
+    }
+
+    /// Events dropped: block 1 kept only its newest records (from 80 on),
+    /// block 2 all of its own from 0. The shares cover [80, 100], where
+    /// both have data, not [0, 100], where block 1's missing work would
+    /// count as idle.
+    #[test]
+    fn with_events_dropped_the_summary_covers_the_window_every_block_holds() {
+        let mut t = Trace::new();
+        task(&mut t, 1, Role::Compute, 1, 9, 80, 100);
+        task(&mut t, 2, Role::Compute, 2, 0, 0, 10);
+        task(&mut t, 2, Role::Compute, 2, 9, 90, 100);
+        t.dropped = 40;
+        let s = t.summary(&[]);
+        assert_eq!((s.window_start_ns, s.wall_ns), (80, 20));
+        let busy: Vec<_> = s.per_block.iter().map(|b| (b.block, b.busy_ns)).collect();
+        assert_eq!(busy, vec![(1, 20), (2, 10)]);
+        assert!(
+            s.to_string().contains("cover only the end of the run"),
+            "{s}"
+        );
+        // Nothing dropped: the whole trace.
+        t.dropped = 0;
+        let s = t.summary(&[]);
+        assert_eq!((s.window_start_ns, s.wall_ns), (0, 100));
     }
 
     #[test]
