@@ -226,8 +226,10 @@ pub fn out_dir() -> PathBuf {
     }
 }
 
-/// Where bench `name` writes its results: `AUTARKY_BENCH_OUT` when set,
-/// else `out_dir()/name`.
+/// Where bench `name` writes its results: `AUTARKY_BENCH_OUT` when set
+/// — that directory itself, so give each bench (and each run you keep) a
+/// directory of its own: two benches with the same one overwrite each
+/// other's `results.json` — else `out_dir()/name`.
 pub fn bench_dir(name: &str) -> PathBuf {
     match std::env::var_os("AUTARKY_BENCH_OUT") {
         Some(d) if !d.is_empty() => PathBuf::from(d),

@@ -1,6 +1,7 @@
 //! What the dispatch bench runs, from the environment and the command line
-//! (cargo passes `--bench` to harness-less benches; unknown arguments are
-//! ignored).
+//! (cargo passes `--bench` to harness-less benches; an unknown argument is
+//! named on stderr and ignored, as in the other benches; `--help` lists the
+//! knobs).
 
 use crate::BoxResult;
 
@@ -31,6 +32,20 @@ fn parse_list(what: &str, s: &str) -> BoxResult<Vec<u64>> {
         .collect()
 }
 
+const HELP: &str = "dispatch bench: autarky's task dispatch against a launch per task, a CUDA
+graph and an atomic-claim persistent kernel, in one process (device events).
+
+  flag                 environment                   what
+  --quick              AUTARKY_BENCH_QUICK=1         fewer sizes and repetitions
+  --n=LIST             AUTARKY_BENCH_N               chain lengths (each ≥ 2)
+  --reps=N             AUTARKY_BENCH_REPS            timed repetitions per case
+  --instances=LIST     AUTARKY_BENCH_INSTANCES       T·M of the throughput cases
+  --trace              AUTARKY_BENCH_TRACE=1         also run each autarky case traced
+  --trace-records=N    AUTARKY_BENCH_TRACE_RECORDS   records per block when traced
+
+Results: a table on stdout and results.json under target/bench-report/dispatch
+(or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
+
 impl Config {
     pub fn from_env_and_args() -> BoxResult<Config> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -53,6 +68,13 @@ impl Config {
                 trace = true;
             } else if let Some(v) = a.strip_prefix("--trace-records=") {
                 trace_records = Some(v.into());
+            } else if a == "--help" || a == "-h" {
+                println!("{HELP}");
+                std::process::exit(0);
+            } else if a != "--bench" {
+                eprintln!(
+                    "dispatch bench: ignoring unknown argument {a:?} (--help lists the knobs)"
+                );
             }
         }
         let (dn, dr, di) = if quick {

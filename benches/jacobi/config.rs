@@ -98,7 +98,7 @@ impl Config {
             }
             None => None,
         };
-        Ok(Config {
+        let cfg = Config {
             quick,
             sizes_2d: knobs::parse_list("2D sizes", d2.as_deref().unwrap_or(q2), 1, 1 << 16)?,
             sizes_3d: knobs::parse_list("3D sizes", d3.as_deref().unwrap_or(q3), 1, 2048)?,
@@ -113,7 +113,19 @@ impl Config {
             reps: reps[0] as usize,
             warmup: 2,
             iterations,
-        })
+        };
+        // A bench that times nothing is refused (as the CG bench does).
+        if cfg.sizes_2d.is_empty()
+            && cfg.sizes_3d.is_empty()
+            && cfg.sizes_pes.is_empty()
+            && cfg.sizes_two_gpu.is_empty()
+            && cfg.sizes_weak.is_empty()
+        {
+            return Err(
+                "no case selected: the 2D, 3D, PE, two-GPU and weak lists are all empty".into(),
+            );
+        }
+        Ok(cfg)
     }
 }
 
