@@ -43,7 +43,7 @@ graph and an atomic-claim persistent kernel, in one process (device events).
   --trace              AUTARKY_BENCH_TRACE=1         also run each autarky case traced
   --trace-records=N    AUTARKY_BENCH_TRACE_RECORDS   records per block when traced
 
-Results: a table on stdout and results.json under target/bench-report/dispatch
+Results: a table on stdout, results.json (and charts) in target/bench-report/
 (or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
 
 impl Config {
