@@ -53,6 +53,8 @@ fn spread_is_median_and_nearest_rank_percentiles() {
     let s = Spread::of(&v).unwrap();
     assert_eq!((s.p10, s.p90, s.median), (2.0, 18.0, 10.5));
     assert!(Spread::of(&[]).is_none());
+    // A NaN (a failed timing) is no spread at all, not a shifted median.
+    assert!(Spread::of(&[1.0, f64::NAN, 3.0]).is_none());
 }
 
 #[test]

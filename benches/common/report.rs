@@ -50,9 +50,11 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// The spread of `samples`, `None` when there are none.
+    /// The spread of `samples`, `None` when there are none — or when any
+    /// is NaN (a failed timing): a median of the rest would hide it, and
+    /// NaN sorts last, so it would shift the median too.
     pub fn of(samples: &[f64]) -> Option<Spread> {
-        if samples.is_empty() {
+        if samples.is_empty() || samples.iter().any(|v| v.is_nan()) {
             return None;
         }
         let mut s = samples.to_vec();
