@@ -15,6 +15,7 @@
 #   bash scripts/gpu-owed.sh s9-bench    # 2 GPUs: jacobi_mpi (NVSHMEM default path), dispatch, CLI rows
 #   bash scripts/gpu-owed.sh s10-next    # 1 GPU: jacobi bench at the head, pinned-args test, 256-thread S = 4
 #   bash scripts/gpu-owed.sh s10-next-two  # 2 GPUs: temporal blocking across GPUs (1024², 16384²)
+#   bash scripts/gpu-owed.sh s12-one     # 1 GPU: dispatch, CG traces by phase, CG quick
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -207,6 +208,19 @@ s10-next)
       $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4 --tile "${t#*:}"
   done
   ;;
+s12-one)
+  # Session 12 (1 GPU, after gpu-validate.sh and s10-next): dispatch at the
+  # head (issue 7's no-regression table), where a CG iteration's time goes
+  # at 2D 1024² and 3D 64³ (traced, phases by scripts/trace-phases.py), and
+  # the CG bench's quick table.
+  FILTER='^h200|^case|µs|G tasks' LINES_SHOWN=30 run dispatch 150 $B/dispatch --quick
+  OK_RC=4 FILTER='µs per|rror' run cg2d-1024 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 1000
+  OK_RC=4 FILTER='us_per|rror' run cg2d-1024-trace 90 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 30 --trace /tmp/cg2d.trace.json
+  LINES_SHOWN=20 FILTER='.' run cg2d-phases 60 python3 scripts/trace-phases.py /tmp/cg2d.trace.json
+  OK_RC=4 FILTER='us_per|rror' run cg3d-64-trace 90 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 30 --trace /tmp/cg3d.trace.json
+  LINES_SHOWN=20 FILTER='.' run cg3d-phases 60 python3 scripts/trace-phases.py /tmp/cg3d.trace.json
+  FILTER='^h200|^case|MISS|ok$|rror|µs' LINES_SHOWN=30 run cg-bench 200 $B/cg --quick
+  ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
   # AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN, same binary) and the
@@ -252,7 +266,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one" >&2
   exit 2
   ;;
 esac

@@ -8,9 +8,11 @@ set -eu
 cd "$(git rev-parse --show-toplevel)"
 for t in emulator emulator_cg emulator_jacobi emulator_multipe emulator_trace \
          proptest_emulator cli cli_cg validate config bench_report cg_bench abi \
-         jacobi_device_compile; do
+         jacobi_device_compile backends buffers jacobi_bench jacobi_mpi_bench \
+         autarky_shared cg_device_compile device_compile nvrtc_compile \
+         nvshmem_compile emulator_cuda_check; do
   rm -f .gpu/tests/"$t"-*
 done
-rm -f .gpu/bin/graph .gpu/bin/jacobi2d
+rm -f .gpu/bin/graph .gpu/bin/jacobi2d .gpu/bin/zz_*
 du -sh .gpu
 ls .gpu/tests .gpu/bin
