@@ -16,6 +16,7 @@
 #   bash scripts/gpu-owed.sh s10-next    # 1 GPU: jacobi bench at the head, pinned-args test, 256-thread S = 4
 #   bash scripts/gpu-owed.sh s10-next-two  # 2 GPUs: temporal blocking across GPUs (1024², 16384²)
 #   bash scripts/gpu-owed.sh s12-one     # 1 GPU: dispatch, CG traces by phase, CG quick
+#   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -202,11 +203,11 @@ s10-next)
   # body at 256² — 256-thread blocks with 8-item tiles (16 × 96) against
   # the default 128 threads with 4-item tiles (8 × 96).
   FILTER='test result|FAILED|panicked' run pinned-args 120 .gpu/tests/gpu_multipe-* pinned_tasks_read_their_whole_arguments --test-threads=1
-  FILTER='^h200|^case|µs per' LINES_SHOWN=12 run jacobi-bench 400 $B/jacobi --2d=256,1024,4096,16384 --3d=none --pes=none --two-gpu=none --weak=none --reps=7
   for t in 128:8x96 256:16x96 256:8x192 128:16x96; do
     AUTARKY_THREADS_PER_BLOCK=${t%%:*} FILTER='µs per|rror' run "j256-s4-${t%%:*}-${t#*:}" 60 \
       $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4 --tile "${t#*:}"
   done
+  FILTER='^h200|^case|µs per' LINES_SHOWN=12 run jacobi-bench 380 $B/jacobi --2d=256,1024,4096,16384 --3d=none --pes=none --two-gpu=none --weak=none --reps=7
   ;;
 s12-one)
   # Session 12 (1 GPU, after gpu-validate.sh and s10-next): dispatch at the
@@ -220,6 +221,19 @@ s12-one)
   OK_RC=4 FILTER='us_per|rror' run cg3d-64-trace 90 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 30 --trace /tmp/cg3d.trace.json
   LINES_SHOWN=20 FILTER='.' run cg3d-phases 60 python3 scripts/trace-phases.py /tmp/cg3d.trace.json
   FILTER='^h200|^case|MISS|ok$|rror|µs' LINES_SHOWN=30 run cg-bench 200 $B/cg --quick
+  ;;
+s12-shapes)
+  # Session 12 (1 GPU): block shape for the S = 4 body on small grids —
+  # s10-next found 256 threads with 8 × 192 tiles at 0.869 µs (128 threads,
+  # 8 × 96: 1.071). THREADS:TILE at 256² and 1024².
+  for c in 256:8x192 256:8x128 256:16x128 256:8x240 512:16x192 512:8x240 512:8x256 1024:16x240; do
+    AUTARKY_THREADS_PER_BLOCK=${c%%:*} FILTER='µs per|rror' run "j256-s4-${c%%:*}-${c#*:}" 60 \
+      $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4 --tile "${c#*:}"
+  done
+  for c in 128:16x96 256:16x192 256:8x192 256:32x96 512:16x192 512:32x192; do
+    AUTARKY_THREADS_PER_BLOCK=${c%%:*} FILTER='µs per|rror' run "j1024-s4-${c%%:*}-${c#*:}" 60 \
+      $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0 --steps-per-sync 4 --tile "${c#*:}"
+  done
   ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
@@ -266,7 +280,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one|s12-shapes" >&2
   exit 2
   ;;
 esac
