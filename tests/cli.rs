@@ -219,6 +219,33 @@ fn dag_json_parses_and_reports_the_check() {
     assert!(v["violation"].is_null());
 }
 
+/// The block shape a Jacobi run used is in its JSON: temporal blocking on
+/// a small grid runs its default tiles at 256 threads a block, whatever
+/// the runtime's; a given tile or S = 1 runs at the runtime's (128).
+#[test]
+fn jacobi_json_names_the_block_shape() {
+    for (extra, want) in [
+        (&["--steps-per-sync", "4"][..], 256),
+        (&["--steps-per-sync", "4", "--tile", "8x96"], 128),
+        (&[], 128),
+    ] {
+        let mut args = vec![
+            "--json",
+            "--emulator=2",
+            "jacobi2d",
+            "--size",
+            "64",
+            "--iters",
+            "8",
+        ];
+        args.extend_from_slice(extra);
+        let o = autarky(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["threads_per_block"], want, "{args:?}");
+    }
+}
+
 #[test]
 fn info_chain_and_bench_json_parse() {
     for args in [

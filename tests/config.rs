@@ -38,6 +38,26 @@ fn threads_per_block_out_of_range_is_refused() {
     }
 }
 
+/// A graph's own block shape is checked where it is set, with the same
+/// rule as the runtime's; a good one is kept and read back.
+#[test]
+fn a_graph_block_shape_outside_the_rule_is_refused() {
+    let mut g = autarky::Graph::new();
+    for t in [0, 31, 100, 1056, 2048] {
+        let e = g.set_threads_per_block(t).unwrap_err();
+        assert_eq!(e, autarky::GraphError::BadThreadsPerBlock { threads: t });
+        assert_eq!(
+            e.to_string(),
+            format!("threads per block must be a multiple of 32 in 32..=1024, got {t}")
+        );
+    }
+    assert_eq!(g.threads_per_block(), None, "a refused shape is not kept");
+    for t in [32, 256, 1024] {
+        g.set_threads_per_block(t).unwrap();
+        assert_eq!(g.threads_per_block(), Some(t));
+    }
+}
+
 #[test]
 fn zero_comm_blocks_is_refused() {
     let msg = config_error(Runtime::builder().emulator(2).comm_blocks(0));

@@ -56,6 +56,10 @@ fn main() -> std::process::ExitCode {
             "buffers_round_trip_on_the_device",
             buffers_round_trip_on_the_device,
         ),
+        gpu_trial(
+            "graphs_run_with_their_own_block_shape",
+            graphs_run_with_their_own_block_shape,
+        ),
         opt_in(
             gpu_trial("soak_1000_random_graphs", soak_1000_random_graphs),
             "opt-in soak of 1000 graphs on a GPU: cargo test --release --test gpu -- --ignored soak",
@@ -340,4 +344,86 @@ fn buffers_round_trip_on_the_device(rt: Runtime) {
             ..
         })
     ));
+}
+
+/// Every thread of the block adds one to its task's word, and thread 0
+/// records blockDim.x: a launch at another shape than the graph's shows in
+/// both words.
+const SHAPE_SRC: &str = r#"
+struct ShapeArgs { unsigned* out; unsigned task; unsigned pad; };
+__device__ void shape(autarky::TaskCtx& ctx) {
+    const ShapeArgs& a = ctx.args<ShapeArgs>();
+    atomicAdd(&a.out[2 * a.task], 1u);
+    if (threadIdx.x == 0) a.out[2 * a.task + 1] = blockDim.x;
+}
+"#;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ShapeArgs {
+    out: u64,
+    task: u32,
+    pad: u32,
+}
+
+/// A graph that sets its block shape runs with it on a runtime of another
+/// (and one that does not, with the runtime's): every body sees the
+/// graph's blockDim, with every thread present, instance after instance,
+/// dynamic and pinned tasks alike; the block counts follow the shape.
+fn graphs_run_with_their_own_block_shape(rt: Runtime) {
+    let runtime_threads = rt.threads_per_block();
+    let (tasks, iters) = (48u32, 20u32);
+    for threads in [None, Some(64), Some(256), Some(1024)] {
+        let out = rt.alloc::<u32>(2 * tasks as usize).unwrap();
+        let mut g = Graph::new();
+        let k = g
+            .add_kind(TaskKind::new("shape", SHAPE_SRC).args::<ShapeArgs>())
+            .unwrap();
+        if let Some(t) = threads {
+            g.set_threads_per_block(t).unwrap();
+        }
+        let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
+        let ids: Vec<TaskId> = (0..tasks)
+            .map(|i| {
+                g.add_task(
+                    k,
+                    &ShapeArgs {
+                        out: out.addr(),
+                        task: i,
+                        pad: 0,
+                    },
+                )
+            })
+            .collect();
+        // Half a chain of dynamic tasks, half pinned round-robin.
+        for w in ids[..tasks as usize / 2].windows(2) {
+            g.add_edge(w[0], w[1]);
+        }
+        for (i, &t) in ids[tasks as usize / 2..].iter().enumerate() {
+            g.pin(t, i as u32 % compute);
+        }
+        rt.run(&g, iters).unwrap();
+        let want = threads.unwrap_or(runtime_threads);
+        let got = out.to_vec().unwrap();
+        for t in 0..tasks as usize {
+            assert_eq!(
+                got[2 * t + 1],
+                want,
+                "task {t} ran with blockDim {} for {threads:?}",
+                got[2 * t + 1]
+            );
+            assert_eq!(
+                got[2 * t],
+                want * iters,
+                "task {t}: thread-instances for {threads:?}"
+            );
+        }
+        if threads == Some(1024) {
+            let (_, default_compute) = rt.blocks_per_pe(g.kinds()).unwrap();
+            assert!(
+                compute < default_compute,
+                "1024-thread blocks: {compute} compute blocks, the runtime's shape {default_compute}"
+            );
+        }
+    }
 }

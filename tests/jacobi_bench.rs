@@ -56,6 +56,10 @@ fn main() -> std::process::ExitCode {
             the_16384_target_is_a_bandwidth,
         ),
         trial(
+            "a_temporal_blocking_column_is_held_when_it_is_faster_and_named",
+            a_temporal_blocking_column_is_held_when_it_is_faster_and_named,
+        ),
+        trial(
             "the_table_and_the_report_carry_every_variant_and_verdict",
             the_table_and_the_report_carry_every_variant_and_verdict,
         ),
@@ -192,6 +196,43 @@ fn the_16384_target_is_a_bandwidth() {
     assert_eq!(case(16384, 590.0, 700.0).verdict(), Some(true));
     assert_eq!(case(16384, 600.0, 700.0).verdict(), Some(false));
     assert!((case(16384, 596.5, 700.0).tbps(596.5) - 3.6).abs() < 1e-3);
+}
+
+/// The S = 4 column computes the same grid, so the target is held against
+/// the fastest of it and `autarky`, and the table says which one.
+fn a_temporal_blocking_column_is_held_when_it_is_faster_and_named() {
+    let with_s4 = |s4_us: f64| {
+        let mut c = case(256, 1.1, 2.0);
+        c.add_variant("autarky S=4", Role::Candidate);
+        for _ in 0..3 {
+            c.push("autarky S=4", s4_us * 1e-6 * 1000.0);
+        }
+        c
+    };
+    // S = 1 misses (1.1 µs); S = 4 at 0.87 meets both conditions.
+    let c = with_s4(0.87);
+    assert_eq!(c.verdict(), Some(true));
+    let t = cases::table(&[&c]);
+    assert!(
+        t.contains("≤ 1.0 µs & ≥ 1.3× graph ok (autarky S=4)"),
+        "{t}"
+    );
+    assert!(t.contains("2.30× (cuda-graph) (autarky S=4)"), "{t}");
+    let r = c.to_result().unwrap();
+    assert_eq!(r.autarky.variant, "autarky S=4");
+    assert!((r.autarky.spread.median - 0.87).abs() < 1e-9);
+    // `autarky` (S = 1) is kept, as a reference.
+    assert!(
+        r.references.iter().any(|x| x.variant == "autarky"),
+        "{:?}",
+        r.references
+    );
+    // A slower candidate changes nothing: `autarky` is held, unnamed.
+    let c = with_s4(1.5);
+    assert_eq!(c.verdict(), Some(false));
+    let t = cases::table(&[&c]);
+    assert!(t.contains("≤ 1.0 µs & ≥ 1.3× graph MISS"), "{t}");
+    assert!(!t.contains("(autarky S=4)"), "{t}");
 }
 
 fn the_table_and_the_report_carry_every_variant_and_verdict() {

@@ -79,6 +79,9 @@ pub struct Graph {
     pub(crate) edges: Vec<EdgeSpec>,
     /// Argument arena: every task's argument bytes, each at a 16-aligned offset.
     pub(crate) args: Vec<u8>,
+    /// Threads per block this graph's megakernel is launched with (None:
+    /// the runtime's).
+    pub(crate) threads_per_block: Option<u32>,
 }
 
 impl std::fmt::Debug for Graph {
@@ -134,6 +137,31 @@ impl Graph {
             pin: None,
         });
         TaskId((self.tasks.len() - 1) as u32)
+    }
+
+    /// Launches this graph's megakernel with `threads` per block instead of
+    /// the runtime's [`Builder::threads_per_block`](crate::Builder::threads_per_block):
+    /// for graphs whose bodies (and tiling) are written for a block shape —
+    /// the Jacobi solver's temporal-blocking tiles on small grids run one
+    /// work item per warp, eight warps a block. The block count follows
+    /// from it (fewer, larger blocks per SM), so size pinned slots with
+    /// [`Runtime::blocks_per_pe_of`](crate::Runtime::blocks_per_pe_of). The
+    /// emulator compiles the CUDA source it checks for this shape too.
+    ///
+    /// Errors: [`GraphError::BadThreadsPerBlock`] unless `threads` is a
+    /// multiple of 32 in 32..=1024.
+    pub fn set_threads_per_block(&mut self, threads: u32) -> Result<&mut Self, GraphError> {
+        if !(32..=1024).contains(&threads) || threads % 32 != 0 {
+            return Err(GraphError::BadThreadsPerBlock { threads });
+        }
+        self.threads_per_block = Some(threads);
+        Ok(self)
+    }
+
+    /// The block shape set by [`Graph::set_threads_per_block`] (None: the
+    /// runtime's).
+    pub fn threads_per_block(&self) -> Option<u32> {
+        self.threads_per_block
     }
 
     /// Places `task` on `pe` (default 0).

@@ -109,6 +109,12 @@ pub enum GraphError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A block shape the megakernel cannot be launched with.
+    #[error("threads per block must be a multiple of 32 in 32..=1024, got {threads}")]
+    BadThreadsPerBlock {
+        /// The value given.
+        threads: u32,
+    },
     /// More tasks than the ready queue can hold.
     #[error("the graph has {tasks} task{}, but the ready queue holds at most {capacity}; raise Builder::max_tasks", if *.tasks == 1 { "" } else { "s" })]
     TooManyTasks {

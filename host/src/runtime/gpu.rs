@@ -52,6 +52,8 @@ pub(crate) struct Loaded {
     pub kernel: Function,
     pub occupancy: u32,
     pub registers: u32,
+    /// Threads per block it was compiled for (and is launched with).
+    pub threads: u32,
 }
 
 /// The GPU backend: one device, its context and the loaded megakernels.
@@ -162,15 +164,16 @@ impl Gpu {
         })
     }
 
-    /// The (untraced) megakernel for these kinds, compiled (or taken from
-    /// the cubin cache) and loaded once per runtime.
-    pub(crate) fn load(&self, kinds: &[TaskKind]) -> Result<Arc<Loaded>> {
+    /// The (untraced) megakernel for these kinds at `threads` per block,
+    /// compiled (or taken from the cubin cache) and loaded once per runtime.
+    pub(crate) fn load(&self, kinds: &[TaskKind], threads: u32) -> Result<Arc<Loaded>> {
         self.load_variant(
             kinds,
             source::Variant {
                 local_pes: self.cfg.pes_per_gpu(),
                 ..Default::default()
             },
+            threads,
         )
     }
 
@@ -194,20 +197,22 @@ impl Gpu {
         Ok(())
     }
 
-    /// The megakernel variant for these kinds, compiled (or taken from the
-    /// cubin cache) and loaded once per runtime and variant.
+    /// The megakernel variant for these kinds at `threads` per block,
+    /// compiled (or taken from the cubin cache) and loaded once per runtime,
+    /// variant and block shape.
     pub(crate) fn load_variant(
         &self,
         kinds: &[TaskKind],
         variant: source::Variant,
+        threads: u32,
     ) -> Result<Arc<Loaded>> {
-        let key = loaded_key(self.cfg.threads, kinds, variant);
+        let key = loaded_key(threads, kinds, variant);
         if let Some(l) = self.loaded.lock().get(&key) {
             return Ok(l.clone());
         }
-        let module = self.compile_and_load(kinds, variant)?;
+        let module = self.compile_and_load(kinds, variant, threads)?;
         let kernel = module.function(source::MEGAKERNEL_NAME)?;
-        let occupancy = kernel.occupancy(self.cfg.threads, 0)?;
+        let occupancy = kernel.occupancy(threads, 0)?;
         let registers = kernel.registers()?;
         tracing::debug!("megakernel: {registers} registers/thread, {occupancy} blocks/SM");
         let l = Arc::new(Loaded {
@@ -215,6 +220,7 @@ impl Gpu {
             kernel,
             occupancy,
             registers,
+            threads,
         });
         self.loaded.lock().insert(key, l.clone());
         Ok(l)
@@ -223,16 +229,16 @@ impl Gpu {
     /// Compiles the megakernel variant and loads it: with NVRTC alone, or,
     /// under NVSHMEM, with `-DAUTARKY_NVSHMEM` linked against NVSHMEM's
     /// device library, then `nvshmemx_cumodule_init` on the module.
-    fn compile_and_load(&self, kinds: &[TaskKind], variant: source::Variant) -> Result<Module> {
+    fn compile_and_load(
+        &self,
+        kinds: &[TaskKind],
+        variant: source::Variant,
+        threads: u32,
+    ) -> Result<Module> {
         let arch = self.ctx.props.arch();
         #[cfg(feature = "nvshmem")]
         if let Some(job) = &self.nvshmem {
-            let cubin = super::nvshmem::compile::compile_megakernel(
-                kinds,
-                self.cfg.threads,
-                arch,
-                variant,
-            )?;
+            let cubin = super::nvshmem::compile::compile_megakernel(kinds, threads, arch, variant)?;
             let module = Module::load(&self.ctx, &cubin)?;
             // SAFETY: `module` is loaded in this runtime's context (current:
             // Module::load bound it) from a cubin linked with
@@ -241,7 +247,7 @@ impl Gpu {
             unsafe { job.nv.lock().init_module(module.raw())? };
             return Ok(module);
         }
-        let cubin = source::compile_variant(kinds, self.cfg.threads, arch, variant)?;
+        let cubin = source::compile_variant(kinds, threads, arch, variant)?;
         Module::load(&self.ctx, &cubin)
     }
 

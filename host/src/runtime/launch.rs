@@ -153,9 +153,11 @@ impl<'a> GpuRun<'a> {
             local_pes,
             lean: super::source::Lean::of(&run),
         };
+        // The graph's block shape if it sets one, else the runtime's.
+        let threads = graph.threads_per_block().unwrap_or(gpu.cfg.threads);
         let loaded: Vec<Arc<Loaded>> = gpus
             .iter()
-            .map(|g| g.load_variant(graph.kinds(), variant))
+            .map(|g| g.load_variant(graph.kinds(), variant, threads))
             .collect::<Result<_>>()?;
         // Every GPU of a run is the same model (checked at boot), so GPU 0's
         // grid is every GPU's (asked with GPU 0's context current: loading
@@ -394,7 +396,7 @@ impl<'a> GpuRun<'a> {
                 loaded[g].kernel.launch_cooperative(
                     &streams[g],
                     local_pes * per_pe,
-                    gpu.cfg.threads,
+                    loaded[g].threads,
                     &params[g],
                 )?
             };

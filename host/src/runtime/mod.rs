@@ -147,11 +147,11 @@ impl Runtime {
     }
 
     /// `(blocks per SM, registers per thread)` of the megakernel compiled
-    /// for `graph`'s kinds (GPU only).
+    /// for `graph`'s kinds and block shape (GPU only).
     pub fn kernel_info(&self, graph: &Graph) -> Result<Option<(u32, u32)>> {
         match &self.backend {
             Backend::Gpu(g) => {
-                let l = g.load(graph.kinds())?;
+                let l = g.load(graph.kinds(), self.threads_of(graph))?;
                 Ok(Some((l.occupancy, l.registers)))
             }
             Backend::Emulator(_) => Ok(None),
@@ -194,7 +194,7 @@ impl Runtime {
                     opts.iterations,
                     &cfg,
                     &self.heap_bases(),
-                    self.cfg.threads,
+                    self.threads_of(graph),
                 )
             }
         }
@@ -236,15 +236,31 @@ impl Runtime {
     /// `(comm, compute)` blocks every PE gets for a graph with these kinds:
     /// on the GPU, what the co-resident grid allows for the compiled
     /// megakernel (compiles it if needed); on the emulator, its threads.
-    /// Pinned slots ([`Graph::pin`]) must be below these counts.
+    /// Pinned slots ([`Graph::pin`]) must be below these counts. This is
+    /// for the runtime's block shape; a graph that sets its own
+    /// ([`Graph::set_threads_per_block`]) asks [`Runtime::blocks_per_pe_of`].
     pub fn blocks_per_pe(&self, kinds: &[TaskKind]) -> Result<(u32, u32)> {
+        self.blocks_at(kinds, self.cfg.threads)
+    }
+
+    /// [`Runtime::blocks_per_pe`] for `graph`'s kinds and block shape.
+    pub fn blocks_per_pe_of(&self, graph: &Graph) -> Result<(u32, u32)> {
+        self.blocks_at(graph.kinds(), self.threads_of(graph))
+    }
+
+    fn blocks_at(&self, kinds: &[TaskKind], threads: u32) -> Result<(u32, u32)> {
         match &self.backend {
             Backend::Gpu(g) => {
-                let l = g.load(kinds)?;
+                let l = g.load(kinds, threads)?;
                 g.grid(&l, self.cfg.pes_per_gpu())
             }
             Backend::Emulator(e) => Ok((e.comm_threads as u32, e.compute_threads as u32)),
         }
+    }
+
+    /// Threads per block `graph` runs with: its own, else the runtime's.
+    fn threads_of(&self, graph: &Graph) -> u32 {
+        graph.threads_per_block().unwrap_or(self.cfg.threads)
     }
 
     /// PEs of every run of this runtime ([`Builder::pes`]; with
@@ -389,7 +405,7 @@ impl Runtime {
             "probe_noop",
             "__device__ void probe_noop(autarky::TaskCtx&) {}",
         );
-        let loaded = g.load(std::slice::from_ref(&probe))?;
+        let loaded = g.load(std::slice::from_ref(&probe), self.cfg.threads)?;
         let module = &loaded.module;
         let f = module.function(source::PROBE_NAME)?;
         let n = crate::abi_header::expected_layout().len();

@@ -136,6 +136,11 @@ pub struct JacobiConfig {
     /// The default depends on [`Self::steps_per_sync`] on small grids
     /// (whole S-step work items), so norms of different S agree to
     /// rounding; give a tile to compare them bitwise on the emulator.
+    /// On the smallest grids with S > 1 the default tile is eight work
+    /// items, one per warp, and the graph runs with
+    /// [`SMALL_GRID_THREADS`] threads per block whatever the runtime's
+    /// ([`Graph::set_threads_per_block`](crate::Graph::set_threads_per_block));
+    /// a tile given here runs at the runtime's block shape.
     pub tile: Option<[usize; 3]>,
     /// A non-finite norm fails the run with `Error::NonFinite` (naming the
     /// PE, the check task and the iteration) instead of running on, on
@@ -528,18 +533,28 @@ impl<'rt> JacobiSolver<'rt> {
             .map(|k| graph.add_kind(k))
             .collect::<std::result::Result<_, _>>()?;
         let (k_tile, k_pulse, k_local, k_global) = (ks[0], ks[1], ks[2], ks[3]);
-        let (comm_blocks, compute_blocks) = rt.blocks_per_pe(graph.kinds())?;
-        let check_slot = comm_blocks.saturating_sub(1).min(1);
 
         // Tiles: a shape that gives every compute block work without tiny
-        // tiles (and x rows long enough to coalesce).
+        // tiles (and x rows long enough to coalesce). The default shape on
+        // small grids with S > 1 comes with a block shape of its own, which
+        // the graph then runs with (every PE's default must agree on it).
+        let mut block_threads = None;
         let grids: Vec<TileGrid> = (0..pes)
             .map(|q| {
                 let lay = &layouts[q];
                 let ext = lay.extent;
-                let shape = cfg
-                    .tile
-                    .unwrap_or_else(|| default_tile(ext, TILE_BLOCKS, cfg.steps_per_sync));
+                let shape = match cfg.tile {
+                    Some(t) => t,
+                    None => {
+                        let (t, threads) = default_shape(ext, TILE_BLOCKS, cfg.steps_per_sync);
+                        block_threads = if q == 0 {
+                            threads
+                        } else {
+                            block_threads.filter(|_| threads == block_threads)
+                        };
+                        t
+                    }
+                };
                 let shape = [0, 1, 2].map(|a| shape[a].clamp(1, ext[a]));
                 TileGrid {
                     count: [0, 1, 2].map(|a| ext[a].div_ceil(shape[a])),
@@ -548,6 +563,11 @@ impl<'rt> JacobiSolver<'rt> {
                 }
             })
             .collect();
+        if let Some(threads) = block_threads {
+            graph.set_threads_per_block(threads)?;
+        }
+        let (comm_blocks, compute_blocks) = rt.blocks_per_pe_of(&graph)?;
+        let check_slot = comm_blocks.saturating_sub(1).min(1);
         let max_tiles = grids.iter().map(TileGrid::len).max().unwrap_or(1);
 
         let a = rt.alloc_symmetric::<u8>(2 * len * esize)?;
@@ -960,12 +980,37 @@ pub const TILE_BLOCKS: usize = 1024;
 /// S = 4, µs per sweep, session 10): 256² 8 × 96 1.14, 8 × 64 1.15,
 /// 16 × 48 1.16, 8 × 256 (the rule above) 4.07; 1024² 16 × 96 2.63,
 /// 16 × 144 2.72, 16 × 192 2.92, 8 × 256 ~4.7.
+///
+/// The smallest of those grids (share under 512 cells) run best with
+/// eight items a tile, one a warp, in 256-thread blocks: see
+/// [`default_shape`].
+#[cfg(test)]
 fn default_tile(ext: [usize; 3], blocks: usize, steps: u32) -> [usize; 3] {
+    default_shape(ext, blocks, steps).0
+}
+
+/// Threads per block of the default tiles of the smallest grids with
+/// S > 1: eight S-step work items a tile, one a warp.
+pub const SMALL_GRID_THREADS: u32 = 256;
+
+/// [`default_tile`], and the block shape the tile is meant for (None: the
+/// runtime's). Measured (f32 5-point, S = 4, µs per sweep, one H200,
+/// session 12): 256² at 256 threads 8 × 192 0.870, 8 × 128 0.893,
+/// 16 × 128 1.11; at 128 threads 8 × 96 1.071 (the former default);
+/// 512 threads 8 × 256 1.04. At 1024² (share 1024 cells) 256 threads
+/// were slower than 128 with 16 × 96 (2.07): 32 × 96 3.49, 16 × 192 3.53.
+fn default_shape(ext: [usize; 3], blocks: usize, steps: u32) -> ([usize; 3], Option<u32>) {
     let cells: usize = ext.iter().product();
     if steps > 1 && ext[0] == 1 && cells / blocks.max(1) < 2048 {
         let w = 32 - 2 * steps.min(4) as usize;
-        let rows = if cells / blocks.max(1) < 512 { 8 } else { 16 };
-        return [1, rows.min(ext[1]).max(1), (4 * w).min(ext[2]).max(1)];
+        if cells / blocks.max(1) < 512 {
+            let items = (SMALL_GRID_THREADS / 32) as usize;
+            return (
+                [1, 8.min(ext[1]).max(1), (items * w).min(ext[2]).max(1)],
+                Some(SMALL_GRID_THREADS),
+            );
+        }
+        return ([1, 16.min(ext[1]).max(1), (4 * w).min(ext[2]).max(1)], None);
     }
     let target = (cells / blocks.max(1)).clamp(2048, 16 * 1024);
     let tx = (target / 8).clamp(32, 1024).min(ext[2]).max(1);
@@ -973,7 +1018,7 @@ fn default_tile(ext: [usize; 3], blocks: usize, steps: u32) -> [usize; 3] {
     if rows > 8 {
         rows = rows.div_ceil(8) * 8;
     }
-    if ext[0] == 1 {
+    let tile = if ext[0] == 1 {
         [1, rows.min(ext[1]), tx]
     } else {
         // 3D: 8 planes deep (the 7-point sweep marches along z, 8 planes
@@ -981,7 +1026,8 @@ fn default_tile(ext: [usize; 3], blocks: usize, steps: u32) -> [usize; 3] {
         let tz = rows.min(8).min(ext[0]);
         let ty = (rows / tz).max(1).min(ext[1]);
         [tz, ty, tx]
-    }
+    };
+    (tile, None)
 }
 
 /// A PE's padded array (both buffers), as bytes of the device type: interior
@@ -1351,7 +1397,7 @@ pub const NON_FINITE_CODE: u32 = cpu::NON_FINITE;
 
 #[cfg(test)]
 mod tests {
-    use super::{default_tile, split_box, Box3};
+    use super::{default_shape, default_tile, split_box, Box3};
 
     /// A pulse box splits into contiguous chunks along its longest axis
     /// that cover it exactly, each at least the minimum, at most `parts`.
@@ -1404,7 +1450,10 @@ mod tests {
         assert_eq!(default_tile([256, 256, 256], blocks, 1), [8, 8, 256]);
         // Temporal blocking on small grids: whole S-step work items
         // (32 − 2S wide, 8 rows), four or eight of them.
-        assert_eq!(default_tile([1, 256, 256], blocks, 4), [1, 8, 96]);
+        assert_eq!(default_tile([1, 256, 256], blocks, 4), [1, 8, 192]);
+        assert_eq!(default_shape([1, 256, 256], blocks, 4).1, Some(256));
+        assert_eq!(default_shape([1, 1024, 1024], blocks, 4).1, None);
+        assert_eq!(default_shape([1, 256, 256], blocks, 1).1, None);
         assert_eq!(default_tile([1, 1024, 1024], blocks, 4), [1, 16, 96]);
         assert_eq!(default_tile([1, 1024, 1024], blocks, 2), [1, 16, 112]);
         assert_eq!(default_tile([1, 4096, 4096], blocks, 4), [1, 16, 1024]);

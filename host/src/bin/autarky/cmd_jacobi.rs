@@ -577,6 +577,7 @@ fn solve(
         "pes": c.pes,
         "pe_grid": pe_grid,
         "tiles_per_pe": solver.tiles_per_pe(),
+        "threads_per_block": solver.graph().threads_per_block().unwrap_or(rt.threads_per_block()),
         "iterations_requested": c.iters,
         "iterations": run.iterations,
         "check_every": c.check_every,
