@@ -17,6 +17,7 @@
 #   bash scripts/gpu-owed.sh s10-next-two  # 2 GPUs: temporal blocking across GPUs (1024², 16384²)
 #   bash scripts/gpu-owed.sh s12-one     # 1 GPU: dispatch, CG traces by phase, CG quick
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
+#   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -235,6 +236,26 @@ s12-shapes)
       $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0 --steps-per-sync 4 --tile "${c#*:}"
   done
   ;;
+s12-check)
+  # Session 12 (1 GPU): the new defaults under test — every GPU test of
+  # Jacobi, CG and the block shape — then the CG bodies A/B in one binary
+  # (AUTARKY_NVRTC_EXTRA: new, -DCG_EXP_PLAIN the former loops,
+  # -DCG_EXP_NOINLINE, fewer registers), a trace by phase, the benches.
+  for t in gpu gpu_cg gpu_jacobi; do
+    FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
+  done
+  for x in new plain noinline lean; do
+    case $x in new) e=;; plain) e=-DCG_EXP_PLAIN;; noinline) e=-DCG_EXP_NOINLINE;;
+      lean) e="-DCG_SPMV_STAGE=512 -DCG_SPMV_ROW_MAX=4 -DCG_VEC_UNROLL=1";; esac
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-2d1024" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 1000
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d64" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d128" 60 $B/autarky cg --poisson3d 128 --tol 0 --max-iters 300
+  done
+  OK_RC=4 FILTER='us_per|rror' run cg2d-1024-trace 90 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 30 --trace /tmp/cg2d.trace.json
+  LINES_SHOWN=20 FILTER='.' run cg2d-phases 60 python3 scripts/trace-phases.py /tmp/cg2d.trace.json
+  FILTER='^h200|^case|MISS|ok$|rror|µs' LINES_SHOWN=30 run cg-bench 200 $B/cg --quick
+  FILTER='^h200|^case|µs per' LINES_SHOWN=12 run jacobi-bench 200 $B/jacobi --2d=256,512,1024 --3d=none --pes=none --two-gpu=none --weak=none --reps=7
+  ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
   # AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN, same binary) and the
@@ -280,7 +301,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one|s12-shapes" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one|s12-shapes|s12-check" >&2
   exit 2
   ;;
 esac

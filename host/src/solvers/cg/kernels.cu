@@ -101,6 +101,237 @@ __device__ inline void fail(autarky::TaskCtx& ctx, double* sc, unsigned code, un
 
 }  // namespace cg
 
+// Session 12 A/B (through AUTARKY_NVRTC_EXTRA): -DCG_EXP_PLAIN builds the
+// former SpMV and vector loops, -DCG_EXP_NOINLINE keeps the bodies out of
+// line.
+#ifdef CG_EXP_NOINLINE
+#define CG_BODY __device__ __noinline__
+#else
+#define CG_BODY __device__
+#endif
+#ifndef CG_EXP_PLAIN
+// Entries of one round of rows (one row a thread) staged in shared memory
+// by cg_spmv's one-lane path, and the longest row whose gathers are issued
+// together.
+#ifndef CG_SPMV_STAGE
+#define CG_SPMV_STAGE 1024
+#endif
+#ifndef CG_SPMV_ROW_MAX
+#define CG_SPMV_ROW_MAX 8
+#endif
+
+namespace cg {
+
+// Row `row`'s sum over its entries [k, k + count) in stored order, the
+// column indices and values read by `col(j)` / `val(j)` (entry k + j).
+// Rows of at most CG_SPMV_ROW_MAX entries issue every gather of v before
+// the first is used (one round trip instead of one per entry); the sum is
+// the plain loop's, term by term, so the result is bitwise the same.
+template <class Col, class Val>
+__device__ __forceinline__ double row_sum(const double* v, unsigned count, Col col, Val val) {
+    double s = 0;
+    if (count <= CG_SPMV_ROW_MAX) {
+        double x[CG_SPMV_ROW_MAX];
+#pragma unroll
+        for (unsigned e = 0; e < CG_SPMV_ROW_MAX; ++e) x[e] = e < count ? v[col(e)] : 0.0;
+#pragma unroll
+        for (unsigned e = 0; e < CG_SPMV_ROW_MAX; ++e)
+            if (e < count) s += val(e) * x[e];
+        return s;
+    }
+    for (unsigned e = 0; e < count; ++e) s += val(e) * v[col(e)];
+    return s;
+}
+
+}  // namespace cg
+
+// CSR SpMV of a tile of rows. With one lane per row (short rows, the
+// default below ~12 entries a row), rows go in rounds of one a thread: the
+// round's entries (contiguous in CSR) are copied to shared memory with
+// coalesced loads all in flight together, then each thread gathers its
+// row's v entries at once and sums them in stored order. (The plain loop
+// waited for ~2 dependent round trips per entry — ~47 µs a tile at 2D
+// 1024², 8 rounds of 5-entry rows.) Otherwise `lanes` threads per row, all
+// threads of the block looping the same number of times (shuffles need the
+// whole warp). Both sum a row's entries in stored order (lane-strided and
+// shuffle-combined with lanes > 1), the same shape on every run.
+CG_BODY void cg_spmv(autarky::TaskCtx& ctx) {
+    const CgSpmv& a = ctx.args<CgSpmv>();
+    const unsigned n = ctx.iteration;
+    const unsigned par = a.mode == 0 ? n % 2 : (n + 1) % 2;
+    const double* v = reinterpret_cast<const double*>(a.v) + par * a.vlen;
+    const unsigned long long* rp = reinterpret_cast<const unsigned long long*>(a.row_ptr);
+    const unsigned* ci = reinterpret_cast<const unsigned*>(a.col);
+    const double* va = reinterpret_cast<const double*>(a.val);
+    double* y = reinterpret_cast<double*>(a.y);
+    const double* r = reinterpret_cast<const double*>(a.r);
+    const unsigned lanes = a.lanes;
+    double acc[3] = {0, 0, 0};
+    auto account = [&](unsigned row, double s, double vi) {
+        y[row] = s;
+        if (a.mode == 0) {
+            acc[0] += vi * s;
+        } else {
+            const double ri = r[row];
+            acc[0] += ri * vi;
+            acc[1] += s * vi;
+            acc[2] += ri * ri;
+        }
+    };
+    if (lanes == 1) {
+        __shared__ unsigned st_col[CG_SPMV_STAGE];
+        __shared__ double st_val[CG_SPMV_STAGE];
+        for (unsigned base = a.lo; base < a.hi; base += blockDim.x) {
+            const unsigned row = base + threadIdx.x;
+            const bool live = row < a.hi;
+            const unsigned last = min(base + blockDim.x, a.hi);
+            // One round trip: the round's entry range, this row's, v[row]
+            // (the matrix is read-only for the whole run: __ldg).
+            const unsigned long long r0 = __ldg(rp + base), r1 = __ldg(rp + last);
+            unsigned long long k0 = 0, k1 = 0;
+            double vi = 0;
+            if (live) {
+                k0 = __ldg(rp + row);
+                k1 = __ldg(rp + row + 1);
+                vi = v[row];
+            }
+            const unsigned long long m = r1 - r0;  // the same in every thread
+            double s = 0;
+            if (m <= CG_SPMV_STAGE) {
+                // Every load of the copy issued before the first store.
+                constexpr unsigned B = (CG_SPMV_STAGE + 127) / 128;
+                for (unsigned j0 = threadIdx.x; j0 < m; j0 += B * blockDim.x) {
+                    unsigned c[B];
+                    double w[B];
+#pragma unroll
+                    for (unsigned b = 0; b < B; ++b) {
+                        const unsigned j = j0 + b * blockDim.x;
+                        if (j < m) {
+                            c[b] = __ldg(ci + r0 + j);
+                            w[b] = __ldg(va + r0 + j);
+                        }
+                    }
+#pragma unroll
+                    for (unsigned b = 0; b < B; ++b) {
+                        const unsigned j = j0 + b * blockDim.x;
+                        if (j < m) {
+                            st_col[j] = c[b];
+                            st_val[j] = w[b];
+                        }
+                    }
+                }
+                __syncthreads();  // publish the staged entries
+                if (live) {
+                    const unsigned off = (unsigned)(k0 - r0);
+                    s = cg::row_sum(
+                        v, (unsigned)(k1 - k0), [&](unsigned e) { return st_col[off + e]; },
+                        [&](unsigned e) { return st_val[off + e]; });
+                }
+                __syncthreads();  // the next round overwrites the stage
+            } else if (live) {
+                s = cg::row_sum(
+                    v, (unsigned)(k1 - k0), [&](unsigned e) { return __ldg(ci + k0 + e); },
+                    [&](unsigned e) { return __ldg(va + k0 + e); });
+            }
+            if (live) account(row, s, vi);
+        }
+    } else {
+        const unsigned groups = blockDim.x / lanes;
+        const unsigned g = threadIdx.x / lanes, l = threadIdx.x % lanes;
+        for (unsigned base = a.lo; base < a.hi; base += groups) {
+            const unsigned row = base + g;
+            double s = 0;
+            if (row < a.hi)
+                for (unsigned long long k = rp[row] + l; k < rp[row + 1]; k += lanes) s += va[k] * v[ci[k]];
+            for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
+            if (row < a.hi && l == 0) account(row, s, v[row]);
+        }
+    }
+    cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+}
+
+// The vector bodies below load a round's operands for CG_VEC_UNROLL rows a
+// thread before storing any result (the stores may alias the loads as far
+// as the compiler knows, so a plain loop waits a round trip per row, ~20 µs
+// an update tile at 2D 1024²). Rows are visited in the plain loop's order,
+// so the partial sums are bitwise the same.
+#ifndef CG_VEC_UNROLL
+#define CG_VEC_UNROLL 2
+#endif
+
+CG_BODY void cg_update(autarky::TaskCtx& ctx) {
+    const CgVec& a = ctx.args<CgVec>();
+    const unsigned n = ctx.iteration;
+    const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + n % 2];
+    const double* p = reinterpret_cast<const double*>(a.v) + (n % 2) * a.vlen;
+    const double* q = reinterpret_cast<const double*>(a.y);
+    double* x = reinterpret_cast<double*>(a.x);
+    double* r = reinterpret_cast<double*>(a.r);
+    double* z = reinterpret_cast<double*>(a.z);
+    const double* dinv = reinterpret_cast<const double*>(a.dinv);
+    constexpr unsigned U = CG_VEC_UNROLL;
+    double acc[2] = {0, 0};
+    for (unsigned base = a.lo + threadIdx.x; base < a.hi; base += U * blockDim.x) {
+        double pv[U], xv[U], rv[U], qv[U], dv[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const unsigned i = base + u * blockDim.x;
+            if (i < a.hi) {
+                pv[u] = p[i];
+                xv[u] = x[i];
+                rv[u] = r[i];
+                qv[u] = q[i];
+                dv[u] = a.precond ? dinv[i] : 0.0;
+            }
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const unsigned i = base + u * blockDim.x;
+            if (i < a.hi) {
+                x[i] = xv[u] + alpha * pv[u];
+                const double ri = rv[u] - alpha * qv[u];
+                r[i] = ri;
+                if (a.precond) {
+                    const double zi = ri * dv[u];
+                    z[i] = zi;
+                    acc[0] += ri * zi;
+                    acc[1] += ri * ri;
+                } else {
+                    acc[0] += ri * ri;
+                }
+            }
+        }
+    }
+    cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+}
+
+CG_BODY void cg_direction(autarky::TaskCtx& ctx) {
+    const CgVec& a = ctx.args<CgVec>();
+    const unsigned n = ctx.iteration;
+    const double beta = reinterpret_cast<const double*>(a.scalars)[cg::BETA + n % 2];
+    const double* p = reinterpret_cast<const double*>(a.v) + (n % 2) * a.vlen;
+    double* pn = reinterpret_cast<double*>(a.v) + ((n + 1) % 2) * a.vlen;
+    const double* z = reinterpret_cast<const double*>(a.precond ? a.z : a.r);
+    constexpr unsigned U = 2 * CG_VEC_UNROLL;
+    for (unsigned base = a.lo + threadIdx.x; base < a.hi; base += U * blockDim.x) {
+        double zv[U], pv[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const unsigned i = base + u * blockDim.x;
+            if (i < a.hi) {
+                zv[u] = z[i];
+                pv[u] = p[i];
+            }
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const unsigned i = base + u * blockDim.x;
+            if (i < a.hi) pn[i] = zv[u] + beta * pv[u];
+        }
+    }
+}
+
+#else  // CG_EXP_PLAIN
 // Sub-warp CSR: `lanes` threads per row, all threads of the block loop the
 // same number of times (shuffles need the whole warp).
 __device__ void cg_spmv(autarky::TaskCtx& ctx) {
@@ -174,6 +405,8 @@ __device__ void cg_direction(autarky::TaskCtx& ctx) {
     const double* z = reinterpret_cast<const double*>(a.precond ? a.z : a.r);
     for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) pn[i] = z[i] + beta * p[i];
 }
+
+#endif  // CG_EXP_PLAIN
 
 __device__ void cg_axpy(autarky::TaskCtx& ctx) {
     const CgVec& a = ctx.args<CgVec>();
