@@ -244,7 +244,7 @@ s12-check)
   for t in gpu gpu_cg gpu_jacobi; do
     FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
   done
-  for x in new plain noinline lean; do
+  for x in new plain noinline lean; do  # (branch cg-stage-experiment: the bodies this A/B timed)
     case $x in new) e=;; plain) e=-DCG_EXP_PLAIN;; noinline) e=-DCG_EXP_NOINLINE;;
       lean) e="-DCG_SPMV_STAGE=512 -DCG_SPMV_ROW_MAX=4 -DCG_VEC_UNROLL=1";; esac
     OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-2d1024" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 1000
