@@ -18,6 +18,7 @@
 #   bash scripts/gpu-owed.sh s12-one     # 1 GPU: dispatch, CG traces by phase, CG quick
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
+#   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -256,6 +257,27 @@ s12-check)
   FILTER='^h200|^case|MISS|ok$|rror|µs' LINES_SHOWN=30 run cg-bench 200 $B/cg --quick
   FILTER='^h200|^case|µs per' LINES_SHOWN=12 run jacobi-bench 200 $B/jacobi --2d=256,512,1024 --3d=none --pes=none --two-gpu=none --weak=none --reps=7
   ;;
+s12-two)
+  # Session 12 (2 GPUs): the two-GPU trials at the head, the MPI/NVSHMEM
+  # trials (NVSHMEM forced through puts: the unpinned producers' signals
+  # are new), and temporal blocking across GPUs, never timed before: the
+  # bench's new S = 4 columns (strong 1024², weak 256² a GPU) and 16384².
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  FILTER='test result|FAILED|panicked' run test-gpu_multigpu 170 .gpu/tests/gpu_multigpu-* --test-threads=1
+  FILTER='^two-GPU|^jacobi2d|^ |rror|best' LINES_SHOWN=12 run jacobi-bench-two 200 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024 --weak=256 --reps=5
+  for s in 1 4; do
+    FILTER='µs per|rror' run "j16384-2gpu-s$s" 60 $B/autarky jacobi2d --size 16384 --gpus 2 --pes 2 --iters 40 --check-every 0 --steps-per-sync $s
+  done
+  T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+  export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
+    AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
+    LD_LIBRARY_PATH=/usr/local/cuda/lib64:$T/nvshmem/lib:$T/cu13/lib AUTARKY_NVSHMEM_FORCE_REMOTE=1
+  X="-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR -x AUTARKY_NVRTC_DIR"
+  X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_REQUIRE_GPU -x AUTARKY_REQUIRE_GPUS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
+  M="mpirun --allow-run-as-root --oversubscribe -n 2 $X"
+  FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+  FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
+  ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
   # AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN, same binary) and the
@@ -301,7 +323,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one|s12-shapes|s12-check" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one|s12-shapes|s12-check|s12-two" >&2
   exit 2
   ;;
 esac
