@@ -265,6 +265,7 @@ s12-two)
   export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
   FILTER='test result|FAILED|panicked' run test-gpu_multigpu 170 .gpu/tests/gpu_multigpu-* --test-threads=1
   FILTER='^two-GPU|^jacobi2d|^ |rror|best' LINES_SHOWN=12 run jacobi-bench-two 200 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024 --weak=256 --reps=5
+  CUDA_VISIBLE_DEVICES=0 FILTER='^h200/|MISS|ok$|rror' LINES_SHOWN=12 run cg-bench 150 $B/cg --quick
   for s in 1 4; do
     FILTER='µs per|rror' run "j16384-2gpu-s$s" 60 $B/autarky jacobi2d --size 16384 --gpus 2 --pes 2 --iters 40 --check-every 0 --steps-per-sync $s
   done
