@@ -19,6 +19,7 @@
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
+#   bash scripts/gpu-owed.sh s12-comm    # 1 GPU: comm blocks' cached pinned descriptor, A/B and tests
 #   bash scripts/gpu-owed.sh one-s8      # 1 GPU: session 8's A/B, CG trace, cg + dispatch quick
 #   bash scripts/gpu-owed.sh two-s8      # 2 GPUs: session 8's A/B, CG trace, two-GPU benches
 #
@@ -279,6 +280,26 @@ s12-two)
   FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
   FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
   ;;
+s12-comm)
+  # Session 12 (1 GPU): comm blocks cache their pinned cursor's task and
+  # descriptor (A/B: -DAUTARKY_EXP_COMM_NO_DESC_CACHE reads them at every
+  # poll, as before) on the joins that pinned comm tasks run: CG's local and
+  # global sums, Jacobi's checks. Then the GPU tests that run them.
+  XP=-DAUTARKY_EXP_COMM_NO_DESC_CACHE
+  for x in new old; do
+    e=$([ $x = old ] && echo $XP || true)
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d64" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-2d1024" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 1000
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d32" 60 $B/autarky cg --poisson3d 32 --tol 0 --max-iters 3000
+    AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j1024-norm1-$x" 60 $B/autarky jacobi2d --size 1024 --iters 4000 --check-every 1
+    AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j256-s4-norm4-$x" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 4 --steps-per-sync 4
+  done
+  OK_RC=4 FILTER='us_per|rror' run cg3d64-trace 90 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 30 --trace /tmp/cg3d.trace.json
+  LINES_SHOWN=20 FILTER='.' run cg3d-phases 60 python3 scripts/trace-phases.py /tmp/cg3d.trace.json
+  for t in gpu_cg gpu_faults gpu_multipe gpu_jacobi; do
+    FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
+  done
+  ;;
 one-s8|two-s8)
   # Session 8: ABI 7's progress counter (A/B against the old per-block sum,
   # AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PROGRESS_SCAN, same binary) and the
@@ -324,7 +345,7 @@ one-s8|two-s8)
   fi
   ;;
 *)
-  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one|s12-shapes|s12-check|s12-two" >&2
+  echo "usage: bash scripts/gpu-owed.sh one-tests|one-exp|two|mpi-tests|mpi-bench|mpi-kill|mpi-jacobi|one-s8|two-s8|s9-bench|s10-next|s10-next-two|s12-one|s12-shapes|s12-check|s12-two|s12-comm" >&2
   exit 2
   ;;
 esac
