@@ -723,9 +723,6 @@ struct alignas(16) BlockShared {
     // Thread 0 only: the first successor's descriptor, prefetched during the
     // body (kept here, not in a loop-carried register: that was spilled to
     // local memory, and every release fence then waited for the spill).
-    // In a comm block (which never runs compute_loop): its pinned cursor's
-    // task and descriptor, read from the tables once per cursor position
-    // instead of at every poll.
     TaskDesc next_desc;
     uint32_t next_task, _pad3[3];
     CompletionShared done;
@@ -1239,13 +1236,6 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     // relays) before the next, so a wide task never starves them.
     uint32_t polls = 0, idle = 0;
     [[maybe_unused]] bool wide_turn = true;  // unused in lean variants
-    // Thread 0: the cursor position whose task and descriptor sh.next_task /
-    // sh.next_desc hold. Reading them at every poll cost two dependent L2
-    // round trips a poll (list[k], then the descriptor), four a wide poll's
-    // cycle, on top of the predecessors' own — the latency with which a
-    // wide join (CG's local sums) or a narrow one (its global sums) saw its
-    // last input.
-    [[maybe_unused]] uint32_t cached_k = NONE;  // unused in lean variants
     if (threadIdx.x == 0) sh.failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -1256,16 +1246,8 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                 ++idle;
 #ifndef AUTARKY_NO_PINNED
                 if (len > 0 && n < run_limit(p)) {
-#ifdef AUTARKY_EXP_COMM_NO_DESC_CACHE
-                    cached_k = NONE;  // experiment control: read them at every poll, for A/B timing only
-#endif
-                    if (cached_k != k) {
-                        sh.next_task = list[k];
-                        sh.next_desc = load_desc(p, sh.next_task);
-                        cached_k = k;
-                    }
-                    const uint32_t t = sh.next_task;
-                    const TaskDesc& d = sh.next_desc;
+                    const uint32_t t = list[k];
+                    const TaskDesc d = load_desc(p, t);
                     if (d.pred_count > WIDE_POLL_MIN) {
                         if (wide_turn) {
                             wide_turn = false;
