@@ -430,7 +430,8 @@ impl Runtime {
         Ok(v)
     }
 
-    /// Threads per block of this runtime's megakernel.
+    /// Threads per block of this runtime's megakernel (a graph may set its
+    /// own: [`Graph::set_threads_per_block`]).
     pub fn threads_per_block(&self) -> u32 {
         self.cfg.threads
     }
