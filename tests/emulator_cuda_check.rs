@@ -42,6 +42,10 @@ fn main() -> std::process::ExitCode {
             "a_kind_whose_function_nothing_defines_fails_as_on_the_gpu",
             a_kind_whose_function_nothing_defines_fails_as_on_the_gpu,
         ),
+        nvrtc_trial(
+            "the_cuda_is_checked_at_the_graphs_own_block_shape_on_every_emulator_entry",
+            the_cuda_is_checked_at_the_graphs_own_block_shape_on_every_emulator_entry,
+        ),
         trial(
             "a_graph_without_device_source_runs_unchecked",
             a_graph_without_device_source_runs_unchecked,
@@ -165,6 +169,36 @@ fn a_kind_whose_function_nothing_defines_fails_as_on_the_gpu() {
         }
         other => panic!("expected Error::Nvrtc, got {other:?}"),
     }
+}
+
+/// A graph that sets its block shape (`Graph::set_threads_per_block`) is
+/// compiled for it, as the GPU would launch it: through the runtime and
+/// through the direct emulator API alike (`-DAUTARKY_THREADS` in the
+/// failed compile's options).
+fn the_cuda_is_checked_at_the_graphs_own_block_shape_on_every_emulator_entry() {
+    let mut g = broken_graph(Arc::new(AtomicU64::new(0)));
+    g.set_threads_per_block(256).unwrap();
+    let threads_of = |r: autarky::Result<autarky::RunReport>| match r {
+        Err(Error::Nvrtc { options, .. }) => options
+            .into_iter()
+            .filter(|o| o.starts_with("-DAUTARKY_THREADS="))
+            .collect::<Vec<_>>(),
+        other => panic!("expected Error::Nvrtc, got {other:?}"),
+    };
+    let want = vec!["-DAUTARKY_THREADS=256".to_string()];
+    let rt = Runtime::builder().emulator(2).build().unwrap();
+    assert_eq!(threads_of(rt.run(&g, 1)), want, "Runtime::run");
+    let cfg = EmulatorConfig::default();
+    assert_eq!(
+        threads_of(emulator::run(&g, 1, &cfg)),
+        want,
+        "emulator::run"
+    );
+    assert_eq!(
+        threads_of(emulator::run_pes(&g, 1, 2, &cfg)),
+        want,
+        "emulator::run_pes"
+    );
 }
 
 fn a_graph_without_device_source_runs_unchecked() {

@@ -467,7 +467,10 @@ pub fn run_pes(
         iterations,
         cfg,
         &vec![0; pes as usize],
-        crate::runtime::DEFAULT_THREADS_PER_BLOCK,
+        // The graph's block shape if it sets one, as the GPU launches it.
+        graph
+            .threads_per_block()
+            .unwrap_or(crate::runtime::DEFAULT_THREADS_PER_BLOCK),
     )
 }
 
