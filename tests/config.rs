@@ -58,6 +58,22 @@ fn a_graph_block_shape_outside_the_rule_is_refused() {
     }
 }
 
+/// A graph's debug form says which block shape it runs with (None: the
+/// runtime's), as its kinds, tasks and edges.
+#[test]
+fn a_graphs_debug_form_shows_its_block_shape() {
+    let mut g = autarky::Graph::new();
+    assert!(
+        format!("{g:?}").contains("threads_per_block: None"),
+        "{g:?}"
+    );
+    g.set_threads_per_block(256).unwrap();
+    assert!(
+        format!("{g:?}").contains("threads_per_block: Some(256)"),
+        "{g:?}"
+    );
+}
+
 #[test]
 fn zero_comm_blocks_is_refused() {
     let msg = config_error(Runtime::builder().emulator(2).comm_blocks(0));

@@ -90,6 +90,7 @@ impl std::fmt::Debug for Graph {
             .field("kinds", &self.kinds.len())
             .field("tasks", &self.tasks.len())
             .field("edges", &self.edges.len())
+            .field("threads_per_block", &self.threads_per_block)
             .finish()
     }
 }
