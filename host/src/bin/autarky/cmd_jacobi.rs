@@ -163,7 +163,11 @@ pub struct Args2d {
     /// The stencil: 5 (faces) or 9 (faces and diagonals).
     #[arg(long, value_name = "5|9", default_value = "5", value_parser = parse_stencil_2d)]
     stencil: Stencil,
-    /// Tile shape in cells, TYxTX (default: chosen from the grid).
+    /// Tile shape in cells, TYxTX (default: chosen from the grid). With
+    /// --steps-per-sync above 1 on small grids (under 2¹⁹ cells a PE, up
+    /// to 724²) the default tiles run in 256-thread blocks whatever
+    /// AUTARKY_THREADS_PER_BLOCK says; a tile given here runs at the
+    /// runtime's block shape. --json reports `threads_per_block`.
     #[arg(long, value_name = "TYxTX", value_parser = parse_tile::<2>)]
     tile: Option<[usize; 2]>,
 }
