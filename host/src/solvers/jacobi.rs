@@ -140,7 +140,10 @@ pub struct JacobiConfig {
     /// items, one per warp, and the graph runs with
     /// [`SMALL_GRID_THREADS`] threads per block whatever the runtime's
     /// ([`Graph::set_threads_per_block`](crate::Graph::set_threads_per_block));
-    /// a tile given here runs at the runtime's block shape.
+    /// a tile given here runs at the runtime's block shape, and so do the
+    /// default tiles when the PEs' shares fall on both sides of the rule
+    /// (one block shape a graph: those PEs' eight-item tiles then run two
+    /// items a warp at the default 128 threads).
     pub tile: Option<[usize; 3]>,
     /// A non-finite norm fails the run with `Error::NonFinite` (naming the
     /// PE, the check task and the iteration) instead of running on, on
