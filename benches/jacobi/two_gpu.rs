@@ -4,9 +4,8 @@
 //! `cuMemcpyPeerAsync`, and at a norm check a stream synchronisation on
 //! every GPU before the host reads and sums the partial norms.
 //!
-//! autarky on two GPUs is not measured: the runtime does not run several
-//! GPUs in one process yet. The bench says so in its output and its JSON
-//! (a TODO, never a number).
+//! autarky's side of the part (one PE per GPU, S = 1 and S = 4) is in
+//! `main.rs`'s `two_gpu_part`, against this baseline.
 //!
 //! The driver layer of the library (`autarky::runtime::driver`) has no
 //! peer copies or peer access, so this part uses cudarc directly; the
