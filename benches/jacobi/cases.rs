@@ -8,7 +8,8 @@ use crate::report::{CaseResult, Spread, Target};
 /// What a row is, which decides how the table and the report treat it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Role {
-    /// The number held against the target and compared.
+    /// autarky's base row (S = 1, no norm): held against the target and
+    /// compared, unless a `Candidate` is faster.
     Autarky,
     /// Another autarky configuration that computes the same grid (temporal
     /// blocking: bitwise the grid of `Autarky`, no norm either), held
