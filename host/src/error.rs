@@ -68,10 +68,14 @@ pub enum Error {
         name: String,
     },
     /// The requested grid cannot be co-resident, so a cooperative launch would fail.
-    #[error("{wanted} blocks cannot be co-resident: {per_sm} per SM × {sms} SMs = {fits}")]
+    #[error("{wanted} blocks of {threads} threads cannot be co-resident: {per_sm} per SM × {sms} SMs = {fits}")]
     NotCoResident {
         /// Blocks asked for.
         wanted: u32,
+        /// Threads per block of the megakernel (the runtime's, or the
+        /// graph's own: [`crate::Graph::set_threads_per_block`]); the
+        /// blocks that fit depend on it.
+        threads: u32,
         /// Blocks that fit.
         fits: u32,
         /// Occupancy per SM.

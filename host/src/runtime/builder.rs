@@ -173,7 +173,11 @@ impl Builder {
     }
     /// Blocks with the compute role (default: all that fit co-resident, or
     /// `AUTARKY_COMPUTE_BLOCKS` when set; at least 1). On the emulator,
-    /// compute threads.
+    /// compute threads. A count given here applies to every graph, whatever
+    /// its block shape ([`Graph::set_threads_per_block`](crate::Graph::set_threads_per_block)):
+    /// fewer blocks of more threads fit, and a grid that does not is
+    /// [`Error::NotCoResident`](crate::Error::NotCoResident), which names
+    /// the shape.
     pub fn compute_blocks(mut self, n: u32) -> Self {
         self.cfg.compute_blocks = Some(n);
         self

@@ -275,6 +275,7 @@ impl Gpu {
         if pes * (comm + compute) > fits {
             return Err(Error::NotCoResident {
                 wanted: pes * (comm + compute),
+                threads: l.threads,
                 fits,
                 per_sm: l.occupancy,
                 sms,
