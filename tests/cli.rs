@@ -405,6 +405,7 @@ fn jacobi_help_documents_every_option_and_its_range() {
             "--pulse-chunk <CELLS>",
             "--steps-per-sync <S>",
             "--trace <FILE>",
+            "--trace-records <N>",
             "(N ≥ 1)",
             stencil,
             tile,
@@ -675,6 +676,68 @@ fn jacobi_split_pulses_give_the_same_norms() {
     assert_eq!(run(&["--comm-blocks", "3", "--pulse-chunk", "16"]), whole);
     // Temporal blocking: 4 sweeps a synchronisation, the same norms.
     assert_eq!(run(&["--steps-per-sync", "4"]), whole);
+}
+
+/// jacobi2d's trace rings are sized by --trace-records as dag's are: a
+/// ring of 4 records a block keeps the newest and counts the rest as
+/// dropped (the default keeps them all here); the flag needs --trace and a
+/// power of two.
+#[test]
+fn jacobi_trace_records_size_the_rings() {
+    let dir = std::env::temp_dir().join(format!("autarky-cli-jtr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    let dropped = |records: Option<&str>| -> u64 {
+        let mut args = vec![
+            "--json",
+            "--emulator=2",
+            "jacobi2d",
+            "--size",
+            "16",
+            "--iters",
+            "40",
+            "--check-every",
+            "4",
+            "--trace",
+            path.to_str().unwrap(),
+        ];
+        if let Some(r) = records {
+            args.extend_from_slice(&["--trace-records", r]);
+        }
+        let o = autarky(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["trace"]["dropped"]
+            .as_u64()
+            .expect("the trace summary counts dropped records")
+    };
+    assert_eq!(dropped(None), 0, "the default ring holds this run");
+    assert!(dropped(Some("4")) > 0, "a ring of 4 records drops");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_usage_error(
+        &[
+            "--emulator",
+            "jacobi2d",
+            "--size",
+            "8",
+            "--trace-records",
+            "1024",
+        ],
+        "--trace",
+    );
+    assert_usage_error(
+        &[
+            "--emulator",
+            "jacobi2d",
+            "--size",
+            "8",
+            "--trace",
+            "t.json",
+            "--trace-records",
+            "1000",
+        ],
+        "1000 is not a power of two",
+    );
 }
 
 #[test]

@@ -159,7 +159,43 @@ fn cg_trace_on_the_emulator_writes_the_file_and_reports_the_waits() {
         file.contains("spmv tile 0 of PE 1"),
         "the trace names the SpMV tiles"
     );
+    assert_eq!(t["dropped"], 0, "the default ring holds this run: {t}");
+    // --trace-records sizes the rings: 2 records a block drop most.
+    let o = autarky(&[
+        "--emulator=2",
+        "--json",
+        "cg",
+        "--poisson2d",
+        "24",
+        "--trace",
+        path.to_str().unwrap(),
+        "--trace-records",
+        "2",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    assert!(
+        v["trace"]["dropped"].as_u64().unwrap() > 0,
+        "{}",
+        v["trace"]
+    );
     std::fs::remove_dir_all(&dir).ok();
+    assert_usage(
+        &[
+            "--emulator",
+            "cg",
+            "--poisson2d",
+            "8",
+            "--trace-records",
+            "64",
+        ],
+        &["--trace"],
+    );
 }
 
 /// Asserts a usage error: exit 2, nothing on stdout, one line on stderr

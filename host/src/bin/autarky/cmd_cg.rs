@@ -82,6 +82,12 @@ pub struct Args {
     /// is in the output).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Records each block's trace ring keeps (with --trace; a power of
+    /// two). A block that records more keeps the newest; the rest are
+    /// reported as dropped.
+    #[arg(long, value_name = "N", default_value_t = autarky::TraceOptions::DEFAULT_RECORDS,
+          value_parser = super::cmd_dag::trace_records_parser, requires = "trace")]
+    trace_records: u32,
     /// The recurrence.
     #[arg(long, value_enum, default_value_t = VariantArg::Standard)]
     variant: VariantArg,
@@ -223,7 +229,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             trace: a
                 .trace
                 .as_ref()
-                .map(|_| autarky::runtime::TraceOptions::default()),
+                .map(|_| autarky::TraceOptions::records_per_block(a.trace_records)),
             ..RunOptions::iterations(a.max_iters)
         })
         .map_err(cli_error)?;

@@ -63,8 +63,9 @@ pub struct Args {
     counted_fan_in: Option<u32>,
 }
 
-/// `--trace-records`: a power of two in the runtime's range.
-fn trace_records_parser(s: &str) -> Result<u32, String> {
+/// `--trace-records`: a power of two in the runtime's range (dag, jacobi2d,
+/// jacobi3d, cg).
+pub(crate) fn trace_records_parser(s: &str) -> Result<u32, String> {
     let n: u32 = s
         .parse()
         .map_err(|_| format!("{s:?} is not a record count"))?;

@@ -134,6 +134,12 @@ pub struct Common {
     /// neighbours and halos, is in the output).
     #[arg(long, value_name = "FILE")]
     trace: Option<std::path::PathBuf>,
+    /// Records each block's trace ring keeps (with --trace; a power of
+    /// two). A block that records more keeps the newest; the rest are
+    /// reported as dropped.
+    #[arg(long, value_name = "N", default_value_t = autarky::TraceOptions::DEFAULT_RECORDS,
+          value_parser = super::cmd_dag::trace_records_parser, requires = "trace")]
+    trace_records: u32,
     /// Comm blocks per PE (default: the runtime's, 1). With more than one,
     /// each halo pulse is split into chunks of at least --pulse-chunk
     /// cells, copied by different comm blocks at once.
@@ -529,7 +535,7 @@ fn solve(
         trace: c
             .trace
             .as_ref()
-            .map(|_| autarky::runtime::TraceOptions::default()),
+            .map(|_| autarky::TraceOptions::records_per_block(c.trace_records)),
         ..RunOptions::iterations(c.iters)
     };
     let run = solver.run_with(opts)?;
