@@ -85,6 +85,23 @@ PY
   pack
 }
 
+# mpi_env FORCE_REMOTE: the environment of a two-rank run over NVSHMEM
+# (its libraries in the torch venv, NVRTC and nvJitLink beside them, GPU
+# tests required on every GPU) and M, the mpirun command passing it on;
+# AUTARKY_NVSHMEM_FORCE_REMOTE=FORCE_REMOTE (1: through puts, as between
+# nodes; 0: NVSHMEM's choice, its P2P mapping on one node).
+mpi_env() {
+  T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+  export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
+    AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
+    LD_LIBRARY_PATH=/usr/local/cuda/lib64:$T/nvshmem/lib:$T/cu13/lib \
+    AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l) \
+    AUTARKY_NVSHMEM_FORCE_REMOTE=$1
+  X="-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR -x AUTARKY_NVRTC_DIR"
+  X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_REQUIRE_GPU -x AUTARKY_REQUIRE_GPUS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
+  M="mpirun --allow-run-as-root --oversubscribe -n 2 $X"
+}
+
 case "${1:-}" in
 one-tests)
   bash scripts/gpu-validate.sh --bench || fail=1
@@ -134,15 +151,7 @@ mpi-tests|mpi-bench|mpi-kill|mpi-jacobi)
   # two-GPU CG bench and 3D Jacobi on two GPUs with the default comm blocks
   # (4 across GPUs; gathers and pulses split over them); mpi-jacobi, that
   # jacobi_mpi alone; mpi-kill, the killed-rank trial.
-  T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-  export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
-    AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
-    LD_LIBRARY_PATH=/usr/local/cuda/lib64:$T/nvshmem/lib:$T/cu13/lib \
-    AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
-  X="-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR -x AUTARKY_NVRTC_DIR"
-  X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_REQUIRE_GPU -x AUTARKY_REQUIRE_GPUS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
-  M="mpirun --allow-run-as-root --oversubscribe -n 2 $X"
-  export AUTARKY_NVSHMEM_FORCE_REMOTE=1
+  mpi_env 1
   if [ "$1" = mpi-kill ]; then
     # Issue 12's last trial (written in session 8, passed on two H200s in
     # session 9): rank 1 killed mid-run; rank 0 must end with an error
@@ -270,13 +279,7 @@ s12-two)
   for s in 1 4; do
     FILTER='µs per|rror' run "j16384-2gpu-s$s" 60 $B/autarky jacobi2d --size 16384 --gpus 2 --pes 2 --iters 40 --check-every 0 --steps-per-sync $s
   done
-  T=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-  export AUTARKY_NVSHMEM_DIR=$T/nvshmem AUTARKY_NVJITLINK_DIR=$T/cu13/lib \
-    AUTARKY_CUDA_INCLUDE_DIR=$T/cu13/include AUTARKY_NVRTC_DIR=$T/cu13/lib \
-    LD_LIBRARY_PATH=/usr/local/cuda/lib64:$T/nvshmem/lib:$T/cu13/lib AUTARKY_NVSHMEM_FORCE_REMOTE=1
-  X="-x AUTARKY_NVSHMEM_DIR -x AUTARKY_NVJITLINK_DIR -x AUTARKY_CUDA_INCLUDE_DIR -x AUTARKY_NVRTC_DIR"
-  X="$X -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x AUTARKY_REQUIRE_GPU -x AUTARKY_REQUIRE_GPUS -x AUTARKY_NVSHMEM_FORCE_REMOTE"
-  M="mpirun --allow-run-as-root --oversubscribe -n 2 $X"
+  mpi_env 1
   FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
   FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
   ;;
