@@ -16,6 +16,7 @@
 #   bash scripts/gpu-owed.sh s10-next    # 1 GPU: jacobi bench at the head, pinned-args test, 256-thread S = 4
 #   bash scripts/gpu-owed.sh s10-next-two  # 2 GPUs: temporal blocking across GPUs (1024², 16384²)
 #   bash scripts/gpu-owed.sh s12-one     # 1 GPU: dispatch, CG traces by phase, CG quick
+#   bash scripts/gpu-owed.sh s13-one     # 1 GPU: chain fusion A/B (dispatch), CG and dag points
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -266,6 +267,22 @@ s12-check)
   LINES_SHOWN=20 FILTER='.' run cg2d-phases 60 python3 scripts/trace-phases.py /tmp/cg2d.trace.json
   FILTER='^h200|^case|MISS|ok$|rror|µs' LINES_SHOWN=30 run cg-bench 200 $B/cg --quick
   FILTER='^h200|^case|µs per' LINES_SHOWN=12 run jacobi-bench 200 $B/jacobi --2d=256,512,1024 --3d=none --pes=none --two-gpu=none --weak=none --reps=7
+  ;;
+s13-one)
+  # Session 13 (1 GPU, after gpu-validate.sh): chain fusion — deferred
+  # publishes and the first-instance claim by store — A/B in one binary
+  # (AUTARKY_NVRTC_EXTRA: new; -DAUTARKY_NO_FIRST_CLAIM_STORE deferral
+  # only; both off, the former protocol), then CG's CLI points.
+  for x in new defer control; do
+    case $x in new) e=;; defer) e=-DAUTARKY_NO_FIRST_CLAIM_STORE;;
+      control) e="-DAUTARKY_NO_DEFER -DAUTARKY_NO_FIRST_CLAIM_STORE";; esac
+    AUTARKY_NVRTC_EXTRA="$e" FILTER='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted' LINES_SHOWN=40 run "dispatch-$x" 200 $B/dispatch --quick
+  done
+  for x in new control; do
+    case $x in new) e=;; control) e="-DAUTARKY_NO_DEFER -DAUTARKY_NO_FIRST_CLAIM_STORE";; esac
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d64" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+    FILTER=. LINES_SHOWN=4 run "dag-$x" 60 $B/autarky dag 20000 100
+  done
   ;;
 s12-two)
   # Session 12 (2 GPUs): the two-GPU trials at the head, the MPI/NVSHMEM

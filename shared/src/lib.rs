@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 7;
+pub const ABI_VERSION: u32 = 8;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -294,8 +294,12 @@ abi_struct! {
         /// `pred_count` it gives the arrivals a counted task needs
         /// ([`arrivals_needed`]).
         pub pred_distance_sum: u32,
-        /// Padding.
-        pub _pad: u32,
+        /// Predecessor edges from this task to pinned tasks of its PE
+        /// (left out of the successor list: their blocks poll `done`). A
+        /// completion with such readers publishes at once; one without may
+        /// defer its publish while its block runs what it kept (chain
+        /// fusion, see the device scheduler).
+        pub pinned_succs: u32,
     }
     size = 48;
 }

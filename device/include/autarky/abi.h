@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 7u
+#define AUTARKY_ABI_VERSION 8u
 
 namespace autarky {
 
@@ -139,8 +139,8 @@ struct alignas(4) TaskDesc {
     uint32_t remote_count;
     // Sum of the distances of the predecessor edges (saturating): with `pred_count` it gives the arrivals a counted task needs ([`arrivals_needed`]).
     uint32_t pred_distance_sum;
-    // Padding.
-    uint32_t _pad;
+    // Predecessor edges from this task to pinned tasks of its PE (left out of the successor list: their blocks poll `done`). A completion with such readers publishes at once; one without may defer its publish while its block runs what it kept (chain fusion, see the device scheduler).
+    uint32_t pinned_succs;
 };
 static_assert(sizeof(TaskDesc) == 48, "sizeof(TaskDesc) differs from Rust");
 static_assert(alignof(TaskDesc) == 4, "alignof(TaskDesc) differs from Rust");
@@ -483,7 +483,7 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.remote_start - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.remote_count - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.pred_distance_sum - (const char*)&s);
-      out[i++] = (unsigned long long)((const char*)&s._pad - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.pinned_succs - (const char*)&s);
     }
     out[i++] = sizeof(autarky::Edge);
     { autarky::Edge s{};

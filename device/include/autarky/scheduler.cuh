@@ -418,6 +418,65 @@ __device__ __forceinline__ bool recheck(Who w, const Edge& e, uint32_t limit, ui
     return try_claim_next(w, e.task, limit, is_counted(p, e.pred_count) ? arrive(p, e.task, k) : NO_GATE);
 }
 
+// ---- deferred publishes (run-time chain fusion) -------------------------
+
+// A completion that nobody but this block can be waiting on defers its
+// publish while the block runs the instance it kept. Who reads done[t]: the
+// readiness checks of t's successors and of t's own next instance, pinned
+// successors' polls (not in the successor list: TaskDesc::pinned_succs),
+// remote proxies, and comm block 0's stop detection and the host after an
+// error. A fast completion defers only when it is not open (every successor
+// instance its publish could make ready was claimed early, and its own next
+// instance was folded or is past the limit), it kept one of them, and it
+// has no pinned or remote successors: then every instance that depends on
+// the publish is already claimed (its runner gets our data from this block
+// or through the queue push's release), and the deferral is the same as a
+// slower completion. Until the publish, state[t] reads (i + 1, i): instance
+// i in flight, so every claim CAS on t still fails.
+//
+// The owed publishes are made together: one fence.acq_rel, then a relaxed
+// store of each word (a fence followed by a strong write is a release
+// pattern in PTX's memory model: whoever acquires the word sees everything
+// before the fence, the bodies of every owed instance included). Their
+// order among themselves does not matter: a successor claimed early was
+// claimed (its claimed half stored) before the fence, so whoever sees the
+// predecessor's done also sees the successor claimed. Flushed when PEND_MAX
+// are owed, with the progress counter (every PUBLISH_EVERY instances), at
+// the first completion that does not defer, before the block waits for the
+// queue, and when it leaves. The emulator runs the same rule.
+// (-DAUTARKY_NO_DEFER: publish every completion at once, the control.)
+constexpr uint32_t PEND_MAX = 8;
+struct Pending {
+    uint32_t n;         // owed publishes
+    uint32_t finished;  // owed tasks_finished increments
+    uint32_t task[PEND_MAX];
+    uint64_t word[PEND_MAX];
+};
+
+__device__ __forceinline__ void flush_pending(const RunParams& p, Pending& q) {
+    if (q.n == 0) return;
+    fence_acq_rel_gpu();
+    for (uint32_t k = 0; k < q.n; ++k) st_relaxed_gpu_u64(&state_of(p)[q.task[k]], q.word[k]);
+    if (q.finished) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, q.finished);
+    q.n = 0;
+    q.finished = 0;
+}
+
+// Owes the publish of `word` to state[t] (the newest word of a task
+// replaces its older one: a self-chain owes one entry).
+__device__ __forceinline__ void defer_publish(const RunParams& p, Pending& q, uint32_t t, uint64_t word,
+                                              bool finished) {
+    if (q.n > 0 && q.task[q.n - 1] == t) {
+        q.word[q.n - 1] = word;
+    } else {
+        q.task[q.n] = t;
+        q.word[q.n] = word;
+        ++q.n;
+    }
+    q.finished += finished ? 1u : 0u;
+    if (q.n == PEND_MAX) flush_pending(p, q);
+}
+
 struct CompletionShared {
     uint32_t limit;         // run_limit() read by thread 0 for this completion
     uint32_t kept_task;
@@ -462,7 +521,7 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
 // return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
 // one). Returns false if the block must leave (abort during a push).
 AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
-                                uint32_t* failed, const Edge& edge, LoopClock& clock) {
+                                uint32_t* failed, const Edge& edge, LoopClock& clock, Pending& pend) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
     if (threadIdx.x == 0) {
@@ -480,6 +539,8 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
                                   preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
                                   below_limit(p, t_done);
         publish_remote(p, d, i, false);
+        // Earlier completions' owed publishes first (one fence for both).
+        flush_pending(p, pend);
         // Publish done[t] = i + 1. Release: the body's writes (ordered before
         // this by the caller's __syncthreads) are visible to whoever acquires it.
         st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
@@ -634,7 +695,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
 // (prefetched). Sets *next_task/*next_iter to the instance to run next
 // (NONE: pop one). Returns false if a push was aborted.
 AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
-                                     LoopClock& clock, uint32_t* next_task, uint32_t* next_iter) {
+                                     LoopClock& clock, Pending& pend, uint32_t* next_task, uint32_t* next_iter) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
     const uint32_t limit = run_limit(p);
@@ -653,18 +714,56 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
     // release. If it is claimed here and our own next instance is settled,
     // nothing that could depend on our publish is left unclaimed, so we read
     // nothing after the publish and need no fence (see complete()).
-    const bool early =
-        succ_live && edge.pred_count == 1 && below_limit(p, i + edge.distance) && claim(p, edge.task, i + edge.distance);
+    const uint32_t n = i + edge.distance;
+    bool early = succ_live && edge.pred_count == 1 && below_limit(p, n);
+#ifndef AUTARKY_NO_FIRST_CLAIM_STORE
+    if (early && n == 0) {
+        // Its first instance (we are instance 0, the edge has distance 0):
+        // nobody can see it ready before our publish and it has no earlier
+        // instance, so its word is still (0, 0) and nobody else writes it
+        // until then; a plain store claims it (no CAS round trip). Ordered
+        // before our publish by the publish's release (or flush's fence).
+        st_relaxed_gpu_u64(&state_of(p)[edge.task], state_word(1, 0));
+    } else
+#endif
+    if (early) {
+        early = claim(p, edge.task, n);
+    }
     publish_remote(p, d, i, false);
-    // Publish done[t] = i + 1. Release: the body's writes (ordered before
-    // this by the caller's __syncthreads) are visible to whoever acquires it.
-    st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
-    // A SeqCst fence is needed whenever we go on to read other tasks'
-    // progress (see complete()).
+    const uint64_t word = self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done);
+    // Open: something our publish could make ready is still unclaimed, so
+    // we read other tasks' progress after it.
     const bool self_open = self_next && !self_claimed;
-    if ((succ_live && !early) || self_open) fence_sc_gpu();
-    if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    const bool open = (succ_live && !early) || self_open;
+#ifndef AUTARKY_NO_DEFER
+    // Chain fusion (see Pending): nothing but this block waits on the
+    // publish, and the block runs what it kept next.
+    const bool defer = !open && (self_claimed || (early && succ_keepable)) && d.remote_count == 0 &&
+                       d.pinned_succs == 0;
+#else
+    const bool defer = false;
+#endif
+    if (defer) {
+        defer_publish(p, pend, t, word, t_done == limit);
+    } else {
+        if (pend.n > 0) {
+            // Owed publishes and ours under one fence (see Pending).
+            defer_publish(p, pend, t, word, false);
+            flush_pending(p, pend);
+        } else {
+            // Publish done[t] = i + 1. Release: the body's writes (ordered
+            // before this by the caller's __syncthreads) are visible to
+            // whoever acquires it.
+            st_release_gpu_u64(&state_of(p)[t], word);
+        }
+        // A SeqCst fence is needed whenever we go on to read other tasks'
+        // progress (see complete()).
+        if (open) fence_sc_gpu();
+        if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    }
     ++clock.completed;
+    // Owed publishes go out with the progress counter at the latest.
+    if (pend.n > 0 && clock.completed % PUBLISH_EVERY == 0) flush_pending(p, pend);
     bool ok = !loop_tick(w, clock);
     *next_task = self_claimed ? t : NONE;
     *next_iter = t_done;
@@ -676,7 +775,6 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
             ok = queue_push(w, edge.task, i + edge.distance) && ok;
         }
     } else if (succ_live) {
-        const uint32_t n = i + edge.distance;
         // A sole predecessor edge is satisfied by the instance we just completed.
         const bool ready =
             edge.pred_count == 1 || preds_ready_serial(p, edge.pred_start, edge.pred_count, n, t, t_done);
@@ -726,6 +824,7 @@ struct alignas(16) BlockShared {
     TaskDesc next_desc;
     uint32_t next_task, _pad3[3];
     CompletionShared done;
+    Pending pend;  // thread 0 only: publishes owed by fused completions
 };
 
 // Compute blocks: pop (or keep) an instance, run it with every thread,
@@ -745,13 +844,16 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     AUTARKY_TRACE_TASK_DECL();       // thread 0: the running instance's start/end times (traced kernels)
     if (threadIdx.x == 0) sh.next_task = NONE;
     if (threadIdx.x == 0) sh_failed = 0;
+    if (threadIdx.x == 0) sh.pend.n = sh.pend.finished = 0;
     for (;;) {
         if (threadIdx.x == 0) {
             uint32_t run = stop ? 0 : 1;
             while (run) {
                 if (task == NONE) {
-                    // Going idle: publish the exact count first, so progress
-                    // sums (watchdog, host) never miss this block's work.
+                    // Going idle: owed publishes and the exact count first,
+                    // so neither readiness checks nor progress sums
+                    // (watchdog, host) wait on this block's work.
+                    flush_pending(p, sh.pend);
                     publish_completed(p, w.block, clock);
                     run = queue_pop(w, &task, &iter) == WaitResult::Ready;
                     if (run) {
@@ -833,7 +935,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.
             if (threadIdx.x == 0) {
-                if (!complete_fast(w, d, sh_task, sh_iter, edge, clock, &task, &iter)) {
+                if (!complete_fast(w, d, sh_task, sh_iter, edge, clock, sh.pend, &task, &iter)) {
                     task = NONE;
                     stop = true;
                 }
@@ -841,7 +943,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             }
             continue;
         }
-        const bool completed = complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, clock);
+        const bool completed = complete(w, d, sh_task, sh_iter, sh_done, &sh_failed, edge, clock, sh.pend);
         if (threadIdx.x == 0) AUTARKY_TRACE_TASK_RECORD(p, sh_task, sh_iter);
         if (!completed) break;
         if (threadIdx.x == 0) {
@@ -849,7 +951,10 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             iter = sh_done.kept_iter;
         }
     }
-    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
+    if (threadIdx.x == 0) {
+        flush_pending(p, sh.pend);
+        publish_completed(p, w.block, clock);
+    }
 }
 
 // ---- pinned tasks and comm blocks ------------------------------------------

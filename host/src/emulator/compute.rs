@@ -7,6 +7,7 @@ use autarky_shared::{WaitKind, TASK_NONE};
 
 use super::body::run_instance;
 use super::record;
+use super::sched::Pending;
 use super::shared::Run;
 use super::wait::Waiter;
 
@@ -34,15 +35,26 @@ pub(crate) fn push(run: &Run<'_>, pe: u32, block: u32, task: u32, iteration: u32
 /// complete it, keep the first compute instance the completion claimed and
 /// push the rest.
 pub(crate) fn dynamic(run: &Run<'_>, pe: u32, block: u32) {
+    // Publishes owed by fused completions (`sched::Pending`): made before
+    // the worker waits for its ring, every 16 completions, and when it
+    // leaves (here, whatever ended its loop).
+    let mut pending = Pending::default();
+    dynamic_loop(run, pe, block, &mut pending);
+    run.states[pe as usize].flush(&mut pending);
+}
+
+fn dynamic_loop(run: &Run<'_>, pe: u32, block: u32, pending: &mut Pending) {
     let p = &run.pes[pe as usize];
     let states = &run.states[pe as usize];
     let tr = run.tracer(pe, block);
     let mut next: Option<(u32, u32)> = None;
     let mut claims = Vec::new();
+    let mut completed = 0u64;
     loop {
         let (task, iteration) = match next.take() {
             Some(x) => x,
             None => {
+                states.flush(pending);
                 let mut w = Waiter::new(run, pe, block, true);
                 match p.queue.pop(|q| w.queue_poll(q, TASK_NONE, 0)) {
                     Some(x) => {
@@ -60,7 +72,19 @@ pub(crate) fn dynamic(run: &Run<'_>, pe: u32, block: u32) {
         if let Some(t) = &tr {
             record::signals_sent(t, p.lowered, task, iteration);
         }
-        states.complete(p.lowered, task, iteration, &run.states, &mut claims);
+        states.complete_with(
+            p.lowered,
+            task,
+            iteration,
+            &run.states,
+            &mut claims,
+            Some(&mut *pending),
+        );
+        completed += 1;
+        // The device flushes with its progress counter, every 16 instances.
+        if completed % 16 == 0 {
+            states.flush(pending);
+        }
         p.blocks[block as usize].count();
         // Keep one: run the first claimed compute instance ourselves (no
         // hand-off through the ring on the dependency chain), push the rest;

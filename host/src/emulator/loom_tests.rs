@@ -24,7 +24,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 use super::queue::{QueueWait, ReadyQueue};
-use super::sched::TaskStates;
+use super::sched::{Pending, TaskStates};
 use crate::graph::{Graph, Limits, LoweredGraph, LoweredRun, TaskKind};
 use autarky_shared::state_parts;
 
@@ -122,11 +122,15 @@ fn run_claimed(
 ) -> Vec<(u32, u32)> {
     let l = &run.pes[pe];
     let mut ran = Vec::new();
+    // Fast-path completions defer their publishes as a device block does
+    // (sched::Pending); owed ones are made when the worker runs out.
+    let mut pending = Pending::default();
     while let Some((t, i)) = todo.pop() {
         cells.body(l, t, i);
         ran.push((l.global[t as usize], i));
-        states[pe].complete(l, t, i, states, &mut todo);
+        states[pe].complete_with(l, t, i, states, &mut todo, Some(&mut pending));
     }
+    states[pe].flush(&mut pending);
     ran
 }
 
@@ -165,6 +169,8 @@ enum Mutant {
     ArriveWithoutFence,
     /// Readiness checks of several predecessors without their Acquire fence.
     ReadyWithoutFence,
+    /// Owed publishes made without the Release fence before their stores.
+    FlushWithoutFence,
 }
 
 /// [`run_roots_on_threads`] with `mutant`.
@@ -176,6 +182,7 @@ fn run_roots_on_threads_mutant(l: std::sync::Arc<LoweredGraph>, iterations: u32,
     let mut st = TaskStates::new(&l, iterations);
     st.mutant_arrive_without_fence = mutant == Mutant::ArriveWithoutFence;
     st.mutant_ready_without_fence = mutant == Mutant::ReadyWithoutFence;
+    st.mutant_flush_without_fence = mutant == Mutant::FlushWithoutFence;
     let states = Arc::new(vec![st]);
     let cells = Arc::new(Cells::new(l.tasks.len(), iterations));
     let handles: Vec<_> = l
@@ -268,6 +275,35 @@ fn counted_successor_with_a_carried_edge_never_runs_early() {
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 1)]));
     check("counted, carried edge", 3, move || {
         run_roots_on_threads(l.clone(), 2)
+    });
+}
+
+/// Chain fusion: `a → b`, and `b → c` carried. `a` folds its next instance
+/// and claims `b` early, so its publish is deferred; `b`'s completion is
+/// open (its own next instance waits for `a`), so it makes the owed
+/// publish and its own under one fence. `c`'s next instance, claimed by the
+/// other worker on the strength of `b`'s flushed word, reads `b`'s cell.
+fn fused_chain() -> std::sync::Arc<LoweredGraph> {
+    let l = lowered(3, &[(0, 1, 0), (1, 2, 1)]);
+    assert_eq!(l.roots, [0, 2]);
+    std::sync::Arc::new(l)
+}
+
+#[test]
+fn deferred_publishes_made_under_one_fence_publish_every_owed_instance() {
+    let l = fused_chain();
+    check("fused chain", 3, move || run_roots_on_threads(l.clone(), 2));
+}
+
+#[test]
+#[should_panic]
+fn mutant_flush_without_its_fence_publishes_no_data() {
+    // The owed stores are Relaxed: without the fence before them, the
+    // worker that acquires `b`'s word does not synchronize with the body
+    // that wrote `b`'s cell.
+    let l = fused_chain();
+    check("mutant: flush without fence", 3, move || {
+        run_roots_on_threads_mutant(l.clone(), 2, Mutant::FlushWithoutFence)
     });
 }
 

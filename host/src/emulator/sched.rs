@@ -17,6 +17,52 @@ pub(crate) struct Completion {
     pub run_finished: bool,
 }
 
+/// The device's `SMALL_FAN_IN` (scheduler.cuh): tasks and successors with
+/// at most this many predecessor edges take its single-thread fast path,
+/// the only completion that defers its publish.
+pub(crate) const SMALL_FAN_IN: u32 = 8;
+
+/// Owed publishes are flushed when this many are owed (the device's
+/// `PEND_MAX`).
+pub(crate) const PEND_MAX: usize = 8;
+
+/// Publishes a dynamic worker owes (run-time chain fusion, the device's
+/// `Pending`): a fast-path-shaped completion that nobody but its worker
+/// can be waiting on — not open (every successor instance its publish could
+/// make ready was claimed early, its own next instance folded or past the
+/// limit), something kept, no pinned or remote successors — defers its
+/// publish while the worker runs what it kept. Until then its word reads
+/// `(i + 1, i)` (instance in flight), so every claim CAS on it fails: a
+/// deferral is the same as a slower completion. [`TaskStates::flush`]
+/// makes them all with one Release fence and Relaxed stores (the device's
+/// `fence.acq_rel` + `st.relaxed`): whoever acquires one of the words
+/// synchronizes with the fence, so sees every owed instance's writes and
+/// every early claim made before it. The worker flushes when `PEND_MAX`
+/// are owed, every 16 completions (the device: with its progress counter),
+/// at the first completion that does not defer, before it waits for its
+/// ring and when it leaves.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    owed: Vec<(u32, u64)>,
+    finished: u32,
+}
+
+impl Pending {
+    /// Owed publishes.
+    pub fn len(&self) -> usize {
+        self.owed.len()
+    }
+
+    fn owe(&mut self, task: u32, word: u64, finished: bool) {
+        match self.owed.last_mut() {
+            // The newest word of a task replaces its older one.
+            Some(last) if last.0 == task => last.1 = word,
+            _ => self.owed.push((task, word)),
+        }
+        self.finished += u32::from(finished);
+    }
+}
+
 /// The scheduler state of one PE: one state word per task and proxy, the
 /// termination counter, the early-finish limit and the stop flag.
 pub(crate) struct TaskStates {
@@ -47,6 +93,9 @@ pub(crate) struct TaskStates {
     /// Acquire fence.
     #[cfg(all(test, loom))]
     pub mutant_ready_without_fence: bool,
+    /// Loom mutant: `flush` without its Release fence.
+    #[cfg(all(test, loom))]
+    pub mutant_flush_without_fence: bool,
     /// Does any local task's kind call `finish_at` (`RUN_MAY_STOP`)?
     may_stop: bool,
 }
@@ -71,6 +120,8 @@ impl TaskStates {
             mutant_arrive_without_fence: false,
             #[cfg(all(test, loom))]
             mutant_ready_without_fence: false,
+            #[cfg(all(test, loom))]
+            mutant_flush_without_fence: false,
             may_stop: lowered.may_stop,
         }
     }
@@ -210,6 +261,7 @@ impl TaskStates {
     /// order: its own next instance when folded, early claims, then the
     /// re-checks (successor-table order, then `task` itself). `peers` are
     /// every PE's states (this one included), for remote outs.
+    #[cfg(test)]
     pub fn complete(
         &self,
         lowered: &LoweredGraph,
@@ -217,6 +269,22 @@ impl TaskStates {
         iteration: u32,
         peers: &[TaskStates],
         claims: &mut Vec<(u32, u32)>,
+    ) -> Completion {
+        self.complete_with(lowered, task, iteration, peers, claims, None)
+    }
+
+    /// [`Self::complete`] by a worker that may owe publishes (`pending`,
+    /// see [`Pending`]): a deferrable completion adds its publish to them;
+    /// any other makes the owed ones first, under the fence of its own.
+    /// A deferred completion reports no finished task (the flush counts it).
+    pub fn complete_with(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        iteration: u32,
+        peers: &[TaskStates],
+        claims: &mut Vec<(u32, u32)>,
+        pending: Option<&mut Pending>,
     ) -> Completion {
         let word = &self.state[task as usize];
         debug_assert_eq!(
@@ -248,6 +316,9 @@ impl TaskStates {
         // `open` records whether anything that could depend on our publish
         // is still unclaimed.
         let mut open = self_next && !self_claimed;
+        // Did an early claim take a compute successor (one this worker may
+        // keep: comm instances always go to the comm ring)?
+        let mut kept_successor = false;
         for e in lowered.succs(d) {
             let n = iteration + e.distance;
             if n >= limit {
@@ -255,6 +326,19 @@ impl TaskStates {
             }
             if e.pred_count != 1 {
                 open = true;
+                continue;
+            }
+            if n == 0 {
+                // Its first instance (we are instance 0, the edge has
+                // distance 0): nobody can see it ready before our publish
+                // and it has no earlier instance, so its word is still
+                // (0, 0) and nobody else writes it until then; a plain
+                // store claims it (the device saves the CAS's round trip).
+                // Ordered before our publish by the publish's Release (or
+                // the flush's fence).
+                self.state[e.task as usize].store(state_word(1, 0), Ordering::Relaxed);
+                kept_successor |= !lowered.is_comm(e.task);
+                claims.push((e.task, n));
                 continue;
             }
             // Acquire on success, as in `try_claim`. Failure: the successor's
@@ -266,7 +350,10 @@ impl TaskStates {
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => claims.push((e.task, n)),
+                Ok(_) => {
+                    kept_successor |= !lowered.is_comm(e.task);
+                    claims.push((e.task, n));
+                }
                 Err(_) => open = true,
             }
         }
@@ -282,7 +369,44 @@ impl TaskStates {
         } else {
             state_word(done, done)
         };
-        word.store(published, Ordering::Release);
+        if let Some(pending) = pending {
+            // The device defers only on its fast path (thread 0 alone):
+            // few predecessors, at most one successor edge, itself of few
+            // predecessors and not counted.
+            let fast = d.pred_count <= SMALL_FAN_IN
+                && match lowered.succs(d) {
+                    [] => true,
+                    [e] => {
+                        e.pred_count <= SMALL_FAN_IN
+                            && !lowered.is_counted(&lowered.tasks[e.task as usize])
+                    }
+                    _ => false,
+                };
+            if fast
+                && !open
+                && (self_claimed || kept_successor)
+                && d.remote_count == 0
+                && d.pinned_succs == 0
+            {
+                pending.owe(task, published, done == limit);
+                if pending.len() == PEND_MAX {
+                    self.flush(pending);
+                }
+                return Completion {
+                    task_finished: false,
+                    run_finished: false,
+                };
+            }
+            if pending.len() > 0 {
+                // Owed publishes and ours under one fence.
+                pending.owe(task, published, false);
+                self.flush(pending);
+            } else {
+                word.store(published, Ordering::Release);
+            }
+        } else {
+            word.store(published, Ordering::Release);
+        }
         if open {
             // A SeqCst fence is needed here. If the store above could be
             // reordered after the loads in the checks below, two
@@ -332,6 +456,29 @@ impl TaskStates {
             }
         }
         self.count_finished(done, limit)
+    }
+
+    /// Makes the publishes `pending` owes (see [`Pending`]): one Release
+    /// fence, then a Relaxed store of each word, then the owed
+    /// `tasks_finished` increments. Returns whether that finished the PE's
+    /// run.
+    pub fn flush(&self, pending: &mut Pending) -> bool {
+        if pending.owed.is_empty() {
+            return false;
+        }
+        #[cfg(all(test, loom))]
+        let fenced = !self.mutant_flush_without_fence;
+        #[cfg(not(all(test, loom)))]
+        let fenced = true;
+        if fenced {
+            fence(Ordering::Release);
+        }
+        for &(t, w) in &pending.owed {
+            self.state[t as usize].store(w, Ordering::Relaxed);
+        }
+        pending.owed.clear();
+        let k = std::mem::take(&mut pending.finished);
+        k > 0 && self.tasks_finished.fetch_add(k, Ordering::Relaxed) + k == self.num_tasks
     }
 
     /// Completes instance `iteration` of the dynamic comm task `task` (the

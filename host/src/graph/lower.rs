@@ -326,6 +326,14 @@ impl Graph {
             for &(f, _, _) in &kept {
                 succ_start[f as usize + 1] += 1;
             }
+            // Edges to pinned successors, per producer: those readers poll
+            // `done`, so the producer's completions publish at once.
+            let mut pinned_succs = vec![0u32; total];
+            for &(f, t, _) in &ledges {
+                if pinned_local(t) {
+                    pinned_succs[f as usize] += 1;
+                }
+            }
             for i in 0..total {
                 succ_start[i + 1] += succ_start[i];
             }
@@ -389,7 +397,7 @@ impl Graph {
                         pred_distance_sum: pred[pred_start[l] as usize..pred_start[l + 1] as usize]
                             .iter()
                             .fold(0u32, |a, e| a.saturating_add(e.distance)),
-                        _pad: 0,
+                        pinned_succs: pinned_succs[l],
                     }
                 })
                 .collect();
