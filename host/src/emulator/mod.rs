@@ -83,6 +83,28 @@
 //!    ring: comm tasks to the comm ring, compute tasks to the compute ring;
 //! 7. when `done` reached `limit`, `fetch_add` `tasks_finished`.
 //!
+//! **Chain fusion** (`sched::Pending`, the device's `Pending`). In step 2,
+//! a successor's *first* instance (`n = 0`: we are instance 0 and the edge
+//! has distance 0) is claimed with a plain Relaxed store of `(1, 0)`
+//! instead of the CAS: nobody can see it ready before our publish and it
+//! has no earlier instance, so nobody else writes its word until then. A
+//! completion of the device's fast-path shape (at most `SMALL_FAN_IN`
+//! predecessor edges, at most one successor edge, itself small and not
+//! counted) that is not open, kept something (its folded next instance or
+//! an early-claimed compute successor), and has no remote outs and no
+//! pinned successors (`TaskDesc::pinned_succs`: they poll `done`, outside
+//! every successor list) **defers** steps 4 and 7: every instance that
+//! depends on its publish is already claimed, so deferring is the same as
+//! completing later, and its word reads `(i + 1, i)` (in flight: every
+//! claim CAS on it fails) until then. The worker owes the publish
+//! (the newest word of a task replaces its older one) and makes every owed
+//! publish with one Release fence followed by Relaxed stores (whoever
+//! acquires one synchronizes with the fence; early claims were stored
+//! before it), then the owed `tasks_finished` increments: at the first
+//! completion that does not defer (under the fence of its own publish),
+//! when `PEND_MAX` are owed, every 16 completions, before the worker waits
+//! for its ring and when it leaves.
+//!
 //! **Completion of a comm instance** (`complete_serial`): remote outs,
 //! publish (Release), `fence(SeqCst)`, `try_claim` of every successor and
 //! of `t` itself; nothing is folded, claimed early or kept.
