@@ -17,6 +17,7 @@
 #   bash scripts/gpu-owed.sh s10-next-two  # 2 GPUs: temporal blocking across GPUs (1024², 16384²)
 #   bash scripts/gpu-owed.sh s12-one     # 1 GPU: dispatch, CG traces by phase, CG quick
 #   bash scripts/gpu-owed.sh s13-one     # 1 GPU: chain fusion A/B (dispatch), CG and dag points
+#   bash scripts/gpu-owed.sh s13-ab      # 1 GPU: dispatch of 735e0bc against the head; tests of dynamic tasks
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -282,6 +283,26 @@ s13-one)
     case $x in new) e=;; control) e="-DAUTARKY_NO_DEFER -DAUTARKY_NO_FIRST_CLAIM_STORE";; esac
     OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d64" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
     FILTER=. LINES_SHOWN=4 run "dag-$x" 60 $B/autarky dag 20000 100
+  done
+  ;;
+s13-ab)
+  # Session 13 (1 GPU): the dispatch bench of 735e0bc (issue 7's
+  # reference, with session 9's fixed T; staged by hand as
+  # .gpu/bin/dispatch-735e0bc) against the head, interleaved, in one
+  # session; the head without the self loop (-DAUTARKY_NO_SELF_LOOP) and
+  # built without the fault-injection feature (.gpu/bin/dispatch-nofeat,
+  # what a user's build runs); then the GPU tests of dynamic tasks, aborts
+  # and failures.
+  F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted'
+  for r in 1 2; do
+    FILTER="$F" LINES_SHOWN=40 run "dispatch-old-$r" 200 .gpu/bin/dispatch-735e0bc --quick
+    FILTER="$F" LINES_SHOWN=40 run "dispatch-new-$r" 200 $B/dispatch --quick
+  done
+  AUTARKY_NVRTC_EXTRA=-DAUTARKY_NO_SELF_LOOP FILTER="$F" LINES_SHOWN=40 run dispatch-noself 200 $B/dispatch --quick
+  FILTER="$F" LINES_SHOWN=40 run dispatch-nofeat 200 .gpu/bin/dispatch-nofeat --quick
+  export AUTARKY_REQUIRE_GPU=1
+  for t in gpu gpu_faults gpu_multipe gpu_trace gpu_unstoppable; do
+    FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
   done
   ;;
 s12-two)
