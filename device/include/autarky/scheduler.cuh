@@ -833,10 +833,9 @@ struct alignas(16) BlockShared {
     uint32_t failed;
     uint32_t fast;  // this instance completes on the fast path (thread 0 alone)
     uint32_t _pad1, _pad2;
-    // Self loop: the block leaves after the body of an instance of this
-    // parity ([parity][0]): set by a failing body of that instance, or by
-    // thread 0 when it sees an abort while completing the instance before.
-    // One 16-byte chunk each: one is written while the other is read.
+    // Self loop: set by a failing body of an instance of this parity
+    // ([parity][0]; see run_self_loop). One 16-byte chunk each: one is
+    // written while the other is read.
     uint32_t self_stop[2][4];
     TaskDesc desc;
     // Thread 0 only: the first successor's descriptor, prefetched during the
@@ -847,6 +846,57 @@ struct alignas(16) BlockShared {
     CompletionShared done;
     Pending pend;  // thread 0 only: publishes owed by fused completions
 };
+
+// The self loop. A task with no predecessors, no successors of any kind
+// and a limit that cannot move (no early finish in the run) keeps its own
+// next instance at every completion but the last (complete_fast's fold:
+// nothing to wait for), and its completion defers its publish (nobody else
+// reads it). Every thread knows that, so the block runs instances [it,
+// iterations - 1) here without the loop top and its barrier: thread 0
+// completes an instance (complete_self) while the other warps start the
+// next body, then joins them; one barrier an instance instead of two.
+// Before each barrier thread 0 reads the abort word when its tick is due
+// (at least every ~20 µs, and after every body that long), or passes on an
+// abort its last completion saw, and the block leaves together: it never
+// starts another body after an abort it could have seen (measured: a
+// first version that only checked in the completion ran the host-watchdog
+// fault test's 1.5 s body once more, 4.2 s against the test's 4 s bound).
+// A failing body reports into the stop word of its instance's parity
+// (self_stop), read after that instance's barrier: the previous
+// instance's word may still be being read by warp 0. Returns the task's
+// last instance (run by the caller), or that the block must leave. Out of
+// line, taking and returning values (no address of the caller's locals):
+// its registers stay out of the main loop (a first version inside the
+// loop cost the chain hand-off 5 %).
+struct SelfLoopEnd {
+    LoopClock clock;  // thread 0's, advanced
+    uint32_t it;      // the task's last instance, for the caller to run
+    uint32_t ok;      // 0: the block must leave
+};
+__device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32_t t, uint32_t it,
+                                                  LoopClock clock) {
+    const RunParams& p = *w.p;
+    const TaskDesc d = sh.desc;  // (not changed before the loop top)
+    bool stopping = false;       // thread 0: its last completion saw an abort
+    for (; it + 1 < p.iterations; ++it) {
+        uint32_t* const failed = &sh.self_stop[it & 1][0];
+        TaskCtx ctx{d.global,  it, p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
+                    d.arg_len, &p, failed,       t};
+        autarky_dispatch(ctx, d.kind);
+        // Publish: the body's writes to the next instance's threads (and to
+        // thread 0's publish in complete_self); the verdict to the block.
+        bool leave = false;
+        if (threadIdx.x == 0)
+            leave = stopping || (clock64() - clock.last_tick >= TICK_CYCLES && abort_raised(p, false));
+        if (__syncthreads_or(leave)) return SelfLoopEnd{clock, it, 0};
+        if (*failed) return SelfLoopEnd{clock, it, 0};
+        if (threadIdx.x == 0) stopping = !complete_self(w, t, it, clock, sh.pend);
+    }
+    // An abort seen while completing the last instance here ends the block
+    // before the caller runs the final one.
+    const bool stop = __syncthreads_or(stopping);
+    return SelfLoopEnd{clock, it, stop ? 0u : 1u};
+}
 
 // Compute blocks: pop (or keep) an instance, run it with every thread,
 // complete it; leave when the run finished or was aborted.
@@ -917,140 +967,77 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         __syncthreads();
         if (!sh_run) break;
         const TaskDesc d = sh_desc;
-        const uint32_t cur_task = sh_task;
-        uint32_t it = sh_iter;  // every thread's copy: the self loop below advances it
-        // Self loop: a task with no predecessors, no successors of any kind
-        // and a limit that cannot move (no early finish in the run) keeps
-        // its own next instance at every completion but the last (the fold
-        // in complete_fast: nothing to wait for), and its completion defers
-        // its publish (nobody else reads it). Every thread knows that, so
-        // the block goes on to the next instance without the loop top and
-        // its barrier; thread 0 completes the previous one (complete_fast,
-        // unchanged) while warps 1.. start the next body, then joins it.
-        // An abort thread 0 sees there is passed on through sh.self_stop,
-        // which every thread reads after the next body's barrier: that
-        // instance, claimed and run, is then abandoned like a failed one.
-        // Not in traced kernels (thread 0 times each instance at the loop
-        // top), and only in kernels without pinned loops: in those its live
-        // registers made ptxas spill more (Jacobi's kernel 756 bytes of
-        // spill loads against 440), and their hot paths are pinned.
-        // Independent tasks and self-chains of the dispatch bench are this
-        // shape.
-#if defined(AUTARKY_TRACE) || defined(AUTARKY_NO_SELF_LOOP) || !defined(AUTARKY_NO_PINNED)
-        constexpr bool self_loop = false;
-#else
-        const bool self_loop = d.pred_count == 0 && d.succ_count == 0 && d.remote_count == 0 &&
-                               d.pinned_succs == 0 && !(p.flags & RUN_MAY_STOP);
-#endif
-        bool leave = false;  // the block leaves (failure or abort)
-        for (;;) {
-            // Prefetch this thread's successor edge (read-only) so its latency
-            // overlaps the body instead of lengthening the completion path.
-            Edge edge{};
-            if (threadIdx.x < d.succ_count) edge = load_record<Edge>(p.succ, d.succ_start + threadIdx.x);
-            // Decided by thread 0 from its prefetched edge; published to the
-            // block by the barrier after the body.
-            // (A counted successor needs the arrival, which complete() adds. A
-            // task of many predecessors checks its own next instance block-wide
-            // in complete(): on thread 0 alone, a join of a thousand inputs took
-            // ~150 µs per instance, one dependent load per input.)
-            // (Not rewritten in the self loop: its value cannot change, and
-            // the other warps may still be reading it.)
-            if (threadIdx.x == 0 && it == sh_iter)
-                sh.fast = d.pred_count <= SMALL_FAN_IN &&
-                          (d.succ_count == 0 ||
-                           (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN && !is_counted(p, edge.pred_count)));
-            // Thread 0 also prefetches the first successor's descriptor (a
-            // read-only table): on a chain that successor is usually the next
-            // instance this block runs, and the load then overlaps the body.
-            // (Not zero-initialized: only the lead reads it, and only when it
-            // loaded it; the six zeroing moves were issued by every warp.)
-            TaskDesc next_desc;
-            if (threadIdx.x == 0 && d.succ_count > 0) next_desc = load_desc(p, edge.task);
-            // In the self loop a body reports failure into the stop word of
-            // its instance's parity: the previous instance's word may still
-            // be read by warp 0 (see self_stop).
-            uint32_t* const failed = self_loop ? &sh.self_stop[it & 1][0] : &sh_failed;
-            TaskCtx ctx{d.global,  it,         p.iterations, p.pe, w.block,
-                        reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
-                        d.arg_len, &p,         failed,       cur_task};
-            autarky_dispatch(ctx, d.kind);
-            // Publish: every thread's body writes happen before thread 0's release
-            // of done[t] in complete(); `sh_failed` to the block.
-            if (self_loop) {
-                // The self loop commits the block to the next instance right
-                // after this barrier, so an abort must be seen here: when
-                // the tick is due (at least every ~20 µs, and after every
-                // body that long), thread 0 reads the abort word before the
-                // barrier and the block leaves together. Otherwise a long
-                // body would run once more after an abort (measured: the
-                // host watchdog test's run of two 1.5 s instances took 4.2 s,
-                // over its 4 s bound).
-                bool abort_now = false;
-                if (threadIdx.x == 0 && it + 1 < p.iterations && clock64() - clock.last_tick >= TICK_CYCLES)
-                    abort_now = abort_raised(p, false);
-                if (__syncthreads_or(abort_now)) {
-                    leave = true;
-                    break;
-                }
-            } else {
-                __syncthreads();
-            }
-            if (threadIdx.x == 0) {
-                AUTARKY_TRACE_TASK_END();
-                if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, cur_task, it);
-            }
-            if (*failed) {
-                leave = true;
-                break;
-            }
-            if (threadIdx.x == 0 && d.succ_count > 0) {
-                sh.next_task = edge.task;
-                sh.next_desc = next_desc;
-            }
-            if (sh.fast) {
-                // Thread 0 alone; the next loop top's barrier (or, in the
-                // self loop, the next body's) publishes its result.
-                const bool again = self_loop && it + 1 < p.iterations;
-                if (threadIdx.x == 0) {
-                    const bool ok = again ? complete_self(w, cur_task, it, clock, sh.pend)
-                                          : complete_fast(w, d, cur_task, it, edge, clock, sh.pend, &task, &iter);
-                    if (again) {
-                        task = cur_task;
-                        iter = it + 1;
-                    }
-                    if (!ok) {
-                        task = NONE;
-                        stop = true;
-                    }
-                    AUTARKY_TRACE_TASK_RECORD(p, cur_task, it);
-                    // In the self loop the block is already committed to
-                    // instance it + 1 (the fold claimed it: task == cur_task,
-                    // iter == it + 1 unless stopping); an abort seen here ends
-                    // the block after that body. (A flag of its own, by
-                    // parity: the other warps may still be reading instance
-                    // it's flags, which this must not change.)
-                    if (again && stop) atomicExch(&sh.self_stop[(it + 1) & 1][0], 1u);
-                }
-                if (again) {
-                    ++it;
-                    continue;
-                }
-                break;
-            }
-            const bool completed = complete(w, d, cur_task, it, sh_done, &sh_failed, edge, clock, sh.pend);
-            if (threadIdx.x == 0) AUTARKY_TRACE_TASK_RECORD(p, cur_task, it);
-            if (!completed) {
-                leave = true;
-                break;
-            }
-            if (threadIdx.x == 0) {
-                task = sh_done.kept_task;
-                iter = sh_done.kept_iter;
-            }
-            break;
+        uint32_t it = sh_iter;
+#if !defined(AUTARKY_TRACE) && !defined(AUTARKY_NO_SELF_LOOP) && defined(AUTARKY_NO_PINNED)
+        // A task with no predecessors and no successors: every instance but
+        // its last runs in the self loop (see run_self_loop); the last one
+        // runs below. (Not in traced kernels: thread 0 times each instance
+        // at the loop top; and only in kernels without pinned loops: in
+        // those its code cost registers and spills, and their hot paths are
+        // pinned.)
+        if (d.pred_count == 0 && d.succ_count == 0 && d.remote_count == 0 && d.pinned_succs == 0 &&
+            !(p.flags & RUN_MAY_STOP) && it + 1 < p.iterations) {
+            const SelfLoopEnd e = run_self_loop(w, sh, sh_task, it, clock);
+            clock = e.clock;
+            it = e.it;
+            if (!e.ok) break;
         }
-        if (leave) break;
+#endif
+        // Prefetch this thread's successor edge (read-only) so its latency
+        // overlaps the body instead of lengthening the completion path.
+        Edge edge{};
+        if (threadIdx.x < d.succ_count) edge = load_record<Edge>(p.succ, d.succ_start + threadIdx.x);
+        // Decided by thread 0 from its prefetched edge; published to the
+        // block by the barrier after the body.
+        // (A counted successor needs the arrival, which complete() adds. A
+        // task of many predecessors checks its own next instance block-wide
+        // in complete(): on thread 0 alone, a join of a thousand inputs took
+        // ~150 µs per instance, one dependent load per input.)
+        if (threadIdx.x == 0)
+            sh.fast = d.pred_count <= SMALL_FAN_IN &&
+                      (d.succ_count == 0 ||
+                       (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN && !is_counted(p, edge.pred_count)));
+        // Thread 0 also prefetches the first successor's descriptor (a
+        // read-only table): on a chain that successor is usually the next
+        // instance this block runs, and the load then overlaps the body.
+        // (Not zero-initialized: only the lead reads it, and only when it
+        // loaded it; the six zeroing moves were issued by every warp.)
+        TaskDesc next_desc;
+        if (threadIdx.x == 0 && d.succ_count > 0) next_desc = load_desc(p, edge.task);
+        TaskCtx ctx{d.global,  it,         p.iterations, p.pe, w.block,
+                    reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
+                    d.arg_len, &p,         &sh_failed,   sh_task};
+        autarky_dispatch(ctx, d.kind);
+        // Publish: every thread's body writes happen before thread 0's release
+        // of done[t] in complete(); `sh_failed` to the block.
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            AUTARKY_TRACE_TASK_END();
+            if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
+        }
+        if (sh_failed) break;
+        if (threadIdx.x == 0 && d.succ_count > 0) {
+            sh.next_task = edge.task;
+            sh.next_desc = next_desc;
+        }
+        if (sh.fast) {
+            // Thread 0 alone; the next loop top's barrier publishes its result.
+            if (threadIdx.x == 0) {
+                if (!complete_fast(w, d, sh_task, it, edge, clock, sh.pend, &task, &iter)) {
+                    task = NONE;
+                    stop = true;
+                }
+                AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
+            }
+            continue;
+        }
+        const bool completed = complete(w, d, sh_task, it, sh_done, &sh_failed, edge, clock, sh.pend);
+        if (threadIdx.x == 0) AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
+        if (!completed) break;
+        if (threadIdx.x == 0) {
+            task = sh_done.kept_task;
+            iter = sh_done.kept_iter;
+        }
     }
     if (threadIdx.x == 0) {
         flush_pending(p, sh.pend);
