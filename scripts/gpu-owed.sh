@@ -18,6 +18,7 @@
 #   bash scripts/gpu-owed.sh s12-one     # 1 GPU: dispatch, CG traces by phase, CG quick
 #   bash scripts/gpu-owed.sh s13-one     # 1 GPU: chain fusion A/B (dispatch), CG and dag points
 #   bash scripts/gpu-owed.sh s13-ab      # 1 GPU: dispatch of 735e0bc against the head; tests of dynamic tasks
+#   bash scripts/gpu-owed.sh s13-two     # 2 GPUs: gpu_multigpu, nvshmem_mpi (forced puts), mpi_ipc
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -304,6 +305,16 @@ s13-ab)
   for t in gpu gpu_faults gpu_multipe gpu_trace gpu_unstoppable; do
     FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
   done
+  ;;
+s13-two)
+  # Session 13 (2 GPUs): the two-GPU and multi-process trials at the head
+  # (chain fusion and the self loop changed the dynamic path every backend
+  # runs; producers with remote successors never defer).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  FILTER='test result|FAILED|panicked' run test-gpu_multigpu 170 .gpu/tests/gpu_multigpu-* --test-threads=1
+  mpi_env 1
+  FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+  FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
   ;;
 s12-two)
   # Session 12 (2 GPUs): the two-GPU trials at the head, the MPI/NVSHMEM
