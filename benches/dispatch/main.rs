@@ -74,7 +74,7 @@ use baselines::{Baselines, ClaimBuffers};
 use cases::{
     chain_graph, empty_kind, fan_in_graph, independent_graph, run_autarky, stencil_graph, table,
     Case, Metric, Role, FAN_IN_REFERENCE, FAN_IN_TARGET_FACTOR, STENCIL_REFERENCE,
-    STENCIL_TARGET_FACTOR,
+    STENCIL_TARGET_FACTOR, TARGET_CHAIN_US, TARGET_NEXT_INSTANCE_US,
 };
 use config::Config;
 use report::gpu_slug;
@@ -228,7 +228,14 @@ fn main() -> BoxResult<()> {
                 } else {
                     "iterations of one task (N)"
                 },
-                Metric::HandoffUs { n: n as u64 },
+                Metric::HandoffUs {
+                    n: n as u64,
+                    limit_us: if family == "chain" {
+                        TARGET_CHAIN_US
+                    } else {
+                        TARGET_NEXT_INSTANCE_US
+                    },
+                },
                 vec![("n", n as u64)],
                 &chain_variants,
             ));
