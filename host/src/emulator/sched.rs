@@ -53,6 +53,15 @@ impl Pending {
         self.owed.len()
     }
 
+    /// The newest word owed for `task`, if any.
+    fn owed_word(&self, task: u32) -> Option<u64> {
+        self.owed
+            .iter()
+            .rev()
+            .find(|&&(t, _)| t == task)
+            .map(|&(_, w)| w)
+    }
+
     fn owe(&mut self, task: u32, word: u64, finished: bool) {
         match self.owed.last_mut() {
             // The newest word of a task replaces its older one.
@@ -276,7 +285,8 @@ impl TaskStates {
     /// [`Self::complete`] by a worker that may owe publishes (`pending`,
     /// see [`Pending`]): a deferrable completion adds its publish to them;
     /// any other makes the owed ones first, under the fence of its own.
-    /// A deferred completion reports no finished task (the flush counts it).
+    /// A deferred completion reports no finished task (the flush counts
+    /// it); `run_finished` includes a flush this completion made.
     pub fn complete_with(
         &self,
         lowered: &LoweredGraph,
@@ -287,14 +297,23 @@ impl TaskStates {
         pending: Option<&mut Pending>,
     ) -> Completion {
         let word = &self.state[task as usize];
+        // The word as this worker last left it: an owed (deferred) publish
+        // of the task's previous instance is newer than the one in memory.
         debug_assert_eq!(
-            state_parts(word.load(Ordering::Relaxed)),
+            state_parts(
+                pending
+                    .as_ref()
+                    .and_then(|p| p.owed_word(task))
+                    .unwrap_or_else(|| word.load(Ordering::Relaxed))
+            ),
             (iteration + 1, iteration),
             "task {task} completes instance {iteration} it does not hold"
         );
         let done = iteration + 1;
         let limit = self.limit();
         let d = &lowered.tasks[task as usize];
+        // Did making owed publishes finish the PE's run?
+        let mut flush_finished = false;
         // Our own next instance, folded into the publish when it is already
         // ready (the device does the same): while our instance is in flight
         // (`claimed == done + 1`) nobody else can claim it, and predecessor
@@ -389,18 +408,16 @@ impl TaskStates {
                 && d.pinned_succs == 0
             {
                 pending.owe(task, published, done == limit);
-                if pending.len() == PEND_MAX {
-                    self.flush(pending);
-                }
+                let run_finished = pending.len() == PEND_MAX && self.flush(pending);
                 return Completion {
                     task_finished: false,
-                    run_finished: false,
+                    run_finished,
                 };
             }
             if pending.len() > 0 {
                 // Owed publishes and ours under one fence.
                 pending.owe(task, published, false);
-                self.flush(pending);
+                flush_finished = self.flush(pending);
             } else {
                 word.store(published, Ordering::Release);
             }
@@ -455,7 +472,11 @@ impl TaskStates {
                 }
             }
         }
-        self.count_finished(done, limit)
+        let c = self.count_finished(done, limit);
+        Completion {
+            task_finished: c.task_finished,
+            run_finished: c.run_finished || flush_finished,
+        }
     }
 
     /// Makes the publishes `pending` owes (see [`Pending`]): one Release
@@ -813,6 +834,82 @@ mod tests {
     use super::*;
 
     use crate::emulator::test_lowered as lowered;
+
+    #[test]
+    fn fused_chain_owes_its_publishes_until_the_flush() {
+        // 0 → 1 → 2, one iteration: 0 claims 1 early (a plain store: its
+        // first instance) and owes its publish; so does 1; 2 (no successor,
+        // nothing kept) publishes with the owed ones under one fence.
+        let l = lowered(3, &[(0, 1, 0), (1, 2, 0)]);
+        let s = [TaskStates::new(&l, 1)];
+        let mut pending = Pending::default();
+        let mut claims = Vec::new();
+        let c = s[0].complete_with(&l, 0, 0, &s, &mut claims, Some(&mut pending));
+        assert_eq!(claims, [(1, 0)]);
+        assert!(
+            !c.task_finished,
+            "a deferred completion counts at the flush"
+        );
+        let words = s[0].snapshot();
+        assert_eq!(state_parts(words[0]), (1, 0), "0 still reads in flight");
+        assert_eq!(state_parts(words[1]), (1, 0), "1 is claimed");
+        assert_eq!(pending.len(), 1);
+        claims.clear();
+        s[0].complete_with(&l, 1, 0, &s, &mut claims, Some(&mut pending));
+        assert_eq!(claims, [(2, 0)]);
+        assert_eq!(pending.len(), 2);
+        claims.clear();
+        let c = s[0].complete_with(&l, 2, 0, &s, &mut claims, Some(&mut pending));
+        assert_eq!(pending.len(), 0, "a completion that keeps nothing flushes");
+        assert!(
+            c.task_finished && c.run_finished,
+            "the flush's two and this one"
+        );
+        for w in s[0].snapshot() {
+            assert_eq!(state_parts(w), (1, 1));
+        }
+        assert!(
+            s[0].is_finished(),
+            "the owed tasks_finished increments were made"
+        );
+    }
+
+    #[test]
+    fn self_chain_owes_one_publish_and_the_flush_makes_the_newest() {
+        let l = lowered(1, &[]);
+        let s = [TaskStates::new(&l, 4)];
+        let mut pending = Pending::default();
+        let mut claims = Vec::new();
+        for i in 0..3 {
+            claims.clear();
+            s[0].complete_with(&l, 0, i, &s, &mut claims, Some(&mut pending));
+            assert_eq!(claims, [(0, i + 1)], "the fold keeps the next instance");
+            assert_eq!(pending.len(), 1, "one entry per task");
+        }
+        assert_eq!(state_parts(s[0].snapshot()[0]), (1, 0));
+        assert!(!s[0].flush(&mut pending));
+        assert_eq!(
+            state_parts(s[0].snapshot()[0]),
+            (4, 3),
+            "instance 3 claimed, 3 done"
+        );
+    }
+
+    #[test]
+    fn completion_read_by_a_pinned_successor_publishes_at_once() {
+        // 0 → 1 with 1 pinned: 1 polls 0's done, outside every successor
+        // list, so 0 (which folds its next instance) must not defer.
+        let run = crate::emulator::test_lowered_run(&[0, 0], &[(1, 0)], &[(0, 1, 0)]);
+        let l = &run.pes[0];
+        assert_eq!(l.tasks[0].pinned_succs, 1);
+        let s = [TaskStates::new(l, 2)];
+        let mut pending = Pending::default();
+        let mut claims = Vec::new();
+        s[0].complete_with(l, 0, 0, &s, &mut claims, Some(&mut pending));
+        assert_eq!(claims, [(0, 1)]);
+        assert_eq!(pending.len(), 0);
+        assert_eq!(state_parts(s[0].snapshot()[0]), (2, 1));
+    }
 
     #[test]
     fn successor_is_claimed_only_by_the_last_predecessor_to_complete() {
