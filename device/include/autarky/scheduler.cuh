@@ -799,22 +799,6 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
     return ok;
 }
 
-// complete_fast for the self loop's instances (all but the task's last):
-// with no predecessors, no successors of any kind and a fixed limit, its
-// decisions are known — the fold claims instance i + 1 (nothing to wait
-// for, i + 1 below the limit), nothing is claimed early, nothing is open,
-// and the publish is deferred — so only the bookkeeping is left. Same
-// state words, same owed publishes, same progress, same abort check as
-// complete_fast; about a third of its instructions. Returns false when the
-// block must leave (abort).
-AUTARKY_HOT bool complete_self(Who w, uint32_t t, uint32_t i, LoopClock& clock, Pending& pend) {
-    const RunParams& p = *w.p;
-    defer_publish(p, pend, t, state_word(i + 2, i + 1), false);
-    ++clock.completed;
-    if (clock.completed % PUBLISH_EVERY == 0) flush_pending(p, pend);
-    return !loop_tick(w, clock);
-}
-
 // ---- block loops -------------------------------------------------------------
 
 // A block's scheduler state in shared memory: one object, declared at
@@ -853,8 +837,8 @@ struct alignas(16) BlockShared {
 // nothing to wait for), and its completion defers its publish (nobody else
 // reads it). Every thread knows that, so the block runs instances [it,
 // iterations - 1) here without the loop top and its barrier: thread 0
-// completes an instance (complete_self) while the other warps start the
-// next body, then joins them; one barrier an instance instead of two.
+// completes an instance (below) while the other warps start the next
+// body, then joins them; one barrier an instance instead of two.
 // Before each barrier thread 0 reads the abort word when its tick is due
 // (at least every ~20 µs, and after every body that long), or passes on an
 // abort its last completion saw, and the block leaves together: it never
@@ -877,21 +861,51 @@ __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32
                                                   LoopClock clock) {
     const RunParams& p = *w.p;
     const TaskDesc d = sh.desc;  // (not changed before the loop top)
-    bool stopping = false;       // thread 0: its last completion saw an abort
+    // Thread 0: its last completion saw an abort; the publish it owes for
+    // the task (the fold's word of its newest completed instance), kept in
+    // a register and handed to sh.pend only when it flushes or leaves (the
+    // shared-memory bookkeeping of defer_publish at every instance was the
+    // longest part of its path).
+    bool stopping = false;
+    bool owes = false;
+    uint64_t owed = 0;
     for (; it + 1 < p.iterations; ++it) {
         uint32_t* const failed = &sh.self_stop[it & 1][0];
         TaskCtx ctx{d.global,  it, p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
                     d.arg_len, &p, failed,       t};
         autarky_dispatch(ctx, d.kind);
         // Publish: the body's writes to the next instance's threads (and to
-        // thread 0's publish in complete_self); the verdict to the block.
+        // thread 0's publish); the verdict to the block.
         bool leave = false;
-        if (threadIdx.x == 0)
-            leave = stopping || (clock64() - clock.last_tick >= TICK_CYCLES && abort_raised(p, false));
-        if (__syncthreads_or(leave)) return SelfLoopEnd{clock, it, 0};
-        if (*failed) return SelfLoopEnd{clock, it, 0};
-        if (threadIdx.x == 0) stopping = !complete_self(w, t, it, clock, sh.pend);
+        bool due = false;
+        if (threadIdx.x == 0) {
+            due = clock64() - clock.last_tick >= TICK_CYCLES;
+            leave = stopping || (due && abort_raised(p, false));
+        }
+        if (__syncthreads_or(leave) || *failed) {
+            if (threadIdx.x == 0 && owes) defer_publish(p, sh.pend, t, owed, false);
+            return SelfLoopEnd{clock, it, 0};
+        }
+        if (threadIdx.x == 0) {
+            // complete_fast's decisions, fixed for this shape: the fold
+            // claims instance it + 1 (nothing to wait for, below the fixed
+            // limit), nothing is claimed early, nothing is open, and the
+            // publish is deferred. Only the bookkeeping is left: the owed
+            // word, the count, and with the progress counter (every 16, or
+            // when the tick is due) the flush and loop_tick.
+            owed = state_word(it + 2, it + 1);
+            owes = true;
+            if (++clock.completed % PUBLISH_EVERY == 0 || due) {
+                defer_publish(p, sh.pend, t, owed, false);
+                owes = false;
+                flush_pending(p, sh.pend);
+                stopping = loop_tick(w, clock);
+            }
+        }
     }
+    // The last instance runs on the caller's path, whose completion makes
+    // the owed publish (same task: its word replaces ours).
+    if (threadIdx.x == 0 && owes) defer_publish(p, sh.pend, t, owed, false);
     // An abort seen while completing the last instance here ends the block
     // before the caller runs the final one.
     const bool stop = __syncthreads_or(stopping);
