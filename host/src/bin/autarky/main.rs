@@ -134,6 +134,17 @@ impl Ctx {
         }
     }
 
+    /// The notice when there is no GPU and the emulator runs instead: the
+    /// reason's first clause on stderr, the whole of it (every place looked
+    /// in) in the debug log. Every subcommand prints this same line.
+    pub fn note_no_gpu(&self, reason: &str, threads: u32) {
+        tracing::debug!("no GPU: {reason}");
+        self.note(format_args!(
+            "autarky: no GPU ({}); running on the CPU emulator with {threads} threads (RUST_LOG=debug says where it looked)",
+            reason.split(';').next().unwrap_or(reason)
+        ));
+    }
+
     /// Whether a progress bar may be drawn: stderr is a terminal and the
     /// user did not ask for quiet.
     pub fn progress_bar(&self) -> bool {
@@ -167,12 +178,8 @@ impl Ctx {
             None => match configure(Runtime::builder().gpu()).build() {
                 Ok(rt) => Ok((rt, None)),
                 Err(Error::NoGpu { reason }) => {
-                    tracing::debug!("no GPU: {reason}");
                     let threads = Self::default_threads();
-                    self.note(format_args!(
-                        "autarky: no GPU ({}); running on the CPU emulator with {threads} threads (RUST_LOG=debug says where it looked)",
-                        reason.split(';').next().unwrap_or(&reason)
-                    ));
+                    self.note_no_gpu(&reason, threads);
                     emulator(threads)
                 }
                 Err(e) => Err(e.into()),
