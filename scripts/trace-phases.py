@@ -22,15 +22,17 @@ def phase_of(name):
     label = m.group(1) if m else name
     label = re.sub(r" of PE \d+$", "", label)
     label = re.sub(r" tile \d+$", "", label)
+    label = re.sub(r"^tile \[[\d, ]+\]$", "tile", label)  # Jacobi: "tile [z, y, x]"
+    label = re.sub(r" PE \d+ → PE \d+$", "", label)  # CG: "gather PE 0 → PE 1"
     label = re.sub(r" \d+$", "", label)
     return label
 
 
 def main():
     args = sys.argv[1:]
-    if not args:
+    if not args or args[0] in ("-h", "--help"):
         print(__doc__)
-        return 2
+        return 0 if args else 2
     path = args[0]
     pe = int(args[args.index("--pe") + 1]) if "--pe" in args else 0
     skip = int(args[args.index("--skip") + 1]) if "--skip" in args else 1

@@ -394,9 +394,7 @@ fn runtime(
             Ok(rt) => Ok((rt, None)),
             Err(autarky::Error::NoGpu { reason }) => {
                 let threads = Ctx::default_threads();
-                ctx.note(format_args!(
-                    "autarky: no GPU ({reason}); running on the CPU emulator with {threads} threads"
-                ));
+                ctx.note_no_gpu(&reason, threads);
                 emulator(threads)
             }
             Err(e) => Err(e.into()),

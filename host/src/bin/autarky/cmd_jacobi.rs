@@ -637,12 +637,8 @@ fn runtime(
         None => match builder().gpu().build() {
             Ok(rt) => Ok((rt, None)),
             Err(autarky::Error::NoGpu { reason }) => {
-                tracing::debug!("no GPU: {reason}");
                 let threads = Ctx::default_threads();
-                ctx.note(format_args!(
-                    "autarky: no GPU ({}); running on the CPU emulator with {threads} threads (RUST_LOG=debug says where it looked)",
-                        reason.split(';').next().unwrap_or(&reason)
-                ));
+                ctx.note_no_gpu(&reason, threads);
                 emulator(threads)
             }
             Err(e) => Err(e.into()),

@@ -134,6 +134,17 @@ impl Ctx {
         }
     }
 
+    /// The notice when there is no GPU and the emulator runs instead: the
+    /// reason's first clause on stderr, the whole of it (every place looked
+    /// in) in the debug log. Every subcommand prints this same line.
+    pub fn note_no_gpu(&self, reason: &str, threads: u32) {
+        tracing::debug!("no GPU: {reason}");
+        self.note(format_args!(
+            "autarky: no GPU ({}); running on the CPU emulator with {threads} threads (RUST_LOG=debug says where it looked)",
+            reason.split(';').next().unwrap_or(reason)
+        ));
+    }
+
     /// Whether a progress bar may be drawn: stderr is a terminal and the
     /// user did not ask for quiet.
     pub fn progress_bar(&self) -> bool {
@@ -167,12 +178,8 @@ impl Ctx {
             None => match configure(Runtime::builder().gpu()).build() {
                 Ok(rt) => Ok((rt, None)),
                 Err(Error::NoGpu { reason }) => {
-                    tracing::debug!("no GPU: {reason}");
                     let threads = Self::default_threads();
-                    self.note(format_args!(
-                        "autarky: no GPU ({}); running on the CPU emulator with {threads} threads (RUST_LOG=debug says where it looked)",
-                        reason.split(';').next().unwrap_or(&reason)
-                    ));
+                    self.note_no_gpu(&reason, threads);
                     emulator(threads)
                 }
                 Err(e) => Err(e.into()),
@@ -283,27 +290,50 @@ fn parse_error(e: clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            let text = e.render().to_string();
-            let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
-            let first = lines.next().unwrap_or("error: bad arguments");
-            // "…were not provided:" lists the arguments on indented lines:
-            // keep them on the one line.
-            let listed: Vec<&str> = if first.ends_with(':') {
-                lines
-                    .take_while(|l| l.starts_with(char::is_whitespace) && !l.trim().is_empty())
-                    .map(str::trim)
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            if listed.is_empty() {
-                eprintln!("{first} (see --help)");
-            } else {
-                eprintln!("{first} {} (see --help)", listed.join(", "));
-            }
+            eprintln!("{}", one_line(&e.render().to_string(), std::env::args()));
             ExitCode::from(2)
         }
     }
+}
+
+/// clap's rendered error `text` as one line: its first line, the arguments
+/// a "…were not provided:" lists, and its hints (the possible values of an
+/// invalid value, "tip: a similar argument exists: …"), which the usage and
+/// help text clap prints with them would otherwise take away. `args` is the
+/// command line, for a hint of our own: `--emulator 4` gives no count (the
+/// 4 is read as a subcommand or argument), `--emulator=4` does.
+fn one_line(text: &str, args: impl IntoIterator<Item = String>) -> String {
+    let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next().unwrap_or("error: bad arguments");
+    let mut out = first.to_string();
+    // "…were not provided:" lists the arguments on indented lines.
+    if first.ends_with(':') {
+        let listed: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| l.starts_with(char::is_whitespace) && !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        if !listed.is_empty() {
+            out = format!("{out} {}", listed.join(", "));
+        }
+    }
+    let mut hints: Vec<String> = Vec::new();
+    for l in lines.map(str::trim) {
+        if l.starts_with("[possible values:") {
+            out = format!("{out} {l}");
+        } else if let Some(tip) = l.strip_prefix("tip:") {
+            hints.push(tip.trim().to_string());
+        }
+    }
+    let args: Vec<String> = args.into_iter().collect();
+    if args
+        .windows(2)
+        .any(|w| w[0] == "--emulator" && w[1].parse::<u32>().is_ok())
+    {
+        hints.push("--emulator takes its thread count as `--emulator=N`".into());
+    }
+    hints.push("see --help".into());
+    format!("{out} ({})", hints.join("; "))
 }
 
 fn main() -> ExitCode {
@@ -373,6 +403,35 @@ mod tests {
                 other => panic!("{}: expected a usage error, got {other:?}", path.display()),
             }
         }
+    }
+
+    /// A parse error as the user sees it: one line.
+    fn parse_error_line(args: &[&str]) -> String {
+        let e = Cli::command()
+            .try_get_matches_from(args)
+            .expect_err("the arguments are bad");
+        one_line(
+            &e.format(&mut Cli::command()).render().to_string(),
+            args.iter().map(|a| a.to_string()),
+        )
+    }
+
+    #[test]
+    fn parse_errors_keep_clap_s_hints_on_their_one_line() {
+        let l = parse_error_line(&["autarky", "cg", "--poisson2d", "8", "--variant", "foo"]);
+        assert!(
+            l.starts_with("error: invalid value 'foo' for '--variant <VARIANT>'")
+                && l.contains("[possible values: standard, single-reduction]")
+                && l.ends_with("(see --help)")
+                && !l.contains('\n'),
+            "{l}"
+        );
+        let l = parse_error_line(&["autarky", "dag", "--sed", "3"]);
+        assert!(l.contains("a similar argument exists: '--seed'"), "{l}");
+        let l = parse_error_line(&["autarky", "--emulator", "4", "dag"]);
+        assert!(l.contains("`--emulator=N`"), "{l}");
+        let l = parse_error_line(&["autarky", "--emulator=4", "frob"]);
+        assert_eq!(l, "error: unrecognized subcommand 'frob' (see --help)");
     }
 
     #[test]
