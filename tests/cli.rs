@@ -796,13 +796,19 @@ fn jacobi_trace_on_the_emulator_reports_how_long_tiles_waited_for_their_neighbou
 /// More emulator threads than the OS will start (here under a 400 MB
 /// address-space limit): the run ends with an error naming the knobs, not
 /// a panic ("spawning an emulator worker thread: Os { code: 11 … }").
+/// The run must outlast the spawning: with 2 iterations (as this test had)
+/// the first workers could finish and free their stacks while the rest
+/// were started, and then all 1001 started (3 runs in 20 here exited 0
+/// with nothing on stderr, and CI failed once on it); with many iterations
+/// the limit is met every time (20 of 20 at 20 000), and a machine that
+/// starts them all still ends in about a second.
 #[test]
 fn emulator_threads_the_os_refuses_end_in_an_error_not_a_panic() {
     let o = Command::new("bash")
         .arg("-c")
         .arg("ulimit -v 400000 && exec \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_autarky"))
-        .args(["--emulator=1000", "dag", "5", "2"])
+        .args(["--emulator=1000", "dag", "5", "100000"])
         .env_remove("RUST_LOG")
         .output()
         .expect("bash runs");
