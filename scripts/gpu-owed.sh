@@ -19,6 +19,7 @@
 #   bash scripts/gpu-owed.sh s13-one     # 1 GPU: chain fusion A/B (dispatch), CG and dag points
 #   bash scripts/gpu-owed.sh s13-ab      # 1 GPU: dispatch of 735e0bc against the head; tests of dynamic tasks
 #   bash scripts/gpu-owed.sh s13-two     # 2 GPUs: gpu_multigpu, nvshmem_mpi (forced puts), mpi_ipc
+#   bash scripts/gpu-owed.sh s14-one     # 1 GPU: counted pinned joins A/B, the 3D register-window sweep, ncu 3D
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -315,6 +316,35 @@ s13-two)
   mpi_env 1
   FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
   FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
+  ;;
+s14-one)
+  # Session 14 (1 GPU): (1) counted pinned joins (merged from branch
+  # pinned-join-arrivals) against -DAUTARKY_NO_PINNED_COUNT; prediction
+  # CG 64³ ~45 → ~38 µs, 2D 1024² ~93 → ~85. (2) The 3D 7-point sweep with
+  # a register window (JACOBI_Z2 = G rows an item; 0: the former sweep_z),
+  # 256³ f32, and tile shapes; prediction 117 → ≤ 80 µs. (3) ncu memory
+  # sections of one megakernel run and one baseline step at 256³.
+  for x in new control; do
+    case $x in new) e=;; control) e=-DAUTARKY_NO_PINNED_COUNT;; esac
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d64" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-2d1024" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 1000
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="$e" run "j1024-norm1-$x" 60 $B/autarky jacobi2d --size 1024 --iters 2000 --check-every 1
+  done
+  for v in 4:8x8x256 0:8x8x256 2:8x8x256 8:8x8x256 4:16x4x256 4:32x4x128 2:32x2x256 4:8x16x128 0:16x4x256; do
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DJACOBI_Z2=${v%%:*}" run "j3d256-z${v%%:*}-${v#*:}" 60 \
+      $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --tile "${v#*:}"
+  done
+  FILTER='µs per|rror' run j3d256-norm100 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 100
+  FILTER='µs per|rror' run j3d256-f64 60 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --precision f64
+  FILTER='µs per|rror' run j3d64 60 $B/autarky jacobi3d --size 64 --iters 4000 --check-every 0
+  FILTER='^h200|^case|µs per|3D' LINES_SHOWN=12 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,256 --pes=none --two-gpu=none --weak=none --reps=7
+  S="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats"
+  for z in 4 0; do
+    AUTARKY_NVRTC_EXTRA="-DJACOBI_Z2=$z" FILTER='Throughput|Duration|Hit|Occupancy|Registers|Eligible|Issued|dram|DRAM|Mem' LINES_SHOWN=40 \
+      run "ncu-3d-z$z" 150 /usr/local/cuda/bin/ncu --clock-control none -k autarky_megakernel -c 1 $S $B/autarky jacobi3d --size 256 --iters 50 --check-every 0
+  done
+  FILTER='Throughput|Duration|Hit|Occupancy|Registers|Eligible|Issued|dram|DRAM|Mem' LINES_SHOWN=40 \
+    run ncu-3d-graph 150 /usr/local/cuda/bin/ncu --clock-control none -k jacobi3d_step -s 5 -c 1 $S $B/jacobi --2d=none --3d=256 --pes=none --two-gpu=none --weak=none --reps=1
   ;;
 s12-two)
   # Session 12 (2 GPUs): the two-GPU trials at the head, the MPI/NVSHMEM

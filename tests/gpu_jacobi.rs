@@ -29,6 +29,11 @@ fn main() -> std::process::ExitCode {
             jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes,
         ),
         gpus_trial(
+            "jacobi_3d_tiles_of_every_shape_match_the_emulator_bitwise",
+            1,
+            jacobi_3d_tiles_of_every_shape_match_the_emulator_bitwise,
+        ),
+        gpus_trial(
             "convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count",
             1,
             convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count,
@@ -161,6 +166,56 @@ fn jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes() {
                 diff, 0,
                 "case {ci}: decomposition #{k} differs from 1 PE in {diff} cells"
             );
+        }
+    }
+}
+
+/// The 3D 7-point sweep marches each tile along z with a register window
+/// (rows in groups, x neighbours by shuffles): tiles with several x chunks
+/// and a ragged last one, row counts that are not a multiple of the
+/// group, one-plane and one-row tiles, and the default tiles must give the
+/// CPU bodies' grid bit for bit (the same formula, term for term).
+fn jacobi_3d_tiles_of_every_shape_match_the_emulator_bitwise() {
+    let emu = Runtime::builder()
+        .emulator(2)
+        .comm_blocks(2)
+        .symmetric_heap_bytes(64 << 20)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let prob = problem([13, 21, 75], Stencil::SevenPoint, [D, P, D]);
+    let tiles: [Option<[usize; 3]>; 6] = [
+        None,
+        Some([5, 6, 40]),
+        Some([13, 21, 75]),
+        Some([2, 3, 33]),
+        Some([1, 1, 64]),
+        Some([7, 9, 31]),
+    ];
+    for pes in [1, 2] {
+        let rt = rt("jacobi_3d_tiles", pes);
+        for precision in [Precision::F32, Precision::F64] {
+            let mut cfg = JacobiConfig::new(prob.clone(), 21);
+            cfg.precision = precision;
+            let want = JacobiSolver::new(&emu, cfg.clone())
+                .unwrap()
+                .run()
+                .unwrap()
+                .field;
+            for tile in tiles {
+                cfg.tile = tile;
+                let run = JacobiSolver::new(&rt, cfg.clone()).unwrap().run().unwrap();
+                let diff = run
+                    .field
+                    .iter()
+                    .zip(&want)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                assert_eq!(
+                    diff, 0,
+                    "{precision:?} tile {tile:?} on {pes} PEs: {diff} cells differ from the emulator"
+                );
+            }
         }
     }
 }

@@ -239,6 +239,91 @@ __device__ __forceinline__ double sweep_z(const T* in, T* out, const JacobiTile&
     return acc;
 }
 
+// Rows per work item of the register-window 3D sweep below (0: the
+// sweep above instead).
+#ifndef JACOBI_Z2
+#define JACOBI_Z2 4
+#endif
+
+// The sweep of a 3D 7-point tile marching along z through a register
+// window. A work item is a 32-wide x chunk of G consecutive rows; its warp
+// walks every plane of the tile. Lane l holds column x0 + l of rows
+// y0 - 1 ... y0 + G of the planes z - 1 (centre rows only), z and z + 1, so
+// each cell is loaded once per item and its neighbours come from
+// registers: along z from the window, along y from the neighbouring row,
+// along x by shuffles (lanes 0 and 1 load the two cells left and right of
+// the chunk). `sweep_z` above loads every neighbour: 5.25 loads a cell
+// against (2G + 2) / G here. Lanes past the tile's width (and rows past
+// its height, in the last item) load clamped cells and store nothing, so
+// every lane takes part in the shuffles. The formula is term for term
+// stencil_at's 7-point one.
+template <class T, int G>
+__device__ __noinline__ double sweep_z2(const T* in, T* out, const JacobiTile& a, bool check) {
+    const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
+    const unsigned sy = a.sy, sz = a.sz;
+    const unsigned chunks = (nx + 31) / 32, groups = (ny + G - 1) / G;
+    const unsigned items = chunks * groups;
+    const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    double acc = 0;
+    for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
+        const unsigned group = w % groups, chunk = w / groups;
+        const unsigned x0 = chunk * 32, y0 = group * G;
+        const unsigned width = min(32u, nx - x0), last = min((unsigned)G, ny - y0) + 1;
+        // Row r of the window is row y0 - 1 + min(r, last) of the plane:
+        // rows past the item's last one repeat the row below it (which
+        // exists). Computed where used: an array of offsets spilled.
+#define Z2_ROW(r) (min((unsigned)(r), last) * sy)
+        // This lane's cell of row y0 - 1 on the plane below the tile.
+        const T* q = in + ((unsigned long long)(a.lo[0] - 1) * sz + (unsigned long long)(a.lo[1] + y0 - 1) * sy +
+                           a.lo[2] + x0);
+        // Lanes 0 and 1 read the cells left and right of the chunk.
+        const int eo = (lane == 0 ? -1 : (int)width) - (int)min(lane, width - 1);
+        q += min(lane, width - 1);
+        T* o = out + (q - in) + sz;
+        T below[G], cur[G + 2];
+#pragma unroll
+        for (int r = 0; r < G; ++r) below[r] = q[Z2_ROW(r + 1)];
+        q += sz;
+#pragma unroll
+        for (int r = 0; r < G + 2; ++r) cur[r] = q[Z2_ROW(r)];
+        for (unsigned z = 0; z < nz; ++z) {
+            // This plane's edge cells, loaded with the next plane's rows
+            // (in flight together).
+            T cur_e[G], next[G + 2];
+#pragma unroll
+            for (int r = 0; r < G; ++r) cur_e[r] = lane < 2 ? q[(int)Z2_ROW(r + 1) + eo] : (T)0;
+            q += sz;
+#pragma unroll
+            for (int r = 0; r < G + 2; ++r) next[r] = q[Z2_ROW(r)];
+#pragma unroll
+            for (int r = 0; r < G; ++r) {
+                const T c = cur[r + 1];
+                const T up = __shfl_up_sync(0xffffffffu, c, 1);
+                const T down = __shfl_down_sync(0xffffffffu, c, 1);
+                const T el = __shfl_sync(0xffffffffu, cur_e[r], 0);
+                const T er = __shfl_sync(0xffffffffu, cur_e[r], 1);
+                const T left = lane == 0 ? el : up;
+                const T right = lane + 1 == width ? er : down;
+                const T v = ((below[r] + next[r + 1]) + (cur[r] + cur[r + 2]) + (left + right)) / (T)6;
+                if (lane < width && (unsigned)r + 1 < last) {
+                    o[Z2_ROW(r + 1)] = v;
+                    if (check) {
+                        const double d = (double)v - (double)c;
+                        acc += d * d;
+                    }
+                }
+            }
+            o += sz;
+#pragma unroll
+            for (int r = 0; r < G; ++r) below[r] = cur[r + 1];
+#pragma unroll
+            for (int r = 0; r < G + 2; ++r) cur[r] = next[r];
+        }
+#undef Z2_ROW
+    }
+    return acc;
+}
+
 // One sweep of the box. Work items are (z plane, 32-wide x chunk, segment
 // of up to JACOBI_RY rows); warp w takes items w, w + warps, ... and its
 // lanes the 32 x cells of the chunk (coalesced). Each cell's formula is
@@ -257,7 +342,13 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
     const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     constexpr bool unrolled = K == 5 || K == 7;
     double acc = 0;
+#if JACOBI_Z2 > 0
+    // f64 windows take twice the registers: half the rows.
+    constexpr int G = sizeof(T) == 8 ? (JACOBI_Z2 > 1 ? JACOBI_Z2 / 2 : 1) : JACOBI_Z2;
+    if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z2<T, G>(in, out, a, check);
+#else
     if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z<T>(in, out, a, check);
+#endif
     for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
         const unsigned seg = w % segs, rest = w / segs;
         const unsigned chunk = rest % chunks, z = rest / chunks;
