@@ -20,6 +20,7 @@
 #   bash scripts/gpu-owed.sh s13-ab      # 1 GPU: dispatch of 735e0bc against the head; tests of dynamic tasks
 #   bash scripts/gpu-owed.sh s13-two     # 2 GPUs: gpu_multigpu, nvshmem_mpi (forced puts), mpi_ipc
 #   bash scripts/gpu-owed.sh s14-one     # 1 GPU: counted pinned joins A/B, the 3D register-window sweep, ncu 3D
+#   bash scripts/gpu-owed.sh s14-3d      # 1 GPU: the 3D sweep's rows × planes × tile shapes, a trace
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -345,6 +346,36 @@ s14-one)
   done
   FILTER='Throughput|Duration|Hit|Occupancy|Registers|Eligible|Issued|dram|DRAM|Mem' LINES_SHOWN=40 \
     run ncu-3d-graph 150 /usr/local/cuda/bin/ncu --clock-control none -k jacobi3d_step -s 5 -c 1 $S $B/jacobi --2d=none --3d=256 --pes=none --two-gpu=none --weak=none --reps=1
+  ;;
+s14-3d)
+  # Session 14 (1 GPU): the register-window 3D sweep's knobs — rows an
+  # item G (JACOBI_Z2) × planes a batch U (JACOBI_Z2_U) × tile shape at
+  # 256³ f32 (s14-one: G = 4 on 8 × 8 × 256 103.1 µs, G = 2 on 32 × 2 × 256
+  # 95.7, the former sweep 116.6); 64³; one traced run (where a tile's
+  # time goes: its body or waiting for its neighbours).
+  for v in 2:1:32x2x256 2:2:32x2x256 2:4:32x2x256 1:4:64x1x256 1:2:64x1x256 4:1:16x4x256 4:2:16x4x256 2:2:64x2x128 2:2:16x2x256 2:2:64x2x256 4:2:32x4x128; do
+    IFS=: read g u t <<< "$v"
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DJACOBI_Z2=$g -DJACOBI_Z2_U=$u" run "j3d256-g$g-u$u-$t" 60 \
+      $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --tile "$t"
+  done
+  for t in 8x4x64 16x2x64 32x2x64 8x8x64; do
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DJACOBI_Z2=2 -DJACOBI_Z2_U=2" run "j3d64-g2-u2-$t" 60 \
+      $B/autarky jacobi3d --size 64 --iters 4000 --check-every 0 --tile "$t"
+  done
+  for t in 32x2x256 8x8x256; do
+    timeout -k 5 120 $B/autarky --json jacobi3d --size 256 --iters 100 --check-every 0 --tile $t --trace /tmp/j3d-$t.trace.json > "$LOGS/j3d-trace-$t.json" 2> "$LOGS/j3d-trace-$t.err"
+    echo "--- j3d trace $t: rc=$?"
+    python3 - "$LOGS/j3d-trace-$t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d.get("trace") or {}
+ns = t.get("compute_block_ns") or 0
+w = t.get("compute_waits_ns") or {}
+print(d.get("us_per_iteration"), "us/it traced; compute-block waits (% of their time):",
+      {k: round(100.0 * v / ns, 1) for k, v in w.items()} if ns else w)
+PY
+    pack
+  done
   ;;
 s12-two)
   # Session 12 (2 GPUs): the two-GPU trials at the head, the MPI/NVSHMEM

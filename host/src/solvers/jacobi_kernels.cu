@@ -244,6 +244,10 @@ __device__ __forceinline__ double sweep_z(const T* in, T* out, const JacobiTile&
 #ifndef JACOBI_Z2
 #define JACOBI_Z2 4
 #endif
+// Planes whose loads a warp issues together in that sweep (f32; f64: 1).
+#ifndef JACOBI_Z2_U
+#define JACOBI_Z2_U 2
+#endif
 
 // The sweep of a 3D 7-point tile marching along z through a register
 // window. A work item is a 32-wide x chunk of G consecutive rows; its warp
@@ -257,7 +261,7 @@ __device__ __forceinline__ double sweep_z(const T* in, T* out, const JacobiTile&
 // its height, in the last item) load clamped cells and store nothing, so
 // every lane takes part in the shuffles. The formula is term for term
 // stencil_at's 7-point one.
-template <class T, int G>
+template <class T, int G, int U>
 __device__ __noinline__ double sweep_z2(const T* in, T* out, const JacobiTile& a, bool check) {
     const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
     const unsigned sy = a.sy, sz = a.sz;
@@ -286,25 +290,19 @@ __device__ __noinline__ double sweep_z2(const T* in, T* out, const JacobiTile& a
         q += sz;
 #pragma unroll
         for (int r = 0; r < G + 2; ++r) cur[r] = q[Z2_ROW(r)];
-        for (unsigned z = 0; z < nz; ++z) {
-            // This plane's edge cells, loaded with the next plane's rows
-            // (in flight together).
-            T cur_e[G], next[G + 2];
-#pragma unroll
-            for (int r = 0; r < G; ++r) cur_e[r] = lane < 2 ? q[(int)Z2_ROW(r + 1) + eo] : (T)0;
-            q += sz;
-#pragma unroll
-            for (int r = 0; r < G + 2; ++r) next[r] = q[Z2_ROW(r)];
+        // Plane z from its edge cells `ce` and the next plane's rows `nx`;
+        // then the window moves up a plane.
+        auto plane = [&](const T(&ce)[G], const T(&nx)[G + 2]) {
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 const T c = cur[r + 1];
                 const T up = __shfl_up_sync(0xffffffffu, c, 1);
                 const T down = __shfl_down_sync(0xffffffffu, c, 1);
-                const T el = __shfl_sync(0xffffffffu, cur_e[r], 0);
-                const T er = __shfl_sync(0xffffffffu, cur_e[r], 1);
+                const T el = __shfl_sync(0xffffffffu, ce[r], 0);
+                const T er = __shfl_sync(0xffffffffu, ce[r], 1);
                 const T left = lane == 0 ? el : up;
                 const T right = lane + 1 == width ? er : down;
-                const T v = ((below[r] + next[r + 1]) + (cur[r] + cur[r + 2]) + (left + right)) / (T)6;
+                const T v = ((below[r] + nx[r + 1]) + (cur[r] + cur[r + 2]) + (left + right)) / (T)6;
                 if (lane < width && (unsigned)r + 1 < last) {
                     o[Z2_ROW(r + 1)] = v;
                     if (check) {
@@ -317,7 +315,34 @@ __device__ __noinline__ double sweep_z2(const T* in, T* out, const JacobiTile& a
 #pragma unroll
             for (int r = 0; r < G; ++r) below[r] = cur[r + 1];
 #pragma unroll
-            for (int r = 0; r < G + 2; ++r) cur[r] = next[r];
+            for (int r = 0; r < G + 2; ++r) cur[r] = nx[r];
+        };
+        unsigned z = 0;
+        // U planes at a time: the loads of all U (their edge cells and the
+        // rows above each) are issued before the first of them is
+        // computed, so a warp has U planes of loads in flight.
+        for (; z + U <= nz; z += U) {
+            T ce[U][G], nx[U][G + 2];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < G; ++r) ce[u][r] = lane < 2 ? q[(int)(u * sz + Z2_ROW(r + 1)) + eo] : (T)0;
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < G + 2; ++r) nx[u][r] = q[(u + 1) * sz + Z2_ROW(r)];
+            q += U * sz;
+#pragma unroll
+            for (int u = 0; u < U; ++u) plane(ce[u], nx[u]);
+        }
+        for (; z < nz; ++z) {
+            T ce[G], nx[G + 2];
+#pragma unroll
+            for (int r = 0; r < G; ++r) ce[r] = lane < 2 ? q[(int)Z2_ROW(r + 1) + eo] : (T)0;
+            q += sz;
+#pragma unroll
+            for (int r = 0; r < G + 2; ++r) nx[r] = q[Z2_ROW(r)];
+            plane(ce, nx);
         }
 #undef Z2_ROW
     }
@@ -345,7 +370,7 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
 #if JACOBI_Z2 > 0
     // f64 windows take twice the registers: half the rows.
     constexpr int G = sizeof(T) == 8 ? (JACOBI_Z2 > 1 ? JACOBI_Z2 / 2 : 1) : JACOBI_Z2;
-    if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z2<T, G>(in, out, a, check);
+    if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z2<T, G, sizeof(T) == 8 ? 1 : JACOBI_Z2_U>(in, out, a, check);
 #else
     if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z<T>(in, out, a, check);
 #endif
