@@ -971,8 +971,8 @@ pub const TILE_BLOCKS: usize = 1024;
 /// column segment is short: 4096² on 1055 blocks gets 16 × 1024 tiles
 /// (1024 of them), not the 15 × 1024 that one-tile-per-block gives
 /// (1096 of them: 41 blocks then run two), and 256³ gets 1 × 64 × 256
-/// (1024 tiles), not 1 × 62 × 256 (1280 tiles, the fifth of each plane
-/// only 8 rows) — the shapes the session-4 sweep timed fastest.
+/// (1024 tiles, as 32 × 2 × 256: see [`Z_SWEEP_ROWS`]), not 1 × 62 × 256
+/// (1280 tiles, the fifth of each plane only 8 rows).
 ///
 /// With temporal blocking (`steps` = S > 1 sweeps a sync, 2D) on a grid
 /// whose one-tile-per-block share is under 2048 cells, a tile is a whole
@@ -991,6 +991,16 @@ pub const TILE_BLOCKS: usize = 1024;
 fn default_tile(ext: [usize; 3], blocks: usize, steps: u32) -> [usize; 3] {
     default_shape(ext, blocks, steps).0
 }
+
+/// Rows of a work item of the 3D 7-point sweep (f32; `JACOBI_Z2` in the
+/// kernels), and the warps of a block that the default 3D tiles give an
+/// item each. Measured (f32 7-point, µs per iteration, one H200, session
+/// 14): 256³ with 2-row items 64 × 2 × 128 93.5, 32 × 2 × 256 94.5,
+/// 16 × 2 × 256 101, 64 × 2 × 256 (512 tiles) 119; 4-row items 16 × 4 × 256
+/// 97.2; the former sweep's 8 × 8 × 256 116.6. 64³: 8 × 4 × 64 5.97,
+/// 16 × 2 × 64 (two items a tile) 8.89, 8 × 8 × 64 9.54.
+const Z_SWEEP_ROWS: usize = 2;
+const Z_SWEEP_WARPS: usize = 4;
 
 /// Threads per block of the default tiles of the smallest grids with
 /// S > 1: eight S-step work items a tile, one a warp.
@@ -1024,10 +1034,14 @@ fn default_shape(ext: [usize; 3], blocks: usize, steps: u32) -> ([usize; 3], Opt
     let tile = if ext[0] == 1 {
         [1, rows.min(ext[1]), tx]
     } else {
-        // 3D: 8 planes deep (the 7-point sweep marches along z, 8 planes
-        // a work item), the rest of the rows along y.
-        let tz = rows.min(8).min(ext[0]);
-        let ty = (rows / tz).max(1).min(ext[1]);
+        // 3D: the 7-point sweep marches a work item (32 columns × 2 rows)
+        // through every plane of the tile, so a tile is as few rows tall
+        // as still gives each of a block's 4 warps an item, and the rest
+        // of its cells are planes (its z neighbours outside the tile are
+        // two planes of loads however deep it is).
+        let chunks = tx.div_ceil(32);
+        let ty = (Z_SWEEP_ROWS * (Z_SWEEP_WARPS.div_ceil(chunks))).min(ext[1]);
+        let tz = (rows / ty).max(1).min(ext[0]);
         [tz, ty, tx]
     };
     (tile, None)
@@ -1450,7 +1464,11 @@ mod tests {
         // rounded up to the 16 rows (and 64 for 256³) the sweep timed.
         assert_eq!(default_tile([1, 4096, 4096], blocks, 1), [1, 16, 1024]);
         assert_eq!(default_tile([1, 16384, 16384], blocks, 1), [1, 16, 1024]);
-        assert_eq!(default_tile([256, 256, 256], blocks, 1), [8, 8, 256]);
+        // 3D: 2-row items, one a warp at least, the rest planes.
+        assert_eq!(default_tile([256, 256, 256], blocks, 1), [32, 2, 256]);
+        assert_eq!(default_tile([64, 64, 64], blocks, 1), [8, 4, 64]);
+        assert_eq!(default_tile([128, 128, 128], blocks, 1), [8, 2, 128]);
+        assert_eq!(default_tile([512, 512, 512], blocks, 1), [16, 2, 512]);
         // Temporal blocking on small grids: whole S-step work items
         // (32 − 2S wide, 8 rows), four or eight of them.
         assert_eq!(default_tile([1, 256, 256], blocks, 4), [1, 8, 192]);

@@ -240,11 +240,14 @@ __device__ __forceinline__ double sweep_z(const T* in, T* out, const JacobiTile&
 }
 
 // Rows per work item of the register-window 3D sweep below (0: the
-// sweep above instead).
+// sweep above instead), and the planes whose loads a warp issues together
+// there (f32; f64: 1). Measured at 256³ f32 (µs per iteration, one H200,
+// session 14, best tile of each): G = 2, U = 2 93.5; G = 2, U = 1 97.9;
+// G = 4, U = 1 97.2; G = 2, U = 4 110 and G = 4, U = 2 116 (both spill
+// in the loop under the 64-register cap); the sweep above 116.6.
 #ifndef JACOBI_Z2
-#define JACOBI_Z2 4
+#define JACOBI_Z2 2
 #endif
-// Planes whose loads a warp issues together in that sweep (f32; f64: 1).
 #ifndef JACOBI_Z2_U
 #define JACOBI_Z2_U 2
 #endif
@@ -256,11 +259,13 @@ __device__ __forceinline__ double sweep_z(const T* in, T* out, const JacobiTile&
 // each cell is loaded once per item and its neighbours come from
 // registers: along z from the window, along y from the neighbouring row,
 // along x by shuffles (lanes 0 and 1 load the two cells left and right of
-// the chunk). `sweep_z` above loads every neighbour: 5.25 loads a cell
-// against (2G + 2) / G here. Lanes past the tile's width (and rows past
-// its height, in the last item) load clamped cells and store nothing, so
-// every lane takes part in the shuffles. The formula is term for term
-// stencil_at's 7-point one.
+// the chunk). `sweep_z` above loads every neighbour: 5.25 load
+// instructions a cell against (2G + 2) / G here (3 for G = 2). Lanes past
+// the tile's width (and rows past its height, in the last item) load
+// clamped cells and store nothing, so every lane takes part in the
+// shuffles. The formula is term for term stencil_at's 7-point one. Out of
+// line: its registers are allocated apart from the other sweeps', which
+// spill in jacobi_tile.
 template <class T, int G, int U>
 __device__ __noinline__ double sweep_z2(const T* in, T* out, const JacobiTile& a, bool check) {
     const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1], nz = a.hi[0] - a.lo[0];
@@ -368,9 +373,9 @@ __device__ __forceinline__ double sweep(const T* in, T* out, const JacobiTile& a
     constexpr bool unrolled = K == 5 || K == 7;
     double acc = 0;
 #if JACOBI_Z2 > 0
-    // f64 windows take twice the registers: half the rows.
-    constexpr int G = sizeof(T) == 8 ? (JACOBI_Z2 > 1 ? JACOBI_Z2 / 2 : 1) : JACOBI_Z2;
-    if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z2<T, G, sizeof(T) == 8 ? 1 : JACOBI_Z2_U>(in, out, a, check);
+    // f64 windows take twice the registers: one plane's loads at a time.
+    if (K == 7 && nz >= JACOBI_ZMARCH_MIN)
+        return sweep_z2<T, JACOBI_Z2, sizeof(T) == 8 ? 1 : JACOBI_Z2_U>(in, out, a, check);
 #else
     if (K == 7 && nz >= JACOBI_ZMARCH_MIN) return sweep_z<T>(in, out, a, check);
 #endif
