@@ -20,6 +20,8 @@
 #   bash scripts/gpu-owed.sh s13-ab      # 1 GPU: dispatch of 735e0bc against the head; tests of dynamic tasks
 #   bash scripts/gpu-owed.sh s13-two     # 2 GPUs: gpu_multigpu, nvshmem_mpi (forced puts), mpi_ipc
 #   bash scripts/gpu-owed.sh s14-one     # 1 GPU: counted pinned joins A/B, the 3D register-window sweep, ncu 3D
+#   bash scripts/gpu-owed.sh s14-pj      # 1 GPU: counted pinned joins (fixed) A/B
+#   bash scripts/gpu-owed.sh s14-pf      # 1 GPU: L2 prefetch in the 3D sweep, the 3D bench rows
 #   bash scripts/gpu-owed.sh s14-3d      # 1 GPU: the 3D sweep's rows × planes × tile shapes, a trace
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
@@ -319,12 +321,13 @@ s13-two)
   FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
   ;;
 s14-one)
-  # Session 14 (1 GPU): (1) counted pinned joins (merged from branch
-  # pinned-join-arrivals) against -DAUTARKY_NO_PINNED_COUNT; prediction
-  # CG 64³ ~45 → ~38 µs, 2D 1024² ~93 → ~85. (2) The 3D 7-point sweep with
-  # a register window (JACOBI_Z2 = G rows an item; 0: the former sweep_z),
-  # 256³ f32, and tile shapes; prediction 117 → ≤ 80 µs. (3) ncu memory
-  # sections of one megakernel run and one baseline step at 256³.
+  # Session 14 (1 GPU; ran on 58cf8ed, which merged the first counted
+  # pinned joins): (1) those joins against -DAUTARKY_NO_PINNED_COUNT
+  # (measured 10x slower: every completion walked all its pinned edges;
+  # fixed on the branch, timed by s14-pj); (2) the 3D 7-point sweep with a
+  # register window (JACOBI_Z2 = G rows an item; 0: the former sweep_z),
+  # 256³ f32, and tile shapes; (3) ncu memory sections of one megakernel
+  # run and one baseline step at 256³.
   for x in new control; do
     case $x in new) e=;; control) e=-DAUTARKY_NO_PINNED_COUNT;; esac
     OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d64" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
@@ -346,6 +349,35 @@ s14-one)
   done
   FILTER='Throughput|Duration|Hit|Occupancy|Registers|Eligible|Issued|dram|DRAM|Mem' LINES_SHOWN=40 \
     run ncu-3d-graph 150 /usr/local/cuda/bin/ncu --clock-control none -k jacobi3d_step -s 5 -c 1 $S $B/jacobi --2d=none --3d=256 --pes=none --two-gpu=none --weak=none --reps=1
+  ;;
+s14-pj)
+  # Session 14 (1 GPU): counted pinned joins as fixed on the branch (only
+  # edges to counted pinned tasks walked; pinned tasks counted from 17
+  # predecessors) against -DAUTARKY_NO_PINNED_COUNT, then every test binary
+  # (scripts/gpu-validate.sh). Prediction: CG 64³ ~44 → ~38 µs, 2D 1024²
+  # ~92 → ~85; Jacobi with a check every iteration unchanged (17.5: nothing
+  # counted there now).
+  for x in new control; do
+    case $x in new) e=;; control) e=-DAUTARKY_NO_PINNED_COUNT;; esac
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d64" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 3000
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-2d1024" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 1000
+    OK_RC=4 AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "cg-$x-3d128" 60 $B/autarky cg --poisson3d 128 --tol 0 --max-iters 300
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="$e" run "j1024-norm1-$x" 60 $B/autarky jacobi2d --size 1024 --iters 2000 --check-every 1
+  done
+  OK_RC=4 FILTER='us_per|rror' run cg3d-64-trace 90 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 30 --trace /tmp/cg3d.trace.json
+  LINES_SHOWN=20 FILTER='.' run cg3d-phases 60 python3 scripts/trace-phases.py /tmp/cg3d.trace.json
+  ;;
+s14-pf)
+  # Session 14 (1 GPU): L2 prefetches JACOBI_Z2_PF planes ahead in the 3D
+  # sweep (0: none, the default), 256³ f32 default tiles; then the Jacobi
+  # bench's 3D rows at the head (default tiles and sweep).
+  for pf in 0 2 4 8 0; do
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DJACOBI_Z2_PF=$pf" run "j3d256-pf$pf" 60 \
+      $B/autarky jacobi3d --size 256 --iters 400 --check-every 0
+  done
+  FILTER='µs per|rror' run j3d128 60 $B/autarky jacobi3d --size 128 --iters 2000 --check-every 0
+  FILTER='µs per|rror' run j3d256-f64 60 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --precision f64
+  FILTER='^h200|^case|µs per|3D' LINES_SHOWN=12 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256 --pes=none --two-gpu=none --weak=none --reps=7
   ;;
 s14-3d)
   # Session 14 (1 GPU): the register-window 3D sweep's knobs — rows an
