@@ -351,6 +351,9 @@ s14-one)
     run ncu-3d-graph 150 /usr/local/cuda/bin/ncu --clock-control none -k jacobi3d_step -s 5 -c 1 $S $B/jacobi --2d=none --3d=256 --pes=none --two-gpu=none --weak=none --reps=1
   ;;
 s14-pj)
+  # (Ran on da9ff21, main with the branch merged: counting was 1-5 %
+  # slower than its control, and gpu_jacobi's split-pulse test hung on a
+  # counted tile; the merge was dropped. Run it on the branch.)
   # Session 14 (1 GPU): counted pinned joins as fixed on the branch (only
   # edges to counted pinned tasks walked; pinned tasks counted from 17
   # predecessors) against -DAUTARKY_NO_PINNED_COUNT, then every test binary
@@ -370,7 +373,9 @@ s14-pj)
 s14-pf)
   # Session 14 (1 GPU): L2 prefetches JACOBI_Z2_PF planes ahead in the 3D
   # sweep (0: none, the default), 256³ f32 default tiles; then the Jacobi
-  # bench's 3D rows at the head (default tiles and sweep).
+  # bench's 3D rows at the head (default tiles and sweep). Ran on d6bcbe2:
+  # prefetching was slower at every distance (95.6 → 102-105 µs) and its
+  # code is gone, so the pf runs now all time the same kernel.
   for pf in 0 2 4 8 0; do
     FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DJACOBI_Z2_PF=$pf" run "j3d256-pf$pf" 60 \
       $B/autarky jacobi3d --size 256 --iters 400 --check-every 0

@@ -113,10 +113,10 @@ fn main() -> BoxResult<()> {
     // session 9 it was 4 per block of the grid, comm blocks included: with
     // one comm block, 4 tasks were left for a fifth round that ran alone
     // for ~250 µs, a fifth of the case's time, while every other block
-    // polled an empty queue.) The runs compile the lean kernel variant the
+    // polled an empty queue.) Each run compiles the lean kernel variant its
     // graph allows, whose occupancy may differ from `kernel_info`'s (the
-    // full kernel), so the grid is read from a one-instance run of the
-    // same kind of graph.
+    // one-task chain's variant), so the grid is read from a one-instance
+    // run of the same kind of graph.
     let (comm_blocks, _) = rt
         .blocks_per_pe(&[empty_kind()])
         .map_err(|e| format!("the megakernel's block split: {e}"))?;

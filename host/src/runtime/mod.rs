@@ -146,12 +146,29 @@ impl Runtime {
         }
     }
 
-    /// `(blocks per SM, registers per thread)` of the megakernel compiled
-    /// for `graph`'s kinds and block shape (GPU only).
+    /// `(blocks per SM, registers per thread)` of the megakernel that a run
+    /// of `graph` with default options compiles — for its kinds, its block
+    /// shape and the scheduler paths its lowered tables use — on the GPU;
+    /// `None` on the emulator. Compiling it here also puts it in the kernel
+    /// cache, so the run that follows starts without compiling. A graph
+    /// without tasks gets the full kernel (every path compiled in).
     pub fn kernel_info(&self, graph: &Graph) -> Result<Option<(u32, u32)>> {
         match &self.backend {
-            Backend::Gpu(g) => {
+            Backend::Gpu(g) if graph.num_tasks() == 0 => {
                 let l = g.load(graph.kinds(), self.threads_of(graph))?;
+                Ok(Some((l.occupancy, l.registers)))
+            }
+            Backend::Gpu(g) => {
+                let run = self.lower(graph, &RunOptions::default().clamped())?;
+                // As a launch computes them: PEs of this rank, per GPU.
+                let gpus = 1 + g.others.len() as u32;
+                let local_pes = (self.cfg.pes / self.peers.ranks()).max(1) / gpus;
+                let variant = source::Variant {
+                    trace: false,
+                    local_pes: local_pes.max(1),
+                    lean: source::Lean::of(&run),
+                };
+                let l = g.load_variant(graph.kinds(), variant, self.threads_of(graph))?;
                 Ok(Some((l.occupancy, l.registers)))
             }
             Backend::Emulator(_) => Ok(None),
