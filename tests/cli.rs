@@ -110,6 +110,11 @@ fn bad_task_counts_and_values_are_one_line_errors() {
     );
     assert_usage_error(&["--emulator=0", "info"], "0 is not in 1..=1024");
     assert_usage_error(&["--emulator=x", "info"], "invalid value 'x'");
+    // A bare count after the flag would be the command's argument: refused.
+    assert_usage_error(
+        &["dag", "--emulator", "4", "10"],
+        "`--emulator 4` is ambiguous",
+    );
     assert_usage_error(
         &["dag", "--seed", "0"],
         "0 is not in 1..=18446744073709551615 ",
@@ -244,6 +249,36 @@ fn jacobi_json_names_the_block_shape() {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["threads_per_block"], want, "{args:?}");
     }
+}
+
+/// The tile shape a Jacobi run used is said: a --tile longer than the grid
+/// along an axis takes the whole axis, and the output says it was clamped.
+#[test]
+fn jacobi_says_the_tile_shape_it_ran_and_when_it_clamped_one() {
+    let args = [
+        "--emulator=2",
+        "jacobi3d",
+        "--size",
+        "16",
+        "--iters",
+        "2",
+        "--tile",
+        "4x40x8",
+    ];
+    let o = autarky(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("tiles: 4×16×8 cells (--tile 4×40×8 clamped to the PE's extent), 8 per PE"),
+        "{out}"
+    );
+    let mut json = vec!["--json"];
+    json.extend_from_slice(&args);
+    let o = autarky(&json);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["tile_shapes"], serde_json::json!([[4, 16, 8]]));
+    assert_eq!(v["tiles_per_pe"], serde_json::json!([8]));
 }
 
 #[test]

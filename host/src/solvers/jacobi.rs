@@ -393,6 +393,7 @@ pub struct JacobiSolver<'rt> {
     /// Initial padded arrays of both buffers, per PE (bytes).
     initial: Vec<Vec<u8>>,
     tiles_per_pe: Vec<usize>,
+    tile_shapes: Vec<[usize; 3]>,
 }
 
 impl std::fmt::Debug for JacobiSolver<'_> {
@@ -800,6 +801,7 @@ impl<'rt> JacobiSolver<'rt> {
         Ok(JacobiSolver {
             rt,
             tiles_per_pe: grids.iter().map(TileGrid::len).collect(),
+            tile_shapes: grids.iter().map(|g| g.shape).collect(),
             cfg,
             graph,
             decomp,
@@ -832,6 +834,14 @@ impl<'rt> JacobiSolver<'rt> {
     /// Tiles of every PE.
     pub fn tiles_per_pe(&self) -> &[usize] {
         &self.tiles_per_pe
+    }
+
+    /// The tile shape (z, y, x cells) of every PE: the default one, or
+    /// [`JacobiConfig::tile`] with each size clamped to the PE's extent
+    /// along its axis (a tile longer than the PE's part of the grid takes
+    /// the whole axis). Edge tiles may be shorter.
+    pub fn tile_shapes(&self) -> &[[usize; 3]] {
+        &self.tile_shapes
     }
 
     /// Writes the initial values into the buffers of every PE this process

@@ -529,6 +529,40 @@ fn solve(
         rt.backend_name()
     ));
 
+    // The tile shape each PE runs (the default, or --tile clamped to the
+    // PE's part of the grid: said, since the user asked for another).
+    let shapes = solver.tile_shapes();
+    let shape_text = |s: &[usize; 3]| {
+        s.iter()
+            .skip(if three_d { 0 } else { 1 })
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join("×")
+    };
+    let mut distinct: Vec<&[usize; 3]> = shapes.iter().collect();
+    distinct.dedup();
+    let clamped = tile.is_some_and(|t| shapes.iter().any(|s| *s != t));
+    ctx.say(format_args!(
+        "tiles: {} cells{}, {} per PE",
+        distinct
+            .iter()
+            .map(|s| shape_text(s))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        match tile {
+            Some(t) if clamped =>
+                format!(" (--tile {} clamped to the PE's extent)", shape_text(&t)),
+            Some(_) => " (--tile)".to_string(),
+            None => " (default)".to_string(),
+        },
+        solver
+            .tiles_per_pe()
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(" / ")
+    ));
+
     let gpu = rt.backend_name() == "gpu";
     let opts = RunOptions {
         timed: gpu,
@@ -587,6 +621,7 @@ fn solve(
         "pes": c.pes,
         "pe_grid": pe_grid,
         "tiles_per_pe": solver.tiles_per_pe(),
+        "tile_shapes": solver.tile_shapes(),
         "threads_per_block": solver.graph().threads_per_block().unwrap_or(rt.threads_per_block()),
         "iterations_requested": c.iters,
         "iterations": run.iterations,

@@ -336,6 +336,18 @@ fn one_line(text: &str, args: impl IntoIterator<Item = String>) -> String {
     format!("{out} ({})", hints.join("; "))
 }
 
+/// A bare number right after `--emulator` on the command line. clap takes
+/// the flag without its optional count there (only `--emulator=N` gives
+/// one) and the number as the command's argument — `autarky dag
+/// --emulator 4 10` would run 4 tasks — so it is refused instead of
+/// meaning something the user likely did not.
+fn ambiguous_emulator_count(args: impl IntoIterator<Item = String>) -> Option<String> {
+    let args: Vec<String> = args.into_iter().collect();
+    args.windows(2)
+        .find(|w| w[0] == "--emulator" && w[1].parse::<u32>().is_ok())
+        .map(|w| w[1].clone())
+}
+
 fn main() -> ExitCode {
     let parsed = Cli::command()
         .try_get_matches()
@@ -345,6 +357,12 @@ fn main() -> ExitCode {
         Ok(p) => p,
         Err(e) => return parse_error(e),
     };
+    if let Some(n) = ambiguous_emulator_count(std::env::args()) {
+        eprintln!(
+            "error: `--emulator {n}` is ambiguous: the {n} is read as an argument of the command, not as a thread count; write `--emulator={n}` for {n} threads, or `--emulator` after the command's own arguments (see --help)"
+        );
+        return ExitCode::from(2);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::builder()
