@@ -32,6 +32,20 @@ fn unsupported(r: autarky::Result<autarky::RunReport>) -> (&'static str, &'stati
     }
 }
 
+/// kernel_info lowers the graph as a run would (on every backend): a graph
+/// a run accepts gives `None` on the emulator, one a run refuses is
+/// refused, and an empty graph needs no lowering.
+#[test]
+fn kernel_info_lowers_the_graph_as_a_run_would() {
+    let rt = Runtime::builder().emulator(2).max_tasks(8).build().unwrap();
+    assert_eq!(rt.kernel_info(&chain(3)).unwrap(), None);
+    assert_eq!(rt.kernel_info(&Graph::new()).unwrap(), None);
+    match rt.kernel_info(&chain(10)) {
+        Err(Error::InvalidGraph(GraphError::TooManyTasks { .. })) => {}
+        other => panic!("expected TooManyTasks, got {other:?}"),
+    }
+}
+
 #[test]
 fn emulator_honours_max_tasks() {
     let rt = Runtime::builder().emulator(2).max_tasks(8).build().unwrap();

@@ -153,13 +153,19 @@ impl Runtime {
     /// cache, so the run that follows starts without compiling. A graph
     /// without tasks gets the full kernel (every path compiled in).
     pub fn kernel_info(&self, graph: &Graph) -> Result<Option<(u32, u32)>> {
-        match &self.backend {
-            Backend::Gpu(g) if graph.num_tasks() == 0 => {
-                let l = g.load(graph.kinds(), self.threads_of(graph))?;
-                Ok(Some((l.occupancy, l.registers)))
-            }
-            Backend::Gpu(g) => {
-                let run = self.lower(graph, &RunOptions::default().clamped())?;
+        // Lowered as a one-iteration run with default options would be (on
+        // every backend, so a graph a run would refuse is refused here too).
+        let run = if graph.num_tasks() == 0 {
+            None
+        } else {
+            Some(self.lower(graph, &RunOptions::iterations(1).clamped())?)
+        };
+        let Backend::Gpu(g) = &self.backend else {
+            return Ok(None);
+        };
+        let l = match run {
+            None => g.load(graph.kinds(), self.threads_of(graph))?,
+            Some(run) => {
                 // As a launch computes them: PEs of this rank, per GPU.
                 let gpus = 1 + g.others.len() as u32;
                 let local_pes = (self.cfg.pes / self.peers.ranks()).max(1) / gpus;
@@ -168,11 +174,10 @@ impl Runtime {
                     local_pes: local_pes.max(1),
                     lean: source::Lean::of(&run),
                 };
-                let l = g.load_variant(graph.kinds(), variant, self.threads_of(graph))?;
-                Ok(Some((l.occupancy, l.registers)))
+                g.load_variant(graph.kinds(), variant, self.threads_of(graph))?
             }
-            Backend::Emulator(_) => Ok(None),
-        }
+        };
+        Ok(Some((l.occupancy, l.registers)))
     }
 
     /// Runs `graph` for `iterations` and waits for it.
