@@ -19,6 +19,7 @@
 #   bash scripts/gpu-owed.sh s13-one     # 1 GPU: chain fusion A/B (dispatch), CG and dag points
 #   bash scripts/gpu-owed.sh s13-ab      # 1 GPU: dispatch of 735e0bc against the head; tests of dynamic tasks
 #   bash scripts/gpu-owed.sh s13-two     # 2 GPUs: gpu_multigpu, nvshmem_mpi (forced puts), mpi_ipc
+#   bash scripts/gpu-owed.sh s14-mpi     # 2 GPUs: nvshmem_mpi (forced puts) and mpi_ipc under mpirun
 #   bash scripts/gpu-owed.sh s14-one     # 1 GPU: counted pinned joins A/B, the 3D register-window sweep, ncu 3D
 #   bash scripts/gpu-owed.sh s14-pj      # 1 GPU: counted pinned joins (fixed) A/B
 #   bash scripts/gpu-owed.sh s14-pf      # 1 GPU: L2 prefetch in the 3D sweep, the 3D bench rows
@@ -316,6 +317,14 @@ s13-two)
   # runs; producers with remote successors never defer).
   export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
   FILTER='test result|FAILED|panicked' run test-gpu_multigpu 170 .gpu/tests/gpu_multigpu-* --test-threads=1
+  mpi_env 1
+  FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+  FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
+  ;;
+s14-mpi)
+  # Session 14 (2 GPUs): the multi-process trials at the head (their Jacobi
+  # 3D runs take the new sweep and default tiles), NVSHMEM forced through
+  # puts and CUDA IPC.
   mpi_env 1
   FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 170 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
   FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
