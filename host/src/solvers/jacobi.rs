@@ -572,6 +572,17 @@ impl<'rt> JacobiSolver<'rt> {
                 }
             })
             .collect();
+        // One task a tile: refused here, before a graph of them is built
+        // (27 M tiles of one cell took 16 GB and half a minute to build,
+        // then failed validation naming Builder::max_tasks).
+        let tiles: usize = grids.iter().map(TileGrid::len).sum();
+        if tiles > rt.max_tasks() {
+            return Err(invalid(format!(
+                "{tiles} tiles of {} are more tasks than the ready queue holds ({}): use larger tiles",
+                grid_text(grids[0].shape, p.stencil.is_2d()),
+                rt.max_tasks()
+            )));
+        }
         if let Some(threads) = block_threads {
             graph.set_threads_per_block(threads)?;
         }
