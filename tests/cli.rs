@@ -281,6 +281,98 @@ fn jacobi_says_the_tile_shape_it_ran_and_when_it_clamped_one() {
     assert_eq!(v["tiles_per_pe"], serde_json::json!([8]));
 }
 
+/// Every PE's tile count once when they agree (not "1 / 1 / … per PE"),
+/// and a --tile written with `×`, as the `tiles:` line prints it.
+#[test]
+fn jacobi_says_an_equal_tile_count_once_and_takes_the_tile_it_printed() {
+    let o = autarky(&[
+        "--emulator=2",
+        "jacobi3d",
+        "--size",
+        "8",
+        "--iters",
+        "2",
+        "--pes",
+        "8",
+        "--tile",
+        "2×4×4",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("tiles: 2×4×4 cells (--tile), 2 per PE\n"),
+        "{out}"
+    );
+}
+
+/// The user's flags, not the library's builder, in what too many tiles
+/// gets: refused at once (a graph of 17.6 M tiles took seconds and
+/// gigabytes to build, then failed naming Builder::max_tasks, status 1).
+/// And a PE count that does not fit the grid says the grid in cells.
+#[test]
+fn jacobi_refuses_more_tiles_than_tasks_as_a_usage_error() {
+    assert_usage_error(
+        &[
+            "--emulator=2",
+            "jacobi2d",
+            "--size",
+            "4200",
+            "--iters",
+            "1",
+            "--tile",
+            "1x1",
+        ],
+        "17640000 tiles of 1 × 1 cells (y × x) are more tasks than the ready queue holds (16777216): use larger tiles",
+    );
+    assert_usage_error(
+        &["--emulator=2", "jacobi3d", "--size", "2", "--pes", "16"],
+        "16 PEs cannot be arranged on a grid of 2 × 2 × 2 cells (z × y × x) with",
+    );
+    assert_usage_error(
+        &[
+            "--emulator=2",
+            "jacobi2d",
+            "--size",
+            "8",
+            "--pes",
+            "2",
+            "--gpus",
+            "2",
+        ],
+        "--gpus 2: needs the GPU backend; the emulator runs several PEs with --pes alone",
+    );
+}
+
+/// A reader that goes away (`autarky … | head -1`) ends the process
+/// quietly with status 1, not with a panic about a broken pipe: more
+/// output than a pipe buffers, so the write fails whenever the reader
+/// closes.
+#[test]
+fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_autarky"))
+        .args([
+            "--emulator=2",
+            "jacobi2d",
+            "--size",
+            "8",
+            "--iters",
+            "3000",
+            "--check-every",
+            "1",
+        ])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 #[test]
 fn info_chain_and_bench_json_parse() {
     for args in [
@@ -571,7 +663,7 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         ),
         (
             &["jacobi2d", "--size", "8", "--gpus", "2"],
-            "--gpus 2: needs the GPU backend and --pes a multiple of it",
+            "--gpus 2: needs the GPU backend; the emulator runs several PEs",
         ),
         (
             &["jacobi2d", "--size", "8", "--gpus", "0"],

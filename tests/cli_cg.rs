@@ -103,7 +103,7 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
         (vec!["cg", "--poisson2d", "4", "--gpus", "0"], "--gpus"),
         (
             vec!["cg", "--poisson2d", "4", "--pes", "3", "--gpus", "2"],
-            "--pes a multiple",
+            "--pes must be a multiple of it (got --pes 3)",
         ),
         (
             vec![
@@ -345,5 +345,25 @@ fn cg_refuses_a_non_symmetric_general_file_and_accepts_a_symmetric_one() {
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
     assert_eq!(v["converged"], true, "{v}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A file of a 0 × 0 matrix is refused naming the file (it was "cannot
+/// give each of 1 PEs a row", no file and a wrong plural).
+#[test]
+fn cg_refuses_a_matrix_without_rows_naming_the_file() {
+    let dir = std::env::temp_dir().join(format!("autarky-cli-cg-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.mtx");
+    std::fs::write(
+        &empty,
+        "%%MatrixMarket matrix coordinate real general\n0 0 0\n",
+    )
+    .unwrap();
+    let path = empty.to_str().unwrap();
+    assert_usage(
+        &["--emulator=2", "cg", "--matrix", path],
+        &[&format!("{path}: the matrix has no rows")],
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -445,6 +445,52 @@ fn temporal_blocking_refuses_what_it_cannot_do() {
     }
 }
 
+/// Configuration errors say what a user wrote: stencils by their points
+/// and grids by their cells, never the Rust names (`FivePoint`) or Debug
+/// arrays (`[4, 8, 8]`); and a tile count the ready queue cannot hold is
+/// refused before the graph of them is built, without naming the builder.
+#[test]
+fn configuration_errors_read_as_a_user_wrote_them() {
+    let small = Runtime::builder()
+        .emulator(2)
+        .max_tasks(16)
+        .symmetric_heap_bytes(8 << 20)
+        .build()
+        .unwrap();
+    let mut too_many = JacobiConfig::new(problem([1, 8, 8], Stencil::FivePoint, [D, D, D]), 4);
+    too_many.tile = Some([1, 1, 1]);
+    let mut steps = JacobiConfig::new(problem([8, 8, 8], Stencil::SevenPoint, [D, D, D]), 4);
+    steps.steps_per_sync = 2;
+    steps.check_every = 0;
+    let rt1 = rt(1);
+    let cases: [(&Runtime, JacobiConfig, &str); 3] = [
+        (
+            &rt1,
+            JacobiConfig::new(problem([4, 8, 8], Stencil::FivePoint, [D, D, D]), 4),
+            "the 5-point stencil needs a 2D grid (nz = 1), got 4 × 8 × 8 cells (z × y × x)",
+        ),
+        (&rt1, steps, "not the 7-point stencil"),
+        (
+            &small,
+            too_many,
+            "64 tiles of 1 × 1 cells (y × x) are more tasks than the ready queue holds (16): use larger tiles",
+        ),
+    ];
+    for (rt, cfg, want) in cases {
+        match JacobiSolver::new(rt, cfg) {
+            Err(e @ Error::InvalidConfig(_)) => {
+                let m = e.to_string();
+                assert!(m.contains(want), "{m:?} lacks {want:?}");
+                for rust in ["Point", "[", "Builder::"] {
+                    assert!(!m.contains(rust), "{m:?} names {rust:?}");
+                }
+            }
+            Err(e) => panic!("{want}: {e}"),
+            Ok(_) => panic!("{want}: accepted"),
+        }
+    }
+}
+
 /// Temporal blocking with a tolerance: the run stops at the same check as
 /// with one sweep a sync (the norms are the same), STOP_SLACK graph
 /// iterations (each S sweeps) after its graph iteration, and the grid is the reference's after

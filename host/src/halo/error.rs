@@ -3,6 +3,16 @@
 /// Axis names in array order: index 0 is z (slowest), 2 is x (fastest).
 pub const AXIS_NAMES: [&str; 3] = ["z", "y", "x"];
 
+/// A box of cells `[nz, ny, nx]` for a message: `"4 × 8 × 8 cells (z × y ×
+/// x)"`, or, in a 2D problem (`two_d`, whose z extent is 1), `"8 × 8 cells
+/// (y × x)"`.
+pub(crate) fn grid_text(dims: [usize; 3], two_d: bool) -> String {
+    match dims {
+        [1, ny, nx] if two_d => format!("{ny} × {nx} cells (y × x)"),
+        [nz, ny, nx] => format!("{nz} × {ny} × {nx} cells (z × y × x)"),
+    }
+}
+
 /// Errors of the halo planner. Every variant names the axis (`z`, `y`, `x`)
 /// and the numbers a user needs to pick a valid configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,7 +45,7 @@ pub enum HaloError {
     },
     /// No factorization `pz * py * px = pes` fits the grid (each factor at
     /// most the cells along its axis).
-    #[error("{pes} PEs cannot be arranged on a {global:?} grid ([nz, ny, nx]) with at least one cell per PE along each axis; use fewer PEs or a count with smaller factors")]
+    #[error("{pes} PEs cannot be arranged on a grid of {} with at least one cell per PE along each axis; use fewer PEs or a count with smaller factors", grid_text(*.global, .global[0] == 1))]
     NoFactorization {
         /// PEs asked for.
         pes: usize,

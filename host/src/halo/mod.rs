@@ -50,6 +50,7 @@ mod simulate;
 mod tests;
 
 pub use decomp::Decomposition;
+pub(crate) use error::grid_text;
 pub use error::{HaloError, AXIS_NAMES};
 pub use layout::{Box3, LocalLayout};
 pub use plan::{plan, Footprint, Forwarded, Plan, Pulse};

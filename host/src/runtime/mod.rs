@@ -452,6 +452,12 @@ impl Runtime {
         Ok(v)
     }
 
+    /// The most tasks a graph may have here (`Builder::max_tasks`): the
+    /// ready queue's capacity.
+    pub(crate) fn max_tasks(&self) -> usize {
+        self.cfg.max_tasks
+    }
+
     /// Threads per block of this runtime's megakernel (a graph may set its
     /// own: [`Graph::set_threads_per_block`]).
     pub fn threads_per_block(&self) -> u32 {

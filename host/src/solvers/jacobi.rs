@@ -77,7 +77,7 @@
 use std::time::Duration;
 
 use crate::graph::{Graph, TaskId, TaskKind};
-use crate::halo::{self, Box3, Decomposition, Footprint, LocalLayout};
+use crate::halo::{self, grid_text, Box3, Decomposition, Footprint, LocalLayout};
 use crate::runtime::SymBuffer;
 use crate::solvers::jacobi_ref::{Boundary, JacobiProblem, Stencil};
 use crate::status::RunReport;
@@ -446,12 +446,16 @@ impl<'rt> JacobiSolver<'rt> {
         let p = &cfg.problem;
         let pes = rt.num_pes() as usize;
         if p.dims.contains(&0) {
-            return Err(invalid(format!("the grid {:?} has an empty axis", p.dims)));
+            return Err(invalid(format!(
+                "the grid of {} has an empty axis",
+                grid_text(p.dims, p.stencil.is_2d())
+            )));
         }
         if p.stencil.is_2d() && p.dims[0] != 1 {
             return Err(invalid(format!(
-                "{:?} needs a 2D grid (nz = 1), got dims {:?}",
-                p.stencil, p.dims
+                "the {} stencil needs a 2D grid (nz = 1), got {}",
+                p.stencil,
+                grid_text(p.dims, p.stencil.is_2d())
             )));
         }
         if cfg.iterations == 0 {
@@ -469,14 +473,14 @@ impl<'rt> JacobiSolver<'rt> {
         if steps > 1 {
             if p.stencil != Stencil::FivePoint {
                 return Err(invalid(format!(
-                    "steps_per_sync {steps}: temporal blocking supports the 2D 5-point stencil only, not {:?}",
+                    "steps_per_sync {steps}: temporal blocking supports the 2D 5-point stencil only, not the {} stencil",
                     p.stencil
                 )));
             }
             if p.dims[1] < 2 || p.dims[2] < 2 {
                 return Err(invalid(format!(
-                    "steps_per_sync {steps}: needs at least 2 cells along y and x, got dims {:?}",
-                    p.dims
+                    "steps_per_sync {steps}: needs at least 2 cells along y and x, got {}",
+                    grid_text(p.dims, p.stencil.is_2d())
                 )));
             }
             if cfg.iterations % steps != 0 || cfg.check_every % steps != 0 {
@@ -501,7 +505,8 @@ impl<'rt> JacobiSolver<'rt> {
             Some(g) => {
                 if g.iter().product::<usize>() != pes {
                     return Err(invalid(format!(
-                        "PE grid {g:?} has {} PEs, the runtime has {pes}",
+                        "PE grid {} has {} PEs, the runtime has {pes}",
+                        g.map(|v| v.to_string()).join(" × "),
                         g.iter().product::<usize>()
                     )));
                 }
@@ -567,6 +572,17 @@ impl<'rt> JacobiSolver<'rt> {
                 }
             })
             .collect();
+        // One task a tile: refused here, before a graph of them is built
+        // (27 M tiles of one cell took 16 GB and half a minute to build,
+        // then failed validation naming Builder::max_tasks).
+        let tiles: usize = grids.iter().map(TileGrid::len).sum();
+        if tiles > rt.max_tasks() {
+            return Err(invalid(format!(
+                "{tiles} tiles of {} are more tasks than the ready queue holds ({}): use larger tiles",
+                grid_text(grids[0].shape, p.stencil.is_2d()),
+                rt.max_tasks()
+            )));
+        }
         if let Some(threads) = block_threads {
             graph.set_threads_per_block(threads)?;
         }
@@ -690,8 +706,8 @@ impl<'rt> JacobiSolver<'rt> {
                 // loop counter must not wrap: at most 2^31 cells).
                 if bx.shape().iter().product::<usize>() > 1 << 31 {
                     return Err(invalid(format!(
-                        "a halo box of {:?} cells is too large (at most 2^31 cells a pulse)",
-                        bx.shape()
+                        "a halo box of {} is too large (at most 2^31 cells a pulse)",
+                        grid_text(bx.shape(), p.stencil.is_2d())
                     )));
                 }
                 let rlo = [0, 1, 2].map(|ax| pulse.recv.lo[ax] + (bx.lo[ax] - pulse.send.lo[ax]));

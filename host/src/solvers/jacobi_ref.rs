@@ -45,6 +45,20 @@ pub enum Stencil {
     TwentySevenPoint,
 }
 
+/// `"5-point"`, `"9-point"`, `"7-point"`, `"27-point"`: the stencil as
+/// error messages name it.
+impl std::fmt::Display for Stencil {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let points = match self {
+            Stencil::FivePoint => 5,
+            Stencil::NinePoint => 9,
+            Stencil::SevenPoint => 7,
+            Stencil::TwentySevenPoint => 27,
+        };
+        write!(f, "{points}-point")
+    }
+}
+
 impl Stencil {
     /// Whether the stencil is 2D (needs `nz = 1`; never reads along z).
     pub fn is_2d(self) -> bool {
@@ -166,7 +180,7 @@ pub enum JacobiRefError {
         axis: usize,
     },
     /// A 2D stencil on a grid with more than one z layer.
-    #[error("{stencil:?} is a 2D stencil but the grid has nz = {nz}; use nz = 1 or a 3D stencil")]
+    #[error("the {stencil} stencil is 2D but the grid has nz = {nz}; use nz = 1 or a 3D stencil")]
     StencilNeeds2d {
         /// The stencil.
         stencil: Stencil,
@@ -573,6 +587,12 @@ mod tests {
         assert_eq!(
             reference(&JacobiProblem::new([1, 0, 4], Stencil::FivePoint), 1),
             Err(JacobiRefError::EmptyAxis { axis: 1 })
+        );
+        // Said by points, not by the enum's Rust name.
+        let e = reference(&JacobiProblem::new([2, 4, 4], Stencil::NinePoint), 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the 9-point stencil is 2D but the grid has nz = 2; use nz = 1 or a 3D stencil"
         );
     }
 }

@@ -127,12 +127,7 @@ enum Source {
 
 /// `autarky cg`.
 pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
-    if a.gpus > 1 && (a.pes % a.gpus != 0 || ctx.emulator.is_some()) {
-        return Err(CliError::Usage(format!(
-            "--gpus {}: needs the GPU backend and --pes a multiple of it (got --pes {})",
-            a.gpus, a.pes
-        )));
-    }
+    super::cmd_jacobi::check_gpus(ctx, a.gpus, a.pes)?;
     let (name, flag, source) = if let Some(n) = a.poisson2d {
         (
             format!("poisson2d {n}"),
@@ -160,7 +155,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         Source::Poisson { d, n } => Shape::poisson(*d, *n, a.pes)
             .map_err(|e| CliError::Usage(format!("{flag}: {e}")))?
             .ok_or_else(|| CliError::Usage(format!("{flag}: the grid is too large to count")))?,
-        Source::File(m) => Shape::of(m, a.pes).map_err(|e| CliError::Usage(e.to_string()))?,
+        Source::File(m) => {
+            Shape::of(m, a.pes).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?
+        }
     };
     let heap = match &source {
         Source::Poisson { .. } => shape.heap_per_pe(),

@@ -226,10 +226,46 @@ fn parse_tol(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `"8x256"` → `[8, 256]`: D positive integers separated by `x`.
+/// `--gpus G` with `--pes P`: G GPUs need the GPU backend, and P a
+/// multiple of G (each condition its own message).
+pub fn check_gpus(ctx: &Ctx, gpus: u32, pes: u32) -> Result<(), CliError> {
+    if gpus <= 1 {
+        return Ok(());
+    }
+    if ctx.emulator.is_some() {
+        return Err(CliError::Usage(format!(
+            "--gpus {gpus}: needs the GPU backend; the emulator runs several PEs with --pes alone"
+        )));
+    }
+    if pes % gpus != 0 {
+        return Err(CliError::Usage(format!(
+            "--gpus {gpus}: --pes must be a multiple of it (got --pes {pes})"
+        )));
+    }
+    Ok(())
+}
+
+/// A count per PE: `"4 per PE"` when every PE has the same, else each
+/// PE's in turn (`"4 / 3 per PE"`).
+fn per_pe_text(counts: &[usize]) -> String {
+    match counts.split_first() {
+        Some((first, rest)) if rest.iter().all(|c| c == first) => format!("{first} per PE"),
+        _ => format!(
+            "{} per PE",
+            counts
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" / ")
+        ),
+    }
+}
+
+/// `"8x256"` → `[8, 256]`: D positive integers separated by `x` (or `×`,
+/// as the run's `tiles:` line prints them).
 fn parse_tile<const D: usize>(s: &str) -> Result<[usize; D], String> {
     let want = if D == 2 { "TYxTX" } else { "TZxTYxTX" };
-    let parts: Vec<&str> = s.split(['x', 'X']).collect();
+    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
     if parts.len() != D {
         return Err(format!("the tile must be {want} ({D} sizes), got {s:?}"));
     }
@@ -401,12 +437,7 @@ fn solve(
     if ipc {
         c.pes *= launcher_ranks();
     }
-    if c.gpus > 1 && (c.pes % c.gpus != 0 || ctx.emulator.is_some()) {
-        return Err(CliError::Usage(format!(
-            "--gpus {}: needs the GPU backend and --pes a multiple of it (got --pes {})",
-            c.gpus, c.pes
-        )));
-    }
+    check_gpus(ctx, c.gpus, c.pes)?;
     if let Some(t) = c.tol {
         if c.check_every == 0 {
             return Err(CliError::Usage(format!(
@@ -543,7 +574,7 @@ fn solve(
     distinct.dedup();
     let clamped = tile.is_some_and(|t| shapes.iter().any(|s| *s != t));
     ctx.say(format_args!(
-        "tiles: {} cells{}, {} per PE",
+        "tiles: {} cells{}, {}",
         distinct
             .iter()
             .map(|s| shape_text(s))
@@ -555,12 +586,7 @@ fn solve(
             Some(_) => " (--tile)".to_string(),
             None => " (default)".to_string(),
         },
-        solver
-            .tiles_per_pe()
-            .iter()
-            .map(|v| v.to_string())
-            .collect::<Vec<_>>()
-            .join(" / ")
+        per_pe_text(solver.tiles_per_pe())
     ));
 
     let gpu = rt.backend_name() == "gpu";

@@ -113,17 +113,14 @@ impl Ctx {
     /// Prints a line of human-readable output (not with --json or --quiet).
     pub fn say(&self, line: impl std::fmt::Display) {
         if !self.json && !self.quiet {
-            println!("{line}");
+            stdout_line(line);
         }
     }
 
     /// Prints the JSON result (only with --json).
     pub fn emit(&self, v: &serde_json::Value) {
         if self.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("\"{e}\""))
-            );
+            stdout_line(serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("\"{e}\"")));
         }
     }
 
@@ -185,6 +182,21 @@ impl Ctx {
                 Err(e) => Err(e.into()),
             },
         }
+    }
+}
+
+/// Writes a line to stdout. `println!` panics when stdout is gone (`autarky
+/// dag | head -1` closes it early); here a reader that went away ends the
+/// process quietly, as SIGPIPE would, and any other write error (a full
+/// disk) ends it with one line on stderr and status 1.
+fn stdout_line(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = writeln!(std::io::stderr(), "error: cannot write to stdout: {e}");
+        }
+        std::process::exit(1);
     }
 }
 

@@ -198,7 +198,7 @@ pub enum PartitionError {
     #[error("cannot partition into 0 parts")]
     ZeroParts,
     /// Fewer rows than parts: some PE would own no row.
-    #[error("cannot give each of {parts} PEs a row: the matrix has fewer rows ({rows})")]
+    #[error("{}", if *.parts == 1 { "the matrix has no rows".to_string() } else { format!("cannot give each of {parts} PEs a row: the matrix has fewer rows ({rows})") })]
     TooManyParts {
         /// Parts asked for.
         parts: usize,
