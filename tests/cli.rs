@@ -973,3 +973,47 @@ fn jacobi_with_an_unreached_tolerance_prints_its_result_and_exits_4() {
     assert!(v["converged_at"].is_null());
     assert!(stderr(&missed).contains("--tol"), "{}", stderr(&missed));
 }
+
+/// Tolerances are written as a user would type them: `--tol 0` was
+/// `0e0` in both the result line and the error, and `--tol 1e-8` was
+/// `0.00000001` where --check-every 0 refused it.
+#[test]
+fn jacobi_writes_tolerances_as_they_were_typed() {
+    let o = autarky(&[
+        "--emulator=2",
+        "jacobi2d",
+        "--size",
+        "8",
+        "--iters",
+        "10",
+        "--check-every",
+        "5",
+        "--tol",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.contains("not converged to 0 within 10 iterations\n"),
+        "{out}"
+    );
+    assert!(err.contains("reached --tol 0 within"), "{err}");
+    assert!(!out.contains("0e0") && !err.contains("0e0"), "{out}{err}");
+    assert_usage_error(
+        &[
+            "--emulator",
+            "jacobi2d",
+            "--size",
+            "8",
+            "--check-every",
+            "0",
+            "--tol",
+            "1e-8",
+        ],
+        "--tol 1e-8 needs --check-every > 0",
+    );
+    assert_usage_error(
+        &["--emulator", "jacobi2d", "--size", "8", "--tol=-1.5e-6"],
+        "finite and ≥ 0, got -1.5e-6",
+    );
+}

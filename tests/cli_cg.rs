@@ -278,6 +278,13 @@ fn cg_that_stops_at_max_iters_prints_its_result_and_exits_4() {
         err.contains("not converged") && err.contains("--max-iters"),
         "{err}"
     );
+    // The tolerance as it would be typed: the default 1e-8, and 0 (it
+    // was `0e0`).
+    assert!(err.contains("> --tol 1e-8 after 5 iterations"), "{err}");
+    let o = autarky(&[&base[..], &["--tol", "0"][..]].concat());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("> --tol 0 after 5 iterations"), "{err}");
 
     let o = autarky(&[&["--json"][..], &base[..]].concat());
     assert_eq!(o.status.code(), Some(4));

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::cmd_dag::iterations_parser;
 use crate::memory::{gib, host_available};
-use crate::{plural, CliError, Ctx};
+use crate::{number_text, plural, CliError, Ctx};
 
 /// How PEs reach each other, on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -221,7 +221,10 @@ fn parse_stencil_3d(s: &str) -> Result<Stencil, String> {
 fn parse_tol(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        Ok(t) => Err(format!("the tolerance must be finite and ≥ 0, got {t}")),
+        Ok(t) => Err(format!(
+            "the tolerance must be finite and ≥ 0, got {}",
+            number_text(t)
+        )),
         Err(_) => Err(format!("the tolerance must be a number, got {s:?}")),
     }
 }
@@ -441,7 +444,8 @@ fn solve(
     if let Some(t) = c.tol {
         if c.check_every == 0 {
             return Err(CliError::Usage(format!(
-                "--tol {t} needs --check-every > 0: the tolerance is tested at the checks"
+                "--tol {} needs --check-every > 0: the tolerance is tested at the checks",
+                number_text(t)
             )));
         }
     }
@@ -609,11 +613,13 @@ fn solve(
     if let Some(tol) = c.tol {
         match run.converged_at {
             Some(at) => ctx.say(format_args!(
-                "converged at iteration {at} (‖Δ‖₂ ≤ {tol:e}); stopped after {}",
+                "converged at iteration {at} (‖Δ‖₂ ≤ {}); stopped after {}",
+                number_text(tol),
                 plural(run.iterations as u64, "iteration", "iterations")
             )),
             None => ctx.say(format_args!(
-                "not converged to {tol:e} within {}",
+                "not converged to {} within {}",
+                number_text(tol),
                 plural(run.iterations as u64, "iteration", "iterations")
             )),
         }
@@ -664,7 +670,8 @@ fn solve(
     // As cg: a --tol that was not reached is status 4, after the result.
     if let (Some(tol), None) = (c.tol, run.converged_at) {
         return Err(CliError::NotConverged(format!(
-            "no checked ‖Δ‖₂ reached --tol {tol:e} within {} (raise --iters)",
+            "no checked ‖Δ‖₂ reached --tol {} within {} (raise --iters)",
+            number_text(tol),
             plural(run.iterations as u64, "iteration", "iterations")
         )));
     }
