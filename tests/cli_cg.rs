@@ -374,3 +374,29 @@ fn cg_refuses_a_matrix_without_rows_naming_the_file() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A --matrix that is not a file is one line in the user's words: it was
+/// `/tmp:1: read failed: Is a directory (os error 21)` for a directory and
+/// `I/O error on …: No such file or directory (os error 2)` for a missing
+/// file.
+#[test]
+fn cg_says_in_words_why_a_matrix_path_cannot_be_read() {
+    let dir = std::env::temp_dir().join(format!("autarky-cli-cg-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let missing = dir.join("no-such.mtx");
+    let missing = missing.to_str().unwrap();
+    for (path, want) in [
+        (
+            d,
+            format!("error: {d}: is a directory, not a Matrix Market file\n"),
+        ),
+        (missing, format!("error: {missing}: no such file\n")),
+    ] {
+        let o = autarky(&["--emulator=2", "cg", "--matrix", path]);
+        assert_eq!(o.status.code(), Some(2), "{path}");
+        assert!(o.stdout.is_empty(), "{path}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), want);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
