@@ -343,6 +343,28 @@ fn jacobi_refuses_more_tiles_than_tasks_as_a_usage_error() {
     );
 }
 
+/// `--gpus G` on a machine with fewer GPUs: one line saying how many were
+/// found, status 2, whatever --pes is (it was the whole no-GPU report,
+/// status 1, saying the run falls back to the emulator, which has no
+/// --gpus).
+#[test]
+fn jacobi_with_more_gpus_than_present_says_how_many_there_are() {
+    let found = autarky::runtime::gpu_count().unwrap_or(0);
+    let want = (found + 1).max(2).to_string();
+    for pes in ["1", &want] {
+        assert_usage_error(
+            &["jacobi2d", "--size", "8", "--pes", pes, "--gpus", &want],
+            &format!("error: --gpus {want}: needs {want} GPUs, found {found}"),
+        );
+    }
+    if found == 0 {
+        assert_usage_error(
+            &["jacobi3d", "--size", "8", "--gpus", "2"],
+            "; the emulator has no --gpus: leave it out (--pes P runs P PEs on the emulator)",
+        );
+    }
+}
+
 /// A reader that goes away (`autarky … | head -1`) ends the process
 /// quietly with status 1, not with a panic about a broken pipe: more
 /// output than a pipe buffers, so the write fails whenever the reader

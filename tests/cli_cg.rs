@@ -102,10 +102,6 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
         ),
         (vec!["cg", "--poisson2d", "4", "--gpus", "0"], "--gpus"),
         (
-            vec!["cg", "--poisson2d", "4", "--pes", "3", "--gpus", "2"],
-            "--pes must be a multiple of it (got --pes 3)",
-        ),
-        (
             vec![
                 "--emulator=2",
                 "cg",
@@ -125,6 +121,37 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
         assert!(o.stdout.is_empty(), "{args:?}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    }
+}
+
+/// `--gpus G` needs G GPUs: a machine with fewer says so in one line,
+/// status 2 (without a GPU it was the whole no-GPU report, which says the
+/// run falls back to the emulator, status 1: the emulator has no --gpus).
+/// That comes before --pes, which no value of would help; with the GPUs
+/// there, --pes must be a multiple of G.
+#[test]
+fn cg_with_more_gpus_than_present_says_how_many_there_are() {
+    let found = autarky::runtime::gpu_count().unwrap_or(0);
+    let want = (found + 1).max(2).to_string();
+    let o = autarky(&["cg", "--poisson2d", "4", "--gpus", &want]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(o.stdout.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: --gpus {want}: needs {want} GPUs, found {found}"
+        )),
+        "{err}"
+    );
+    if found == 0 {
+        assert!(err.contains("the emulator has no --gpus"), "{err}");
+    }
+    if found >= 2 {
+        assert_usage(
+            &["cg", "--poisson2d", "4", "--pes", "3", "--gpus", "2"],
+            &["--pes must be a multiple of it (got --pes 3)"],
+        );
     }
 }
 

@@ -229,8 +229,11 @@ fn parse_tol(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--gpus G` with `--pes P`: G GPUs need the GPU backend, and P a
-/// multiple of G (each condition its own message).
+/// `--gpus G` with `--pes P`: G GPUs need the GPU backend, G GPUs present
+/// and P a multiple of G (each condition its own message). Without a GPU
+/// the run does not fall back to the emulator, which has no --gpus: that
+/// is said in one line (it was the whole no-GPU report, status 1), before
+/// --pes, which no value of would help.
 pub fn check_gpus(ctx: &Ctx, gpus: u32, pes: u32) -> Result<(), CliError> {
     if gpus <= 1 {
         return Ok(());
@@ -238,6 +241,25 @@ pub fn check_gpus(ctx: &Ctx, gpus: u32, pes: u32) -> Result<(), CliError> {
     if ctx.emulator.is_some() {
         return Err(CliError::Usage(format!(
             "--gpus {gpus}: needs the GPU backend; the emulator runs several PEs with --pes alone"
+        )));
+    }
+    let (found, why) = match autarky::runtime::gpu_count() {
+        Ok(n) => (n, String::new()),
+        Err(autarky::Error::NoGpu { reason }) => {
+            tracing::debug!("no GPU: {reason}");
+            let first = reason.split(';').next().unwrap_or(&reason);
+            (0, format!(" ({first})"))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if found == 0 {
+        return Err(CliError::Usage(format!(
+            "--gpus {gpus}: needs {gpus} GPUs, found 0{why}; the emulator has no --gpus: leave it out (--pes P runs P PEs on the emulator)"
+        )));
+    }
+    if found < gpus {
+        return Err(CliError::Usage(format!(
+            "--gpus {gpus}: needs {gpus} GPUs, found {found}: give --gpus {found} or fewer"
         )));
     }
     if pes % gpus != 0 {

@@ -30,7 +30,8 @@ Backends: the GPU when one is present, else the CPU emulator (with a notice on s
 
 Exit status: 0 success; 1 the run failed (device error, timeout, I/O);
 2 bad arguments (checked before anything runs: that a --trace FILE can be
-created, that the problem fits in the memory there is); 3 the run
+created, that --gpus G GPUs are present, that the problem fits in the
+memory there is); 3 the run
 finished but its check found a violation; 4 a solve (cg, jacobi2d/3d)
 ended without reaching --tol (the result is still printed).
 
