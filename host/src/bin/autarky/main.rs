@@ -31,9 +31,9 @@ Backends: the GPU when one is present, else the CPU emulator (with a notice on s
 Exit status: 0 success; 1 the run failed (device error, timeout, I/O);
 2 bad arguments (checked before anything runs: that a --trace FILE can be
 created, that --gpus G GPUs are present, that the problem fits in the
-memory there is); 3 the run
-finished but its check found a violation; 4 a solve (cg, jacobi2d/3d)
-ended without reaching --tol (the result is still printed).
+memory there is); 3 the run finished but its check found a violation;
+4 a solve (cg, jacobi2d/3d) ended without reaching --tol (the result is
+still printed).
 
 Logging: RUST_LOG=info (or debug, trace) logs to stderr.
 Memory: jacobi2d/3d and cg refuse a solve larger than the host memory
