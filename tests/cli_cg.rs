@@ -427,3 +427,30 @@ fn cg_says_in_words_why_a_matrix_path_cannot_be_read() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The header says an equal tile count once, as jacobi's `tiles:` line
+/// does (it was `tiles per PE: 1+1+1+1`), and one row in the singular (it
+/// was `1 rows, 1 nonzeros`).
+#[test]
+fn cg_header_says_equal_tile_counts_once_and_agrees_with_its_counts() {
+    let header = |args: &[&str]| {
+        let o = autarky(&[&["--emulator=2", "cg", "--max-iters", "1"][..], args].concat());
+        // One iteration: converged (0) or not (4), the header the same.
+        assert!(
+            matches!(o.status.code(), Some(0 | 4)),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines().next().unwrap_or_default().to_string()
+    };
+    assert_eq!(
+        header(&["--poisson2d", "1"]),
+        "cg poisson2d 1: 1 row, 1 nonzero, standard CG, preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
+    );
+    let h = header(&["--poisson2d", "8", "--pes", "4"]);
+    assert!(
+        h.contains(": 64 rows, 288 nonzeros,") && h.contains(", 4 PEs (tiles: 1 per PE),"),
+        "{h}"
+    );
+}

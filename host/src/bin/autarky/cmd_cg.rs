@@ -209,16 +209,16 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         PrecondArg::Jacobi => "jacobi",
     };
     ctx.say(format_args!(
-        "cg {name}: {} rows, {} nonzeros, {variant} CG, preconditioner {precond}, {}{} (tiles per PE: {}), up to {} on the {} backend",
-        matrix.n_rows(),
-        matrix.nnz(),
+        "cg {name}: {}, {}, {variant} CG, preconditioner {precond}, {}{} (tiles: {}), up to {} on the {} backend",
+        plural(matrix.n_rows() as u64, "row", "rows"),
+        plural(matrix.nnz() as u64, "nonzero", "nonzeros"),
         plural(a.pes as u64, "PE", "PEs"),
         if a.gpus > 1 {
             format!(" on {} GPUs", a.gpus)
         } else {
             String::new()
         },
-        solver.tiles_per_pe().iter().map(|t| t.to_string()).collect::<Vec<_>>().join("+"),
+        super::cmd_jacobi::per_pe_text(&solver.tiles_per_pe()),
         plural(a.max_iters as u64, "iteration", "iterations"),
         rt.backend_name()
     ));

@@ -271,8 +271,8 @@ pub fn check_gpus(ctx: &Ctx, gpus: u32, pes: u32) -> Result<(), CliError> {
 }
 
 /// A count per PE: `"4 per PE"` when every PE has the same, else each
-/// PE's in turn (`"4 / 3 per PE"`).
-fn per_pe_text(counts: &[usize]) -> String {
+/// PE's in turn (`"4 / 3 per PE"`). cg's header says its tiles so too.
+pub fn per_pe_text(counts: &[usize]) -> String {
     match counts.split_first() {
         Some((first, rest)) if rest.iter().all(|c| c == first) => format!("{first} per PE"),
         _ => format!(
@@ -748,6 +748,13 @@ mod tests {
         assert!(parse_tile::<2>("2x4x8").is_err());
         assert!(parse_tile::<3>("0x4x8").is_err());
         assert!(parse_tile::<2>("ax4").is_err());
+    }
+
+    #[test]
+    fn a_count_every_pe_shares_is_said_once() {
+        assert_eq!(per_pe_text(&[4, 4, 4]), "4 per PE");
+        assert_eq!(per_pe_text(&[1]), "1 per PE");
+        assert_eq!(per_pe_text(&[4, 3]), "4 / 3 per PE");
     }
 
     #[test]
