@@ -55,10 +55,8 @@ pub fn read_matrix_market(path: impl AsRef<Path>) -> Result<Csr<f64>, MatrixErro
         _ => io(e),
     })?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(io(Error::new(
-            ErrorKind::IsADirectory,
-            "is a directory, not a Matrix Market file",
-        )));
+        // (ErrorKind::IsADirectory is newer than the MSRV, 1.80.)
+        return Err(io(Error::other("is a directory, not a Matrix Market file")));
     }
     parse(BufReader::new(file), &path.display().to_string())
 }
