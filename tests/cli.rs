@@ -343,6 +343,28 @@ fn jacobi_refuses_more_tiles_than_tasks_as_a_usage_error() {
     );
 }
 
+/// `--gpus G` on a machine with fewer GPUs: one line saying how many were
+/// found, status 2, whatever --pes is (it was the whole no-GPU report,
+/// status 1, saying the run falls back to the emulator, which has no
+/// --gpus).
+#[test]
+fn jacobi_with_more_gpus_than_present_says_how_many_there_are() {
+    let found = autarky::runtime::gpu_count().unwrap_or(0);
+    let want = (found + 1).max(2).to_string();
+    for pes in ["1", &want] {
+        assert_usage_error(
+            &["jacobi2d", "--size", "8", "--pes", pes, "--gpus", &want],
+            &format!("error: --gpus {want}: needs {want} GPUs, found {found}"),
+        );
+    }
+    if found == 0 {
+        assert_usage_error(
+            &["jacobi3d", "--size", "8", "--gpus", "2"],
+            "; the emulator has no --gpus: leave it out (--pes P runs P PEs on the emulator)",
+        );
+    }
+}
+
 /// A reader that goes away (`autarky … | head -1`) ends the process
 /// quietly with status 1, not with a panic about a broken pipe: more
 /// output than a pipe buffers, so the write fails whenever the reader
@@ -972,4 +994,48 @@ fn jacobi_with_an_unreached_tolerance_prints_its_result_and_exits_4() {
     assert_eq!(v["iterations"], 20);
     assert!(v["converged_at"].is_null());
     assert!(stderr(&missed).contains("--tol"), "{}", stderr(&missed));
+}
+
+/// Tolerances are written as a user would type them: `--tol 0` was
+/// `0e0` in both the result line and the error, and `--tol 1e-8` was
+/// `0.00000001` where --check-every 0 refused it.
+#[test]
+fn jacobi_writes_tolerances_as_they_were_typed() {
+    let o = autarky(&[
+        "--emulator=2",
+        "jacobi2d",
+        "--size",
+        "8",
+        "--iters",
+        "10",
+        "--check-every",
+        "5",
+        "--tol",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.contains("not converged to 0 within 10 iterations\n"),
+        "{out}"
+    );
+    assert!(err.contains("reached --tol 0 within"), "{err}");
+    assert!(!out.contains("0e0") && !err.contains("0e0"), "{out}{err}");
+    assert_usage_error(
+        &[
+            "--emulator",
+            "jacobi2d",
+            "--size",
+            "8",
+            "--check-every",
+            "0",
+            "--tol",
+            "1e-8",
+        ],
+        "--tol 1e-8 needs --check-every > 0",
+    );
+    assert_usage_error(
+        &["--emulator", "jacobi2d", "--size", "8", "--tol=-1.5e-6"],
+        "finite and ≥ 0, got -1.5e-6",
+    );
 }

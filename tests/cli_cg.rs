@@ -102,10 +102,6 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
         ),
         (vec!["cg", "--poisson2d", "4", "--gpus", "0"], "--gpus"),
         (
-            vec!["cg", "--poisson2d", "4", "--pes", "3", "--gpus", "2"],
-            "--pes must be a multiple of it (got --pes 3)",
-        ),
-        (
             vec![
                 "--emulator=2",
                 "cg",
@@ -125,6 +121,37 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
         assert!(o.stdout.is_empty(), "{args:?}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    }
+}
+
+/// `--gpus G` needs G GPUs: a machine with fewer says so in one line,
+/// status 2 (without a GPU it was the whole no-GPU report, which says the
+/// run falls back to the emulator, status 1: the emulator has no --gpus).
+/// That comes before --pes, which no value of would help; with the GPUs
+/// there, --pes must be a multiple of G.
+#[test]
+fn cg_with_more_gpus_than_present_says_how_many_there_are() {
+    let found = autarky::runtime::gpu_count().unwrap_or(0);
+    let want = (found + 1).max(2).to_string();
+    let o = autarky(&["cg", "--poisson2d", "4", "--gpus", &want]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(o.stdout.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: --gpus {want}: needs {want} GPUs, found {found}"
+        )),
+        "{err}"
+    );
+    if found == 0 {
+        assert!(err.contains("the emulator has no --gpus"), "{err}");
+    }
+    if found >= 2 {
+        assert_usage(
+            &["cg", "--poisson2d", "4", "--pes", "3", "--gpus", "2"],
+            &["--pes must be a multiple of it (got --pes 3)"],
+        );
     }
 }
 
@@ -278,6 +305,13 @@ fn cg_that_stops_at_max_iters_prints_its_result_and_exits_4() {
         err.contains("not converged") && err.contains("--max-iters"),
         "{err}"
     );
+    // The tolerance as it would be typed: the default 1e-8, and 0 (it
+    // was `0e0`).
+    assert!(err.contains("> --tol 1e-8 after 5 iterations"), "{err}");
+    let o = autarky(&[&base[..], &["--tol", "0"][..]].concat());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("> --tol 0 after 5 iterations"), "{err}");
 
     let o = autarky(&[&["--json"][..], &base[..]].concat());
     assert_eq!(o.status.code(), Some(4));
@@ -366,4 +400,57 @@ fn cg_refuses_a_matrix_without_rows_naming_the_file() {
         &[&format!("{path}: the matrix has no rows")],
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A --matrix that is not a file is one line in the user's words: it was
+/// `/tmp:1: read failed: Is a directory (os error 21)` for a directory and
+/// `I/O error on …: No such file or directory (os error 2)` for a missing
+/// file.
+#[test]
+fn cg_says_in_words_why_a_matrix_path_cannot_be_read() {
+    let dir = std::env::temp_dir().join(format!("autarky-cli-cg-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let missing = dir.join("no-such.mtx");
+    let missing = missing.to_str().unwrap();
+    for (path, want) in [
+        (
+            d,
+            format!("error: {d}: is a directory, not a Matrix Market file\n"),
+        ),
+        (missing, format!("error: {missing}: no such file\n")),
+    ] {
+        let o = autarky(&["--emulator=2", "cg", "--matrix", path]);
+        assert_eq!(o.status.code(), Some(2), "{path}");
+        assert!(o.stdout.is_empty(), "{path}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), want);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The header says an equal tile count once, as jacobi's `tiles:` line
+/// does (it was `tiles per PE: 1+1+1+1`), and one row in the singular (it
+/// was `1 rows, 1 nonzeros`).
+#[test]
+fn cg_header_says_equal_tile_counts_once_and_agrees_with_its_counts() {
+    let header = |args: &[&str]| {
+        let o = autarky(&[&["--emulator=2", "cg", "--max-iters", "1"][..], args].concat());
+        // One iteration: converged (0) or not (4), the header the same.
+        assert!(
+            matches!(o.status.code(), Some(0 | 4)),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines().next().unwrap_or_default().to_string()
+    };
+    assert_eq!(
+        header(&["--poisson2d", "1"]),
+        "cg poisson2d 1: 1 row, 1 nonzero, standard CG, preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
+    );
+    let h = header(&["--poisson2d", "8", "--pes", "4"]);
+    assert!(
+        h.contains(": 64 rows, 288 nonzeros,") && h.contains(", 4 PEs (tiles: 1 per PE),"),
+        "{h}"
+    );
 }

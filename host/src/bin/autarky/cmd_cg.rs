@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::cg_footprint::Shape;
 use crate::cmd_dag::iterations_parser;
 use crate::memory::{gib, host_available};
-use crate::{plural, CliError, Ctx};
+use crate::{number_text, plural, CliError, Ctx};
 
 /// The recurrence on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -100,7 +100,10 @@ pub struct Args {
 fn parse_tol(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        Ok(t) => Err(format!("the tolerance must be finite and ≥ 0, got {t}")),
+        Ok(t) => Err(format!(
+            "the tolerance must be finite and ≥ 0, got {}",
+            number_text(t)
+        )),
         Err(_) => Err(format!("the tolerance must be a number, got {s:?}")),
     }
 }
@@ -206,16 +209,16 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         PrecondArg::Jacobi => "jacobi",
     };
     ctx.say(format_args!(
-        "cg {name}: {} rows, {} nonzeros, {variant} CG, preconditioner {precond}, {}{} (tiles per PE: {}), up to {} on the {} backend",
-        matrix.n_rows(),
-        matrix.nnz(),
+        "cg {name}: {}, {}, {variant} CG, preconditioner {precond}, {}{} (tiles: {}), up to {} on the {} backend",
+        plural(matrix.n_rows() as u64, "row", "rows"),
+        plural(matrix.nnz() as u64, "nonzero", "nonzeros"),
         plural(a.pes as u64, "PE", "PEs"),
         if a.gpus > 1 {
             format!(" on {} GPUs", a.gpus)
         } else {
             String::new()
         },
-        solver.tiles_per_pe().iter().map(|t| t.to_string()).collect::<Vec<_>>().join("+"),
+        super::cmd_jacobi::per_pe_text(&solver.tiles_per_pe()),
         plural(a.max_iters as u64, "iteration", "iterations"),
         rt.backend_name()
     ));
@@ -289,9 +292,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     }));
     if !run.converged {
         return Err(CliError::NotConverged(format!(
-            "{name}: relative residual {:.3e} > --tol {:e} after {} (raise --max-iters{})",
+            "{name}: relative residual {:.3e} > --tol {} after {} (raise --max-iters{})",
             run.rel_residual,
-            a.tol,
+            number_text(a.tol),
             plural(run.iterations as u64, "iteration", "iterations"),
             if a.precond == PrecondArg::None {
                 ", or try --precond jacobi"

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::cmd_dag::iterations_parser;
 use crate::memory::{gib, host_available};
-use crate::{plural, CliError, Ctx};
+use crate::{number_text, plural, CliError, Ctx};
 
 /// How PEs reach each other, on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -221,13 +221,19 @@ fn parse_stencil_3d(s: &str) -> Result<Stencil, String> {
 fn parse_tol(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        Ok(t) => Err(format!("the tolerance must be finite and ≥ 0, got {t}")),
+        Ok(t) => Err(format!(
+            "the tolerance must be finite and ≥ 0, got {}",
+            number_text(t)
+        )),
         Err(_) => Err(format!("the tolerance must be a number, got {s:?}")),
     }
 }
 
-/// `--gpus G` with `--pes P`: G GPUs need the GPU backend, and P a
-/// multiple of G (each condition its own message).
+/// `--gpus G` with `--pes P`: G GPUs need the GPU backend, G GPUs present
+/// and P a multiple of G (each condition its own message). Without a GPU
+/// the run does not fall back to the emulator, which has no --gpus: that
+/// is said in one line (it was the whole no-GPU report, status 1), before
+/// --pes, which no value of would help.
 pub fn check_gpus(ctx: &Ctx, gpus: u32, pes: u32) -> Result<(), CliError> {
     if gpus <= 1 {
         return Ok(());
@@ -235,6 +241,25 @@ pub fn check_gpus(ctx: &Ctx, gpus: u32, pes: u32) -> Result<(), CliError> {
     if ctx.emulator.is_some() {
         return Err(CliError::Usage(format!(
             "--gpus {gpus}: needs the GPU backend; the emulator runs several PEs with --pes alone"
+        )));
+    }
+    let (found, why) = match autarky::runtime::gpu_count() {
+        Ok(n) => (n, String::new()),
+        Err(autarky::Error::NoGpu { reason }) => {
+            tracing::debug!("no GPU: {reason}");
+            let first = reason.split(';').next().unwrap_or(&reason);
+            (0, format!(" ({first})"))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if found == 0 {
+        return Err(CliError::Usage(format!(
+            "--gpus {gpus}: needs {gpus} GPUs, found 0{why}; the emulator has no --gpus: leave it out (--pes P runs P PEs on the emulator)"
+        )));
+    }
+    if found < gpus {
+        return Err(CliError::Usage(format!(
+            "--gpus {gpus}: needs {gpus} GPUs, found {found}: give --gpus {found} or fewer"
         )));
     }
     if pes % gpus != 0 {
@@ -246,8 +271,8 @@ pub fn check_gpus(ctx: &Ctx, gpus: u32, pes: u32) -> Result<(), CliError> {
 }
 
 /// A count per PE: `"4 per PE"` when every PE has the same, else each
-/// PE's in turn (`"4 / 3 per PE"`).
-fn per_pe_text(counts: &[usize]) -> String {
+/// PE's in turn (`"4 / 3 per PE"`). cg's header says its tiles so too.
+pub fn per_pe_text(counts: &[usize]) -> String {
     match counts.split_first() {
         Some((first, rest)) if rest.iter().all(|c| c == first) => format!("{first} per PE"),
         _ => format!(
@@ -441,7 +466,8 @@ fn solve(
     if let Some(t) = c.tol {
         if c.check_every == 0 {
             return Err(CliError::Usage(format!(
-                "--tol {t} needs --check-every > 0: the tolerance is tested at the checks"
+                "--tol {} needs --check-every > 0: the tolerance is tested at the checks",
+                number_text(t)
             )));
         }
     }
@@ -609,11 +635,13 @@ fn solve(
     if let Some(tol) = c.tol {
         match run.converged_at {
             Some(at) => ctx.say(format_args!(
-                "converged at iteration {at} (‖Δ‖₂ ≤ {tol:e}); stopped after {}",
+                "converged at iteration {at} (‖Δ‖₂ ≤ {}); stopped after {}",
+                number_text(tol),
                 plural(run.iterations as u64, "iteration", "iterations")
             )),
             None => ctx.say(format_args!(
-                "not converged to {tol:e} within {}",
+                "not converged to {} within {}",
+                number_text(tol),
                 plural(run.iterations as u64, "iteration", "iterations")
             )),
         }
@@ -664,7 +692,8 @@ fn solve(
     // As cg: a --tol that was not reached is status 4, after the result.
     if let (Some(tol), None) = (c.tol, run.converged_at) {
         return Err(CliError::NotConverged(format!(
-            "no checked ‖Δ‖₂ reached --tol {tol:e} within {} (raise --iters)",
+            "no checked ‖Δ‖₂ reached --tol {} within {} (raise --iters)",
+            number_text(tol),
             plural(run.iterations as u64, "iteration", "iterations")
         )));
     }
@@ -719,6 +748,13 @@ mod tests {
         assert!(parse_tile::<2>("2x4x8").is_err());
         assert!(parse_tile::<3>("0x4x8").is_err());
         assert!(parse_tile::<2>("ax4").is_err());
+    }
+
+    #[test]
+    fn a_count_every_pe_shares_is_said_once() {
+        assert_eq!(per_pe_text(&[4, 4, 4]), "4 per PE");
+        assert_eq!(per_pe_text(&[1]), "1 per PE");
+        assert_eq!(per_pe_text(&[4, 3]), "4 / 3 per PE");
     }
 
     #[test]

@@ -30,9 +30,10 @@ Backends: the GPU when one is present, else the CPU emulator (with a notice on s
 
 Exit status: 0 success; 1 the run failed (device error, timeout, I/O);
 2 bad arguments (checked before anything runs: that a --trace FILE can be
-created, that the problem fits in the memory there is); 3 the run
-finished but its check found a violation; 4 a solve (cg, jacobi2d/3d)
-ended without reaching --tol (the result is still printed).
+created, that --gpus G GPUs are present, that the problem fits in the
+memory there is); 3 the run finished but its check found a violation;
+4 a solve (cg, jacobi2d/3d) ended without reaching --tol (the result is
+still printed).
 
 Logging: RUST_LOG=info (or debug, trace) logs to stderr.
 Memory: jacobi2d/3d and cg refuse a solve larger than the host memory
@@ -203,6 +204,19 @@ fn stdout_line(line: impl std::fmt::Display) {
 /// `n thing` / `n things`.
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A tolerance (or any number the user typed) as they would write it: the
+/// shorter of the plain and the scientific form, both the shortest that
+/// reads back to the same `f64` (`0`, `0.5`, `100`, `1e-8`, `1.5e-6`,
+/// `1e9`; `{:e}` alone printed `0e0`, `{}` alone `0.00000001`).
+pub fn number_text(x: f64) -> String {
+    let (plain, sci) = (format!("{x}"), format!("{x:e}"));
+    if sci.len() < plain.len() {
+        sci
+    } else {
+        plain
+    }
 }
 
 fn dispatch(cli: Cli) -> Result<(), CliError> {
@@ -469,5 +483,22 @@ mod tests {
         assert_eq!(plural(1, "task", "tasks"), "1 task");
         assert_eq!(plural(0, "task", "tasks"), "0 tasks");
         assert_eq!(plural(2, "iteration", "iterations"), "2 iterations");
+    }
+
+    #[test]
+    fn numbers_are_written_the_shorter_way_and_read_back_the_same() {
+        for (x, want) in [
+            (0.0, "0"),
+            (1e-8, "1e-8"),
+            (1.5e-6, "1.5e-6"),
+            (0.5, "0.5"),
+            (100.0, "100"),
+            (1e9, "1e9"),
+            (1e-300, "1e-300"),
+            (-1.0, "-1"),
+        ] {
+            assert_eq!(number_text(x), want);
+            assert_eq!(want.parse::<f64>(), Ok(x));
+        }
     }
 }

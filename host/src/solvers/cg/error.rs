@@ -117,8 +117,10 @@ pub enum MatrixError {
         /// What is wrong, in words.
         reason: String,
     },
-    /// Reading or writing a file failed.
-    #[error("I/O error on {path}: {source}")]
+    /// Reading or writing a file failed. Said as `PATH: why`, the why in
+    /// words without the OS's error number (`/a.mtx: no such file`, `/tmp:
+    /// is a directory, not a Matrix Market file`).
+    #[error("{}: {}", .path.display(), io_words(.source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -126,6 +128,25 @@ pub enum MatrixError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// An I/O error in words: the OS's description without its `(os error N)`
+/// and with a lower-case first letter (`no such file or directory`), or
+/// the message an error was made with.
+pub(crate) fn io_words(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = match e.raw_os_error() {
+        Some(code) => text
+            .strip_suffix(&format!(" (os error {code})"))
+            .unwrap_or(&text)
+            .to_string(),
+        None => text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => text,
+    }
 }
 
 /// Why the reference CG refused to start or stopped early.

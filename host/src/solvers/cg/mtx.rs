@@ -28,7 +28,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
 use super::csr::{check_dims, Csr};
-use super::error::MatrixError;
+use super::error::{io_words, MatrixError};
 use super::scalar::Scalar;
 
 /// How the entries of a file are stored.
@@ -41,11 +41,23 @@ enum Field {
 
 /// Reads a square coordinate Matrix Market file into a [`Csr`].
 pub fn read_matrix_market(path: impl AsRef<Path>) -> Result<Csr<f64>, MatrixError> {
+    use std::io::{Error, ErrorKind};
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| MatrixError::Io {
+    let io = |source| MatrixError::Io {
         path: path.to_owned(),
         source,
+    };
+    // The common mistakes in the reader's words: a missing file (the OS
+    // says "No such file or directory (os error 2)"), and a directory,
+    // which opens and then fails its first read with "Is a directory".
+    let file = File::open(path).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => io(Error::new(ErrorKind::NotFound, "no such file")),
+        _ => io(e),
     })?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        // (ErrorKind::IsADirectory is newer than the MSRV, 1.80.)
+        return Err(io(Error::other("is a directory, not a Matrix Market file")));
+    }
     parse(BufReader::new(file), &path.display().to_string())
 }
 
@@ -81,7 +93,7 @@ impl<R: BufRead> Lines<R> {
             if e.kind() == std::io::ErrorKind::InvalidData {
                 mm_err(name, line, "not valid UTF-8 text")
             } else {
-                mm_err(name, line, format!("read failed: {e}"))
+                mm_err(name, line, format!("read failed: {}", io_words(&e)))
             }
         })?;
         if read == 0 {
@@ -633,5 +645,18 @@ mod tests {
         assert!(msg.contains("bad.mtx:3:"), "{msg}");
         let missing = read_matrix_market(dir.path().join("missing.mtx")).unwrap_err();
         assert!(matches!(missing, MatrixError::Io { .. }), "{missing}");
+        assert!(
+            missing.to_string().ends_with("missing.mtx: no such file"),
+            "{missing}"
+        );
+        // A directory opens, then fails its first read: said at once.
+        let d = read_matrix_market(dir.path()).unwrap_err().to_string();
+        assert_eq!(
+            d,
+            format!(
+                "{}: is a directory, not a Matrix Market file",
+                dir.path().display()
+            )
+        );
     }
 }
