@@ -643,6 +643,11 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
             "finite and ≥ 0",
         ),
         (
+            // A negative exponent too: the value, not a flag `-1`.
+            &["jacobi2d", "--size", "8", "--tol", "-1.5e-6"],
+            "the tolerance must be finite and ≥ 0, got -1.5e-6",
+        ),
+        (
             &["jacobi2d", "--size", "8", "--tol", "inf"],
             "finite and ≥ 0",
         ),

@@ -84,6 +84,10 @@ fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
         (vec!["cg", "--poisson3d", "2000"], "--poisson3d"),
         (vec!["cg", "--poisson2d", "4", "--tol", "-1"], "tolerance"),
         (
+            vec!["cg", "--poisson2d", "4", "--tol", "-1.5e-6"],
+            "the tolerance must be finite and ≥ 0, got -1.5e-6",
+        ),
+        (
             vec!["cg", "--poisson2d", "4", "--max-iters", "0"],
             "--max-iters",
         ),

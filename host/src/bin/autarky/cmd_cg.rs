@@ -58,7 +58,7 @@ pub struct Args {
     /// Stop when ‖r‖/‖b‖ ≤ T (finite, ≥ 0); a run that reaches --max-iters
     /// first prints its result and exits with status 4.
     #[arg(long, value_name = "T", default_value_t = 1e-8, value_parser = parse_tol,
-          allow_negative_numbers = true)]
+          allow_hyphen_values = true)]
     tol: f64,
     /// Most iterations (1..=2147483647).
     #[arg(long, default_value_t = 10_000, value_parser = iterations_parser())]
@@ -247,15 +247,15 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     };
     let us = seconds * 1e6 / run.iterations.max(1) as f64;
     ctx.say(format_args!(
-        "{} after {}: relative residual {:.3e} (recursive), {:.3e} (true, f64 on the host)",
+        "{} after {}: relative residual {} (recursive), {} (true, f64 on the host)",
         if run.converged {
             "converged"
         } else {
             "NOT converged"
         },
         plural(run.iterations as u64, "iteration", "iterations"),
-        run.rel_residual,
-        run.true_rel_residual
+        residual_text(run.rel_residual),
+        residual_text(run.true_rel_residual)
     ));
     ctx.say(format_args!(
         "{:.3} ms: {us:.3} µs per iteration ({clock}, {} backend)",
@@ -292,8 +292,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     }));
     if !run.converged {
         return Err(CliError::NotConverged(format!(
-            "{name}: relative residual {:.3e} > --tol {} after {} (raise --max-iters{})",
-            run.rel_residual,
+            "{name}: relative residual {} > --tol {} after {} (raise --max-iters{})",
+            residual_text(run.rel_residual),
             number_text(a.tol),
             plural(run.iterations as u64, "iteration", "iterations"),
             if a.precond == PrecondArg::None {
@@ -402,9 +402,27 @@ fn runtime(
     }
 }
 
+/// A residual to 4 significant digits (`1.234e-9`); an exact zero (an
+/// exact initial guess, a zero right-hand side's component) as `0`, not
+/// `0.000e0`.
+fn residual_text(v: f64) -> String {
+    if v == 0.0 {
+        "0".to_string()
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn residuals_are_written_to_4_digits_and_zero_as_0() {
+        assert_eq!(residual_text(0.0), "0");
+        assert_eq!(residual_text(1.23456e-9), "1.235e-9");
+        assert_eq!(residual_text(f64::NAN), "NaN");
+    }
 
     #[test]
     fn tolerances_must_be_finite_and_non_negative() {

@@ -106,7 +106,7 @@ pub struct Common {
     /// synchronisation (S sweeps) after the one whose check met T: tiles
     /// may run that far ahead of the check. Not reached within --iters:
     /// the result is printed and the status is 4.
-    #[arg(long, value_name = "T", value_parser = parse_tol, allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", value_parser = parse_tol, allow_hyphen_values = true)]
     tol: Option<f64>,
     /// Processing elements (virtual PEs on one GPU), 1..=16.
     #[arg(long, value_name = "P", default_value_t = 1,
