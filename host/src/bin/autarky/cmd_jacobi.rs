@@ -570,25 +570,7 @@ fn solve(
     } else {
         format!("{n}²")
     };
-    ctx.say(format_args!(
-        "{command} {size_text} {}-point {}, {}, {} (PE grid {}), up to {} on the {} backend",
-        stencil_points(stencil),
-        c.precision.name(),
-        if c.periodic { "periodic" } else { "Dirichlet" },
-        plural(c.pes as u64, "PE", "PEs"),
-        pe_grid
-            .iter()
-            .skip(if three_d { 0 } else { 1 })
-            .map(|v| v.to_string())
-            .collect::<Vec<_>>()
-            .join("×"),
-        plural(c.iters as u64, "iteration", "iterations"),
-        rt.backend_name()
-    ));
-
-    // The tile shape each PE runs (the default, or --tile clamped to the
-    // PE's part of the grid: said, since the user asked for another).
-    let shapes = solver.tile_shapes();
+    // A (z, y, x) shape as the command's axes: "2×4" in 2D, "1×2×4" in 3D.
     let shape_text = |s: &[usize; 3]| {
         s.iter()
             .skip(if three_d { 0 } else { 1 })
@@ -596,6 +578,20 @@ fn solve(
             .collect::<Vec<_>>()
             .join("×")
     };
+    ctx.say(format_args!(
+        "{command} {size_text} {}-point {}, {}, {} (PE grid {}), up to {} on the {} backend",
+        stencil_points(stencil),
+        c.precision.name(),
+        if c.periodic { "periodic" } else { "Dirichlet" },
+        plural(c.pes as u64, "PE", "PEs"),
+        shape_text(&pe_grid),
+        plural(c.iters as u64, "iteration", "iterations"),
+        rt.backend_name()
+    ));
+
+    // The tile shape each PE runs (the default, or --tile clamped to the
+    // PE's part of the grid: said, since the user asked for another).
+    let shapes = solver.tile_shapes();
     let mut distinct: Vec<&[usize; 3]> = shapes.iter().collect();
     distinct.dedup();
     let clamped = tile.is_some_and(|t| shapes.iter().any(|s| *s != t));
