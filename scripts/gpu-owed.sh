@@ -24,6 +24,7 @@
 #   bash scripts/gpu-owed.sh s14-pj      # 1 GPU: counted pinned joins (fixed) A/B
 #   bash scripts/gpu-owed.sh s14-pf      # 1 GPU: L2 prefetch in the 3D sweep, the 3D bench rows
 #   bash scripts/gpu-owed.sh s14-3d      # 1 GPU: the 3D sweep's rows × planes × tile shapes, a trace
+#   bash scripts/gpu-owed.sh s15-t3d     # 1 GPU: 3D temporal blocking (S = 2): its tests, A/B, shapes, bench
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -422,6 +423,30 @@ print(d.get("us_per_iteration"), "us/it traced; compute-block waits (% of their 
 PY
     pack
   done
+  ;;
+s15-t3d)
+  # Session 15 (1 GPU): 3D 7-point temporal blocking, S = 2 (sweep_steps3).
+  # Its GPU test first (bitwise against S = 1), then 256³ S = 1 against
+  # S = 2 over tile shapes, rows an item (JACOBI_T3_G) and the plane
+  # prefetch (JACOBI_T3_PF); other sizes; the bench's 3D rows.
+  export AUTARKY_REQUIRE_GPU=1
+  FILTER='test result|FAILED|panicked|cells differ' run test-gpu_jacobi-temporal 150 .gpu/tests/gpu_jacobi-* temporal --test-threads=1
+  FILTER='µs per|rror' run "j3d256-s1" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0
+  for v in 2:1:32x2x256 2:1:16x2x256 2:1:64x2x256 2:1:64x2x128 2:1:32x2x128 2:0:32x2x256 4:1:16x4x256 4:1:32x4x128 4:0:16x4x256; do
+    IFS=: read g pf t <<< "$v"
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DJACOBI_T3_G=$g -DJACOBI_T3_PF=$pf" run "j3d256-s2-g$g-pf$pf-$t" 60 \
+      $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2 --tile "$t"
+  done
+  for n in 64 128 512; do
+    it=$(( n == 512 ? 100 : (n == 64 ? 4000 : 1000) ))
+    for s in 1 2; do
+      FILTER='µs per|rror' run "j3d$n-s$s" 60 $B/autarky jacobi3d --size $n --iters $it --check-every 0 --steps-per-sync $s
+    done
+  done
+  FILTER='µs per|rror' run "j3d256-s2-f64" 60 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --steps-per-sync 2 --precision f64
+  FILTER='µs per|rror' run "j3d256-s1-f64" 60 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --precision f64
+  FILTER='^jacobi3d|^ |rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256 --pes=none --two-gpu=none --weak=none --reps=5
+  pack
   ;;
 s12-two)
   # Session 12 (2 GPUs): the two-GPU trials at the head, the MPI/NVSHMEM

@@ -611,8 +611,24 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
             "--steps-per-sync 4: --check-every 10 must be a multiple of it",
         ),
         (
-            &["jacobi3d", "--size", "8", "--steps-per-sync", "2"],
-            "5-point stencil only, not jacobi3d (--stencil 7)",
+            &["jacobi3d", "--size", "8", "--steps-per-sync", "4"],
+            "--steps-per-sync 4: jacobi3d's 7-point stencil runs 2 sweeps a synchronisation (--steps-per-sync 2), not 4",
+        ),
+        (
+            &[
+                "jacobi3d",
+                "--size",
+                "8",
+                "--stencil",
+                "27",
+                "--steps-per-sync",
+                "2",
+            ],
+            "7-point one only, not jacobi3d --stencil 27",
+        ),
+        (
+            &["jacobi3d", "--size", "1", "--steps-per-sync", "2"],
+            "--steps-per-sync 2: needs --size 2 or more",
         ),
         (
             &["jacobi2d", "--size", "1", "--steps-per-sync", "2"],
@@ -632,7 +648,7 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
                 "--steps-per-sync",
                 "2",
             ],
-            "5-point stencil only, not --stencil 9",
+            "7-point one only, not --stencil 9",
         ),
         (
             &["jacobi3d", "--size", "8", "--pes", "17"],
@@ -830,6 +846,42 @@ fn jacobi_split_pulses_give_the_same_norms() {
     assert_eq!(run(&["--comm-blocks", "3", "--pulse-chunk", "16"]), whole);
     // Temporal blocking: 4 sweeps a synchronisation, the same norms.
     assert_eq!(run(&["--steps-per-sync", "4"]), whole);
+}
+
+/// jacobi3d with 2 sweeps a synchronisation (3D temporal blocking) prints
+/// the norms of one sweep a synchronisation, on 1 and 8 PEs.
+#[test]
+fn jacobi3d_temporal_blocking_gives_the_same_norms() {
+    let run = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "--json",
+            "--emulator=3",
+            "jacobi3d",
+            "--size",
+            "12",
+            "--iters",
+            "8",
+            "--check-every",
+            "4",
+        ];
+        args.extend_from_slice(extra);
+        let o = autarky(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["norms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["norm"].to_string())
+            .collect()
+    };
+    // The same tiles (a tile's partial sum is in its own cell order).
+    for pes in ["1", "8"] {
+        let one = run(&["--pes", pes, "--tile", "3x4x6"]);
+        assert_eq!(one.len(), 2);
+        let two = run(&["--pes", pes, "--tile", "3x4x6", "--steps-per-sync", "2"]);
+        assert_eq!(two, one, "{pes} PEs");
+    }
 }
 
 /// jacobi2d's trace rings are sized by --trace-records as dag's are: a

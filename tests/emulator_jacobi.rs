@@ -406,12 +406,61 @@ fn temporal_blocking_gives_bitwise_the_grid_and_norms_of_one_sweep_per_sync() {
     }
 }
 
+/// Temporal blocking in 3D (7-point, 2 sweeps a sync): bitwise the grid
+/// and the norms of one sweep per iteration on 1, 2, 4 and 8 PEs (the
+/// [2, 2, 2] grid needs edge and corner ghosts 2 deep), Dirichlet and
+/// periodic sides, f32 and f64, default tiles and tiles thinner than the
+/// ghost depth on every axis.
+#[test]
+fn temporal_blocking_in_3d_gives_bitwise_the_grid_and_norms_of_one_sweep_per_sync() {
+    let cases = [
+        ([9, 10, 13], [D, D, D], 1u32, None, None),
+        ([8, 12, 10], [P, D, P], 2, Some([2, 1, 1]), Some([1, 3, 5])),
+        ([10, 8, 12], [D, P, D], 4, Some([1, 2, 2]), Some([3, 1, 4])),
+        ([8, 8, 10], [P, P, P], 8, Some([2, 2, 2]), Some([2, 3, 1])),
+        ([8, 10, 8], [D, D, D], 8, Some([2, 2, 2]), None),
+    ];
+    for (dims, bc, pes, grid, tile) in cases {
+        let prob = problem(dims, Stencil::SevenPoint, bc);
+        for precision in [Precision::F32, Precision::F64] {
+            let run = |steps: u32| {
+                let mut cfg = JacobiConfig::new(prob.clone(), 12);
+                cfg.precision = precision;
+                cfg.check_every = 6;
+                cfg.pe_grid = grid;
+                cfg.tile = tile;
+                cfg.steps_per_sync = steps;
+                JacobiSolver::new(&rt(pes), cfg).unwrap().run().unwrap()
+            };
+            let one = run(1);
+            assert_eq!(one.norms.len(), 2);
+            let got = run(2);
+            let what = format!("{dims:?} {bc:?} {pes} PEs {precision:?} {tile:?}");
+            assert_eq!(got.iterations, 12, "{what}");
+            let diff = got
+                .field
+                .iter()
+                .zip(&one.field)
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            assert_eq!(diff, 0, "{what}: {diff} cells differ");
+            let bits = |r: &autarky::solvers::jacobi::JacobiRun| {
+                r.norms
+                    .iter()
+                    .map(|&(n, v)| (n, v.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&got), bits(&one), "{what}: norms");
+        }
+    }
+}
+
 /// What temporal blocking cannot do is refused before anything runs.
 #[test]
 fn temporal_blocking_refuses_what_it_cannot_do() {
     let rt = rt(1);
     let two_d = problem([1, 16, 16], Stencil::FivePoint, [D, D, D]);
-    let cases: [(JacobiProblem, u32, u32, u32, &str); 6] = [
+    let cases: [(JacobiProblem, u32, u32, u32, &str); 8] = [
         (two_d.clone(), 0, 12, 0, "in 1..=4"),
         (two_d.clone(), 5, 20, 0, "in 1..=4"),
         (
@@ -419,14 +468,28 @@ fn temporal_blocking_refuses_what_it_cannot_do() {
             2,
             12,
             0,
-            "5-point",
+            "not the 9-point stencil",
         ),
         (
             problem([8, 8, 8], Stencil::SevenPoint, [D, D, D]),
+            4,
+            12,
+            0,
+            "runs 2 sweeps a sync, not 4",
+        ),
+        (
+            problem([8, 8, 8], Stencil::TwentySevenPoint, [D, D, D]),
             2,
             12,
             0,
-            "5-point",
+            "not the 27-point stencil",
+        ),
+        (
+            problem([1, 8, 8], Stencil::SevenPoint, [D, D, D]),
+            2,
+            12,
+            0,
+            "at least 2 cells along z, y and x",
         ),
         (two_d.clone(), 4, 10, 0, "multiples"),
         (two_d, 4, 12, 6, "multiples"),
@@ -460,7 +523,7 @@ fn configuration_errors_read_as_a_user_wrote_them() {
     let mut too_many = JacobiConfig::new(problem([1, 8, 8], Stencil::FivePoint, [D, D, D]), 4);
     too_many.tile = Some([1, 1, 1]);
     let mut steps = JacobiConfig::new(problem([8, 8, 8], Stencil::SevenPoint, [D, D, D]), 4);
-    steps.steps_per_sync = 2;
+    steps.steps_per_sync = 3;
     steps.check_every = 0;
     let rt1 = rt(1);
     let cases: [(&Runtime, JacobiConfig, &str); 3] = [
@@ -469,7 +532,11 @@ fn configuration_errors_read_as_a_user_wrote_them() {
             JacobiConfig::new(problem([4, 8, 8], Stencil::FivePoint, [D, D, D]), 4),
             "the 5-point stencil needs a 2D grid (nz = 1), got 4 × 8 × 8 cells (z × y × x)",
         ),
-        (&rt1, steps, "not the 7-point stencil"),
+        (
+            &rt1,
+            steps,
+            "temporal blocking of the 7-point stencil runs 2 sweeps a sync, not 3",
+        ),
         (
             &small,
             too_many,

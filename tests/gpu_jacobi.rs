@@ -326,22 +326,36 @@ fn split_pulses_over_3_comm_blocks_leave_the_grid_and_norms_bitwise() {
     }
 }
 
-/// Temporal blocking on the GPU (2, 3 and 4 sweeps per synchronisation,
-/// lanes holding columns in registers, x neighbours by shuffles): the grid
-/// bitwise that of one sweep per synchronisation, on 1 and 4 virtual PEs
-/// (corner ghosts), Dirichlet and periodic sides, f32 and f64, default
-/// and small tiles (a tile narrower than a warp's 32 - 2S output columns,
-/// shorter than its 8 rows). The norms agree with one sweep a sync's to
-/// rounding (a lane sums its cells in another order).
+/// Temporal blocking on the GPU (2D: 2, 3 and 4 sweeps per
+/// synchronisation, lanes holding columns in registers, x neighbours by
+/// shuffles; 3D 7-point: 2 sweeps, items marched along z through a
+/// register window): the grid bitwise that of one sweep per
+/// synchronisation, on 1, 4 and 8 virtual PEs (edge and corner ghosts),
+/// Dirichlet and periodic sides, f32 and f64, default and small tiles (a
+/// tile narrower than a warp's 32 - 2S output columns, shorter than its
+/// rows, one plane or one row thick; x extents not a multiple of 28). The
+/// norms agree with one sweep a sync's to rounding (a lane sums its cells
+/// in another order).
 fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
     let cases = [
         ([1, 61, 95], [D, D, D], 1u32, None, None),
         ([1, 64, 80], [P, D, P], 4, Some([1, 2, 2]), None),
         ([1, 40, 52], [D, P, D], 4, Some([1, 2, 2]), Some([1, 5, 19])),
+        ([40, 37, 70], [D, D, D], 1, None, None),
+        ([24, 30, 61], [P, D, P], 4, Some([1, 2, 2]), None),
+        ([20, 22, 66], [D, P, D], 8, Some([2, 2, 2]), Some([3, 5, 9])),
+        ([16, 20, 60], [P, P, D], 1, None, Some([1, 1, 30])),
+        ([16, 21, 90], [D, D, P], 1, None, Some([7, 3, 90])),
     ];
     for (dims, bc, pes, grid, tile) in cases {
         let rt = rt("temporal_blocking", pes);
-        let prob = problem(dims, Stencil::FivePoint, bc);
+        let three_d = dims[0] > 1;
+        let stencil = if three_d {
+            Stencil::SevenPoint
+        } else {
+            Stencil::FivePoint
+        };
+        let prob = problem(dims, stencil, bc);
         for precision in [Precision::F32, Precision::F64] {
             let run = |steps: u32| {
                 let mut cfg = JacobiConfig::new(prob.clone(), 48);
@@ -353,7 +367,8 @@ fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
                 JacobiSolver::new(&rt, cfg).unwrap().run().unwrap()
             };
             let one = run(1);
-            for steps in [2, 3, 4] {
+            let steps_list: &[u32] = if three_d { &[2] } else { &[2, 3, 4] };
+            for &steps in steps_list {
                 let got = run(steps);
                 let what = format!(
                     "{dims:?} {bc:?} {pes} PEs {precision:?} {tile:?}, {steps} sweeps a sync"

@@ -163,7 +163,8 @@ pub struct JacobiConfig {
     /// sweeps of the tile grown by S from one read of it, in registers,
     /// redundantly at its edges: one synchronisation (neighbour waits,
     /// halo pulses) per S sweeps instead of per sweep, and fewer reads of
-    /// the grid. The grid is bitwise that of S = 1. 2D 5-point only; every
+    /// the grid. The grid is bitwise that of S = 1. The 2D 5-point stencil
+    /// (S up to 4) and the 3D 7-point one (S = 2 only); every
     /// PE needs at least S cells along each axis it exchanges halos on
     /// (a periodic axis of a lone PE included: its ghosts wrap onto it);
     /// `iterations` and `check_every` must be multiples of S (norms are of
@@ -471,16 +472,27 @@ impl<'rt> JacobiSolver<'rt> {
             )));
         }
         if steps > 1 {
-            if p.stencil != Stencil::FivePoint {
-                return Err(invalid(format!(
-                    "steps_per_sync {steps}: temporal blocking supports the 2D 5-point stencil only, not the {} stencil",
-                    p.stencil
-                )));
+            match p.stencil {
+                Stencil::FivePoint => {}
+                Stencil::SevenPoint if steps == 2 => {}
+                Stencil::SevenPoint => {
+                    return Err(invalid(format!(
+                        "steps_per_sync {steps}: temporal blocking of the 7-point stencil runs 2 sweeps a sync, not {steps}"
+                    )));
+                }
+                _ => {
+                    return Err(invalid(format!(
+                        "steps_per_sync {steps}: temporal blocking supports the 2D 5-point and 3D 7-point stencils only, not the {} stencil",
+                        p.stencil
+                    )));
+                }
             }
-            if p.dims[1] < 2 || p.dims[2] < 2 {
+            let two_d = p.stencil.is_2d();
+            if p.dims[1] < 2 || p.dims[2] < 2 || (!two_d && p.dims[0] < 2) {
                 return Err(invalid(format!(
-                    "steps_per_sync {steps}: needs at least 2 cells along y and x, got {}",
-                    grid_text(p.dims, p.stencil.is_2d())
+                    "steps_per_sync {steps}: needs at least 2 cells along {}, got {}",
+                    if two_d { "y and x" } else { "z, y and x" },
+                    grid_text(p.dims, two_d)
                 )));
             }
             if cfg.iterations % steps != 0 || cfg.check_every % steps != 0 {
@@ -1065,7 +1077,8 @@ fn default_shape(ext: [usize; 3], blocks: usize, steps: u32) -> ([usize; 3], Opt
         // as still gives each of a block's 4 warps an item, and the rest
         // of its cells are planes (its z neighbours outside the tile are
         // two planes of loads however deep it is).
-        let chunks = tx.div_ceil(32);
+        // (With 2 sweeps a sync, an item's 32 lanes give 28 columns.)
+        let chunks = tx.div_ceil(if steps > 1 { 28 } else { 32 });
         let ty = (Z_SWEEP_ROWS * (Z_SWEEP_WARPS.div_ceil(chunks))).min(ext[1]);
         let tz = (rows / ty).max(1).min(ext[0]);
         [tz, ty, tx]
@@ -1216,67 +1229,82 @@ mod cpu {
         }
     }
 
-    /// Temporal blocking (`steps` > 1, 2D 5-point): `steps` sweeps of the
-    /// tile grown by `steps`, read once from the input buffer, on a copy
-    /// (the GPU body's algorithm, cell by cell the same formulas), then the
-    /// tile written to the output buffer. Cells outside `[ulo, uhi)` keep
-    /// their values. The squared update of the last sweep is summed over
-    /// the tile in the order the one-sweep body sums it.
+    /// Temporal blocking (`steps` > 1: the 2D 5-point stencil, or the 3D
+    /// 7-point one with 2 sweeps): `steps` sweeps of the tile grown by
+    /// `steps` on its active axes (z only in 3D), read once from the input
+    /// buffer, on a copy (the GPU bodies' algorithm, cell by cell the same
+    /// formulas), then the tile written to the output buffer. Cells outside
+    /// `[ulo, uhi)` keep their values. The squared update of the last sweep
+    /// is summed over the tile in the order the one-sweep body sums it.
     fn tile_steps<T: Real>(ctx: &CpuCtx<'_>, a: &TileArgs, inp: *const T, out: *mut T) {
         let n = ctx.iteration;
         let s = a.steps as isize;
         let check = is_check(n, a.check_every, a.iterations);
-        let (sy, zoff) = (a.sy as isize, a.lo[0] as isize * a.sz as isize);
-        let (ly, hy, lx, hx) = (
-            a.lo[1] as isize,
-            a.hi[1] as isize,
-            a.lo[2] as isize,
-            a.hi[2] as isize,
+        let three_d = a.stencil == 7;
+        let (sy, sz) = (a.sy as isize, a.sz as isize);
+        // Growth per axis (z, y, x).
+        let g = [if three_d { s } else { 0 }, s, s];
+        let lo = [0, 1, 2].map(|i| a.lo[i] as isize - g[i]);
+        let hi = [0, 1, 2].map(|i| a.hi[i] as isize + g[i]);
+        let (d, h, w) = (
+            (hi[0] - lo[0]) as usize,
+            (hi[1] - lo[1]) as usize,
+            (hi[2] - lo[2]) as usize,
         );
-        let (y0, x0) = (ly - s, lx - s);
-        let w = (hx + s - x0) as usize;
-        let rows = (hy + s - y0) as usize;
-        let at = |y: isize, x: isize| ((y - y0) as usize) * w + (x - x0) as usize;
-        let mut cur: Vec<T> = Vec::with_capacity(rows * w);
-        for y in y0..hy + s {
-            for x in x0..hx + s {
-                // SAFETY: the tile grown by `steps` lies in the padded array
-                // (ghost layers are `steps` deep on the active axes, and
-                // temporal blocking needs both y and x active).
-                cur.push(unsafe { *inp.offset(zoff + y * sy + x) });
+        let at = |z: isize, y: isize, x: isize| {
+            (((z - lo[0]) as usize) * h + (y - lo[1]) as usize) * w + (x - lo[2]) as usize
+        };
+        let mut cur: Vec<T> = Vec::with_capacity(d * h * w);
+        for z in lo[0]..hi[0] {
+            for y in lo[1]..hi[1] {
+                for x in lo[2]..hi[2] {
+                    // SAFETY: the tile grown by `steps` lies in the padded
+                    // array (ghost layers are `steps` deep on the active
+                    // axes, and temporal blocking needs every axis of the
+                    // stencil active).
+                    cur.push(unsafe { *inp.offset(z * sz + y * sy + x) });
+                }
             }
         }
         let mut next = cur.clone();
-        let evolves = |y: isize, x: isize| {
-            y >= a.ulo[1] as isize
-                && y < a.uhi[1] as isize
-                && x >= a.ulo[2] as isize
-                && x < a.uhi[2] as isize
+        // Cells outside [ulo, uhi) keep their values: the ranges below are
+        // clipped to it.
+        let u = |i: usize, from: isize, to: isize| {
+            from.max(a.ulo[i] as isize)..to.min(a.uhi[i] as isize)
         };
         let mut acc = 0.0f64;
         for k in 1..=s {
             let r = s - k;
             next.copy_from_slice(&cur);
-            for y in ly - r..hy + r {
-                for x in lx - r..hx + r {
-                    if !evolves(y, x) {
-                        continue;
+            let zr = if three_d { r } else { 0 };
+            for z in u(0, a.lo[0] as isize - zr, a.hi[0] as isize + zr) {
+                for y in u(1, a.lo[1] as isize - r, a.hi[1] as isize + r) {
+                    for x in u(2, a.lo[2] as isize - r, a.hi[2] as isize + r) {
+                        let c = |dz: isize, dy: isize, dx: isize| cur[at(z + dz, y + dy, x + dx)];
+                        let v = if three_d {
+                            ((c(-1, 0, 0) + c(1, 0, 0))
+                                + (c(0, -1, 0) + c(0, 1, 0))
+                                + (c(0, 0, -1) + c(0, 0, 1)))
+                                / T::c(6.0)
+                        } else {
+                            T::c(0.25) * ((c(0, -1, 0) + c(0, 1, 0)) + (c(0, 0, -1) + c(0, 0, 1)))
+                        };
+                        if k == s && check {
+                            let d = v.f() - c(0, 0, 0).f();
+                            acc += d * d;
+                        }
+                        next[at(z, y, x)] = v;
                     }
-                    let c = |dy: isize, dx: isize| cur[at(y + dy, x + dx)];
-                    let v = T::c(0.25) * ((c(-1, 0) + c(1, 0)) + (c(0, -1) + c(0, 1)));
-                    if k == s && check {
-                        let d = v.f() - c(0, 0).f();
-                        acc += d * d;
-                    }
-                    next[at(y, x)] = v;
                 }
             }
             std::mem::swap(&mut cur, &mut next);
         }
-        for y in ly..hy {
-            for x in lx..hx {
-                // SAFETY: the tile lies in the interior (module docs).
-                unsafe { *out.offset(zoff + y * sy + x) = cur[at(y, x)] };
+        for z in a.lo[0] as isize..a.hi[0] as isize {
+            for y in a.lo[1] as isize..a.hi[1] as isize {
+                for x in a.lo[2] as isize..a.hi[2] as isize {
+                    // SAFETY: the tile lies in the interior (module docs).
+                    unsafe { *out.offset(z * sz + y * sy + x) = cur[at(z, y, x)] };
+                }
             }
         }
         if check {

@@ -499,13 +499,157 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
     return acc;
 }
 
+// Rows of a work item of the 3D temporal-blocking body below, and the
+// raw planes it loads ahead of the one it computes (0 or 1).
+#ifndef JACOBI_T3_G
+#define JACOBI_T3_G 2
+#endif
+#ifndef JACOBI_T3_PF
+#define JACOBI_T3_PF 1
+#endif
+
+// Temporal blocking (3D 7-point), two sweeps per graph iteration. The PE's
+// ghost layers are 2 deep on every axis, so a tile's cells after two
+// sweeps depend only on the tile grown by 2, and each cell of it is read
+// once. A work item is a 32-column chunk of the grown tile (lanes 2 .. 29
+// are its W = 28 output columns) and G output rows, marched along z
+// through a register window: lane l holds, for its column,
+//   the raw planes p - 1 (the G + 2 rows the first sweep needs as its
+//   centre's z neighbour), p (G + 4 rows) and p + 1 (G + 4 rows; with
+//   JACOBI_T3_PF, plane p + 2 is loading too),
+//   the first sweep's planes p - 2 (G rows), p - 1 (G + 2) and p (G + 2),
+// computes the first sweep of plane p (rows 1 .. G + 2 of the item) and
+// then the second sweep of plane p - 1 (rows 2 .. G + 1), and stores it.
+// x neighbours come by shuffles: the first sweep is exact on lanes
+// 1 .. 30, the second on 2 .. 29. Every value is the same formula of the
+// same neighbours as in two separate sweeps (term for term stencil_at's
+// 7-point one), so the grid is bitwise that of steps = 1; cells outside
+// [ulo, uhi) (Dirichlet ghosts) keep their values. The squared update
+// (check iterations) is of the second sweep, summed per lane in item,
+// plane and row order. Selects, not branches, between the shuffles (see
+// sweep_steps). Raw rows past the padded array (the last item of a tile
+// at the PE's top) load as 0 and reach only cells that are not stored.
+template <class T, int G, bool CHECK>
+__device__ __noinline__ double sweep_steps3(const T* in, T* out, const JacobiTile& a) {
+    constexpr int S = 2, W = 32 - 2 * S, RR = G + 2 * S, R1 = G + 2;
+    const int lox = (int)a.lo[2], hix = (int)a.hi[2], loy = (int)a.lo[1], hiy = (int)a.hi[1];
+    const int loz = (int)a.lo[0], hiz = (int)a.hi[0];
+    const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1];
+    const unsigned chunks = (nx + W - 1) / W, groups = (ny + G - 1) / G;
+    const unsigned items = chunks * groups;
+    const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    const unsigned sy = a.sy, sz = a.sz;
+    const int ulox = (int)a.ulo[2], uhix = (int)a.uhi[2], uloy = (int)a.ulo[1], uhiy = (int)a.uhi[1];
+    const int uloz = (int)a.ulo[0], uhiz = (int)a.uhi[0];
+    double acc = 0;
+    for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
+        const int x0 = lox + (int)((w / groups) * W);
+        const int y0 = loy + (int)((w % groups) * G);
+        const int x = x0 - S + (int)lane;
+        const bool xload = x < hix + S;  // x >= lox - S >= 0 always
+        const bool xu = x >= ulox && x < uhix;
+        // Raw row j of the item is y0 - S + j; rows j < rows_in exist.
+        const int rows_in = hiy + S - (y0 - S);
+        unsigned ym = 0;  // bit j: row j evolves
+#pragma unroll
+        for (int j = 0; j < RR; ++j) {
+            const int y = y0 - S + j;
+            ym |= (unsigned)(y >= uloy && y < uhiy) << j;
+        }
+        const bool store = (int)lane >= S && (int)lane < S + W && x < hix;
+        const int rows_out = hiy - y0;  // output rows r < rows_out are the tile's
+        const T* src = in + (unsigned long long)(loz - S) * sz + (unsigned long long)(y0 - S) * sy + x;
+        T* dst = out + (unsigned long long)loz * sz + (unsigned long long)y0 * sy + x;
+        auto load = [&](T (&v)[RR]) {
+#pragma unroll
+            for (int j = 0; j < RR; ++j) v[j] = (xload && j < rows_in) ? src[(unsigned long long)j * sy] : (T)0;
+            src += sz;
+        };
+        T rb[R1], rc[RR], rn[RR];  // raw planes p - 1 (rows 1 .. G + 2), p, p + 1
+        T sb[G], sc[R1];           // first sweep: planes p - 2 (rows 2 .. G + 1), p - 1
+        {
+            T t[RR];
+            load(t);
+#pragma unroll
+            for (int i = 0; i < R1; ++i) rb[i] = t[i + 1];
+        }
+        load(rc);
+        load(rn);
+#pragma unroll
+        for (int i = 0; i < G; ++i) sb[i] = (T)0;
+#pragma unroll
+        for (int i = 0; i < R1; ++i) sc[i] = (T)0;
+        // p runs over the planes of the first sweep, loz - 1 .. hiz; the
+        // second sweep's plane is p - 1, from p = loz + 1 on.
+        for (int p = loz - 1; p <= hiz; ++p) {
+            T pf[RR];
+            if (JACOBI_T3_PF) {
+                if (p + 2 <= hiz + 1) {
+                    load(pf);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < RR; ++j) pf[j] = (T)0;
+                }
+            }
+            const bool zu1 = p >= uloz && p < uhiz;
+            T s1[R1];
+#pragma unroll
+            for (int i = 0; i < R1; ++i) {
+                const int j = i + 1;
+                const T c = rc[j];
+                const T left = __shfl_up_sync(0xffffffffu, c, 1);
+                const T right = __shfl_down_sync(0xffffffffu, c, 1);
+                const T v = ((rb[i] + rn[j]) + (rc[j - 1] + rc[j + 1]) + (left + right)) / (T)6;
+                const bool ev = zu1 & xu & (((ym >> j) & 1u) != 0);
+                s1[i] = ev ? v : c;
+            }
+            if (p > loz) {
+                const int q = p - 1;
+                const bool zu2 = q >= uloz && q < uhiz;
+#pragma unroll
+                for (int r = 0; r < G; ++r) {
+                    const T c = sc[r + 1];
+                    const T left = __shfl_up_sync(0xffffffffu, c, 1);
+                    const T right = __shfl_down_sync(0xffffffffu, c, 1);
+                    const T v = ((sb[r] + s1[r + 1]) + (sc[r] + sc[r + 2]) + (left + right)) / (T)6;
+                    const bool ev = zu2 & xu & (((ym >> (r + S)) & 1u) != 0);
+                    if (CHECK) {
+                        const bool counted = ev & store & (r < rows_out);
+                        const double d = counted ? (double)v - (double)c : 0.0;
+                        acc += d * d;
+                    }
+                    if (store && r < rows_out) dst[(unsigned long long)r * sy] = ev ? v : c;
+                }
+                dst += sz;
+            }
+#pragma unroll
+            for (int i = 0; i < G; ++i) sb[i] = sc[i + 1];
+#pragma unroll
+            for (int i = 0; i < R1; ++i) sc[i] = s1[i];
+#pragma unroll
+            for (int i = 0; i < R1; ++i) rb[i] = rc[i + 1];
+#pragma unroll
+            for (int j = 0; j < RR; ++j) rc[j] = rn[j];
+            if (JACOBI_T3_PF) {
+#pragma unroll
+                for (int j = 0; j < RR; ++j) rn[j] = pf[j];
+            } else if (p + 2 <= hiz + 1) {
+                load(rn);
+            }
+        }
+    }
+    return acc;
+}
+
 template <class T, int K>
 __device__ __forceinline__ void tile_k(const JacobiTile& a, unsigned n) {
     const T* in = reinterpret_cast<const T*>(a.a) + (n % 2) * a.len;
     T* out = reinterpret_cast<T*>(a.a) + ((n + 1) % 2) * a.len;
     const bool check = is_check(n, a.check_every, a.iterations);
     double part;
-    if (K == 5 && a.steps > 1) {
+    if (K == 7 && a.steps > 1) {
+        part = check ? sweep_steps3<T, JACOBI_T3_G, true>(in, out, a) : sweep_steps3<T, JACOBI_T3_G, false>(in, out, a);
+    } else if (K == 5 && a.steps > 1) {
         switch (a.steps) {
             case 2: part = check ? sweep_steps<T, 2, true>(in, out, a) : sweep_steps<T, 2, false>(in, out, a); break;
             case 3: part = check ? sweep_steps<T, 3, true>(in, out, a) : sweep_steps<T, 3, false>(in, out, a); break;

@@ -148,8 +148,9 @@ pub struct Common {
     /// Sweeps per synchronisation, 1..=4 (temporal blocking: ghosts S deep,
     /// each tile computes S sweeps from one read; after the same number of
     /// sweeps the grid is bitwise that of 1, but with --tol the run stops
-    /// S sweeps after the converged check's). jacobi2d --stencil 5 only,
-    /// --size 2 or more; --iters and --check-every must be multiples of S.
+    /// S sweeps after the converged check's). jacobi2d --stencil 5 (S up
+    /// to 4) and jacobi3d --stencil 7 (S = 2) only, --size 2 or more;
+    /// --iters and --check-every must be multiples of S.
     #[arg(long, value_name = "S", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=4))]
     steps_per_sync: u32,
@@ -382,15 +383,24 @@ fn check_shape(three_d: bool, c: &Common, stencil: Stencil) -> Result<(), String
     if s == 1 {
         return Ok(());
     }
-    if stencil != Stencil::FivePoint {
-        return Err(format!(
-            "--steps-per-sync {s}: temporal blocking works with jacobi2d's 5-point stencil only, not {}",
-            if three_d {
-                format!("jacobi3d (--stencil {})", stencil_points(stencil))
-            } else {
-                format!("--stencil {}", stencil_points(stencil))
-            }
-        ));
+    match stencil {
+        Stencil::FivePoint => {}
+        Stencil::SevenPoint if s == 2 => {}
+        Stencil::SevenPoint => {
+            return Err(format!(
+                "--steps-per-sync {s}: jacobi3d's 7-point stencil runs 2 sweeps a synchronisation (--steps-per-sync 2), not {s}"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "--steps-per-sync {s}: temporal blocking works with jacobi2d's 5-point stencil and jacobi3d's 7-point one only, not {}",
+                if three_d {
+                    format!("jacobi3d --stencil {}", stencil_points(stencil))
+                } else {
+                    format!("--stencil {}", stencil_points(stencil))
+                }
+            ));
+        }
     }
     if c.size < 2 {
         return Err(format!(
