@@ -25,6 +25,8 @@
 #   bash scripts/gpu-owed.sh s14-pf      # 1 GPU: L2 prefetch in the 3D sweep, the 3D bench rows
 #   bash scripts/gpu-owed.sh s14-3d      # 1 GPU: the 3D sweep's rows × planes × tile shapes, a trace
 #   bash scripts/gpu-owed.sh s15-t3d     # 1 GPU: 3D temporal blocking (S = 2): its tests, A/B, shapes, bench
+#   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
+#   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -446,6 +448,58 @@ s15-t3d)
   FILTER='µs per|rror' run "j3d256-s2-f64" 60 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --steps-per-sync 2 --precision f64
   FILTER='µs per|rror' run "j3d256-s1-f64" 60 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --precision f64
   FILTER='^jacobi3d|^ |rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256 --pes=none --two-gpu=none --weak=none --reps=5
+  pack
+  ;;
+s15-prof)
+  # Session 15 (1 GPU): why the 3D bodies run at half the baseline's rate.
+  # ncu warp-stall reasons, instructions and DRAM bytes of 50 sweeps of
+  # the megakernel (S = 1 default; S = 2, 4-row items) and one baseline
+  # step; then the register cap (AUTARKY_MIN_BLOCKS: 8 blocks of 128
+  # threads = 64 registers) against deeper register windows.
+  st=""
+  for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle lg_throttle mio_throttle not_selected selected no_instruction branch_resolving dispatch_stall membar sleeping drain imc_miss tex_throttle misc; do
+    st="$st,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+  done
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,smsp__average_warp_latency_per_inst_issued.ratio,l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum$st"
+  NCU="/usr/local/cuda/bin/ncu --clock-control none --metrics $M"
+  FILTER='\.(sum|pct|ratio)' LINES_SHOWN=40 run ncu-s1 150 $NCU -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters 50 --check-every 0
+  FILTER='\.(sum|pct|ratio)' LINES_SHOWN=40 AUTARKY_NVRTC_EXTRA="-DJACOBI_T3_G=4" run ncu-s2g4 150 $NCU -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters 50 --check-every 0 --steps-per-sync 2 --tile 16x4x256
+  FILTER='\.(sum|pct|ratio)' LINES_SHOWN=40 run ncu-graph 150 $NCU -k jacobi3d_step -s 5 -c 1 $B/jacobi --2d=none --3d=256 --pes=none --two-gpu=none --weak=none --reps=1
+  for v in "8::-DJACOBI_Z2=2:32x2x256" "6::-DJACOBI_Z2=2:32x2x256" "6::-DJACOBI_Z2=4 -DJACOBI_Z2_U=2:16x4x256" "6::-DJACOBI_Z2=2 -DJACOBI_Z2_U=4:32x2x256" "4::-DJACOBI_Z2=4 -DJACOBI_Z2_U=2:16x4x256" \
+           "6:2:-DJACOBI_T3_G=4:16x4x256" "4:2:-DJACOBI_T3_G=4:16x4x256" "4:2:-DJACOBI_T3_G=4:32x4x256" "4:2:-DJACOBI_T3_G=8:16x8x256" "4:2:-DJACOBI_T3_G=8:32x8x256"; do
+    IFS=: read mb s d t <<< "$v"
+    s=${s:-1}
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DAUTARKY_MIN_BLOCKS=$mb $d" run "j3d256-mb$mb-s$s-$(echo $d | tr -d ' =-' )-$t" 60 \
+      $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync $s --tile "$t"
+  done
+  $B/autarky info 2>&1 | tail -5
+  pack
+  ;;
+s15-lean)
+  # Session 15 (1 GPU): the 3D S = 2 body with global loads, the division
+  # in three operations and no masks away from Dirichlet sides: its GPU
+  # test, rows an item × plane prefetch × tiles (whole warps' worth of
+  # items: 10 chunks of 28 columns at 256), ncu, the bench's 3D rows.
+  export AUTARKY_REQUIRE_GPU=1
+  FILTER='test result|FAILED|panicked|differ' run test-gpu_jacobi-temporal 150 .gpu/tests/gpu_jacobi-* temporal --test-threads=1
+  FILTER='µs per|rror' run "j3d256-s1" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0
+  for v in 2:1:32x2x256 2:1:16x4x256 2:1:32x4x256 2:1:8x8x256 2:0:16x4x256 4:0:16x8x256 4:0:32x4x256 4:1:16x8x256 2:1:64x4x128 2:1:16x4x128; do
+    IFS=: read g pf t <<< "$v"
+    FILTER='µs per|rror' AUTARKY_NVRTC_EXTRA="-DJACOBI_T3_G=$g -DJACOBI_T3_PF=$pf" run "j3d256-s2-g$g-pf$pf-$t" 60 \
+      $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2 --tile "$t"
+  done
+  st=""
+  for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle not_selected selected no_instruction branch_resolving; do
+    st="$st,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+  done
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum$st"
+  FILTER='\.(sum|pct|ratio)' LINES_SHOWN=40 run ncu-s2 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters 50 --check-every 0 --steps-per-sync 2 --tile 16x4x256
+  for n in 64 128 512; do
+    it=$(( n == 512 ? 100 : (n == 64 ? 4000 : 1000) ))
+    FILTER='µs per|rror' run "j3d$n-s2" 60 $B/autarky jacobi3d --size $n --iters $it --check-every 0 --steps-per-sync 2
+  done
+  FILTER='µs per|rror' run "j3d256-s2-norm100" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 100 --steps-per-sync 2
+  FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256 --pes=none --two-gpu=none --weak=none --reps=5
   pack
   ;;
 s12-two)

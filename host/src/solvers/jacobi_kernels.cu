@@ -508,6 +508,165 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
 #define JACOBI_T3_PF 1
 #endif
 
+// Plain global loads and stores for the 3D temporal-blocking body: the
+// buffers are global memory, and a generic access costs a descriptor and a
+// 64-bit address computation per load (ncu, session 15). Not .nc: other
+// blocks wrote this data during this kernel.
+__device__ __forceinline__ float ld_global(const float* p) {
+    float v;
+    asm("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ double ld_global(const double* p) {
+    double v;
+    asm("ld.global.f64 %0, [%1];" : "=d"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ void st_global(float* p, float v) {
+    asm volatile("st.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+__device__ __forceinline__ void st_global(double* p, double v) {
+    asm volatile("st.global.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+}
+
+// x / 6, bit for bit IEEE round-to-nearest division, in three operations
+// for f32: q = RN(x·c) with c = RN(1/6), the remainder x − 6q exact by an
+// FMA, then RN(q + r·c). That equals RN(x / 6) for every finite x with
+// |x| ≥ 2⁻¹²⁵ and for +0 (checked for all 2³² floats on the CPU, session
+// 15); for the rest (a subnormal quotient, −0, ±∞, NaN) `bad` is set and
+// the caller redoes the work with IEEE division. (The compiler's x / 6 is
+// the same three operations plus a range check that branches to a slow
+// path, two more FMAs and the warp reconvergence around that branch, per
+// value.) EXACT, and f64: IEEE division.
+template <class T, bool EXACT>
+__device__ __forceinline__ T div6(T x, bool& bad) {
+    if (EXACT || sizeof(T) == 8) return x / (T)6;
+    const float xf = (float)x;
+    const float c = __uint_as_float(0x3e2aaaabu);
+    const float q = __fmul_rn(xf, c);
+    const float r = __fmaf_rn(-q, 6.0f, xf);
+    const float ax = fabsf(xf);
+    bad |= !((ax >= 0x1p-125f && ax < __uint_as_float(0x7f800000u)) || __float_as_uint(xf) == 0u);
+    return (T)__fmaf_rn(r, c, q);
+}
+
+// One work item of sweep_steps3 (below): MASK keeps the cells outside
+// [ulo, uhi) (Dirichlet ghosts) at their values (without it every cell of
+// the item evolves, as in tiles away from Dirichlet sides); EXACT divides
+// by IEEE division. Returns the item's share of the squared update.
+template <class T, int G, bool CHECK, bool MASK, bool EXACT>
+__device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiTile& a, int x0, int y0, bool& bad) {
+    constexpr int S = 2, W = 32 - 2 * S, RR = G + 2 * S, R1 = G + 2;
+    const unsigned lane = threadIdx.x & 31;
+    const int hix = (int)a.hi[2], hiy = (int)a.hi[1], loz = (int)a.lo[0], hiz = (int)a.hi[0];
+    const unsigned sy = a.sy, sz = a.sz;
+    const int x = x0 - S + (int)lane;
+    // Lanes past the grown tile load its last column, and rows past it its
+    // last row: such cells reach only outputs that are not stored.
+    const int xc = min(x, hix + S - 1);
+    const int rows_in = hiy + S - (y0 - S);  // raw rows j < rows_in exist
+    bool xu = true;
+    unsigned ym = ~0u;  // bit j: raw row j evolves
+    if (MASK) {
+        xu = x >= (int)a.ulo[2] && x < (int)a.uhi[2];
+        ym = 0;
+#pragma unroll
+        for (int j = 0; j < RR; ++j) {
+            const int y = y0 - S + j;
+            ym |= (unsigned)(y >= (int)a.ulo[1] && y < (int)a.uhi[1]) << j;
+        }
+        ym = xu ? ym : 0u;
+    }
+    const bool store = (int)lane >= S && (int)lane < S + W && x < hix;
+    const int rows_out = hiy - y0;  // output rows r < rows_out are the tile's
+    // Raw row j of a plane is j * sy past the row pointer (the last
+    // existing row for j >= rows_in), as offsets computed once.
+    unsigned roff[RR];
+#pragma unroll
+    for (int j = 0; j < RR; ++j) roff[j] = (unsigned)min(j, rows_in - 1) * sy;
+    const T* src = in + (unsigned long long)(loz - S) * sz + (unsigned long long)(y0 - S) * sy + xc;
+    T* dst = out + (unsigned long long)loz * sz + (unsigned long long)y0 * sy + x;
+    auto load = [&](T (&v)[RR]) {
+#pragma unroll
+        for (int j = 0; j < RR; ++j) v[j] = ld_global(src + roff[j]);
+        src += sz;
+    };
+    double acc = 0;
+    T rb[R1], rc[RR], rn[RR];  // raw planes p - 1 (rows 1 .. G + 2), p, p + 1
+    T sb[G], sc[R1];           // first sweep: planes p - 2 (rows 2 .. G + 1), p - 1
+    {
+        T t[RR];
+        load(t);
+#pragma unroll
+        for (int i = 0; i < R1; ++i) rb[i] = t[i + 1];
+    }
+    load(rc);
+    load(rn);
+#pragma unroll
+    for (int i = 0; i < G; ++i) sb[i] = (T)0;
+#pragma unroll
+    for (int i = 0; i < R1; ++i) sc[i] = (T)0;
+    const int uloz = (int)a.ulo[0], uhiz = (int)a.uhi[0];
+    // p runs over the planes of the first sweep, loz - 1 .. hiz; the second
+    // sweep's plane is p - 1, from p = loz + 1 on.
+    for (int p = loz - 1; p <= hiz; ++p) {
+        T pf[RR];
+        if (JACOBI_T3_PF) {
+            if (p + 2 <= hiz + 1) {
+                load(pf);
+            } else {
+#pragma unroll
+                for (int j = 0; j < RR; ++j) pf[j] = rn[j];
+            }
+        }
+        const unsigned m1 = MASK && !(p >= uloz && p < uhiz) ? 0u : ym;
+        T s1[R1];
+#pragma unroll
+        for (int i = 0; i < R1; ++i) {
+            const int j = i + 1;
+            const T c = rc[j];
+            const T left = __shfl_up_sync(0xffffffffu, c, 1);
+            const T right = __shfl_down_sync(0xffffffffu, c, 1);
+            const T v = div6<T, EXACT>((rb[i] + rn[j]) + (rc[j - 1] + rc[j + 1]) + (left + right), bad);
+            s1[i] = (!MASK || ((m1 >> j) & 1u)) ? v : c;
+        }
+        if (p > loz) {
+            const int q = p - 1;
+            const unsigned m2 = MASK && !(q >= uloz && q < uhiz) ? 0u : ym;
+#pragma unroll
+            for (int r = 0; r < G; ++r) {
+                const T c = sc[r + 1];
+                const T left = __shfl_up_sync(0xffffffffu, c, 1);
+                const T right = __shfl_down_sync(0xffffffffu, c, 1);
+                const T v = div6<T, EXACT>((sb[r] + s1[r + 1]) + (sc[r] + sc[r + 2]) + (left + right), bad);
+                const bool ev = !MASK || ((m2 >> (r + S)) & 1u);
+                if (CHECK) {
+                    const bool counted = ev & store & (r < rows_out);
+                    const double d = counted ? (double)v - (double)c : 0.0;
+                    acc += d * d;
+                }
+                if (store && r < rows_out) st_global(dst + (unsigned long long)r * sy, ev ? v : c);
+            }
+            dst += sz;
+        }
+#pragma unroll
+        for (int i = 0; i < G; ++i) sb[i] = sc[i + 1];
+#pragma unroll
+        for (int i = 0; i < R1; ++i) sc[i] = s1[i];
+#pragma unroll
+        for (int i = 0; i < R1; ++i) rb[i] = rc[i + 1];
+#pragma unroll
+        for (int j = 0; j < RR; ++j) rc[j] = rn[j];
+        if (JACOBI_T3_PF) {
+#pragma unroll
+            for (int j = 0; j < RR; ++j) rn[j] = pf[j];
+        } else if (p + 2 <= hiz + 1) {
+            load(rn);
+        }
+    }
+    return acc;
+}
+
 // Temporal blocking (3D 7-point), two sweeps per graph iteration. The PE's
 // ghost layers are 2 deep on every axis, so a tile's cells after two
 // sweeps depend only on the tile grown by 2, and each cell of it is read
@@ -523,120 +682,39 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
 // x neighbours come by shuffles: the first sweep is exact on lanes
 // 1 .. 30, the second on 2 .. 29. Every value is the same formula of the
 // same neighbours as in two separate sweeps (term for term stencil_at's
-// 7-point one), so the grid is bitwise that of steps = 1; cells outside
-// [ulo, uhi) (Dirichlet ghosts) keep their values. The squared update
-// (check iterations) is of the second sweep, summed per lane in item,
-// plane and row order. Selects, not branches, between the shuffles (see
-// sweep_steps). Raw rows past the padded array (the last item of a tile
-// at the PE's top) load as 0 and reach only cells that are not stored.
+// 7-point one; the division bit for bit, see div6), so the grid is bitwise
+// that of steps = 1; cells outside [ulo, uhi) (Dirichlet ghosts) keep
+// their values. The squared update (check iterations) is of the second
+// sweep, summed per lane in item, plane and row order. Selects, not
+// branches, between the shuffles (see sweep_steps).
 template <class T, int G, bool CHECK>
 __device__ __noinline__ double sweep_steps3(const T* in, T* out, const JacobiTile& a) {
-    constexpr int S = 2, W = 32 - 2 * S, RR = G + 2 * S, R1 = G + 2;
+    constexpr int S = 2, W = 32 - 2 * S, RR = G + 2 * S;
     const int lox = (int)a.lo[2], hix = (int)a.hi[2], loy = (int)a.lo[1], hiy = (int)a.hi[1];
-    const int loz = (int)a.lo[0], hiz = (int)a.hi[0];
     const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1];
     const unsigned chunks = (nx + W - 1) / W, groups = (ny + G - 1) / G;
     const unsigned items = chunks * groups;
-    const unsigned lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-    const unsigned sy = a.sy, sz = a.sz;
-    const int ulox = (int)a.ulo[2], uhix = (int)a.uhi[2], uloy = (int)a.ulo[1], uhiy = (int)a.uhi[1];
-    const int uloz = (int)a.ulo[0], uhiz = (int)a.uhi[0];
+    const unsigned warps = blockDim.x >> 5;
+    // Whether every cell the tile's items compute evolves along z (the
+    // first sweep's planes lo - 1 .. hi).
+    const bool zfull = (int)a.lo[0] - 1 >= (int)a.ulo[0] && (int)a.hi[0] + 1 <= (int)a.uhi[0];
     double acc = 0;
     for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
         const int x0 = lox + (int)((w / groups) * W);
         const int y0 = loy + (int)((w % groups) * G);
-        const int x = x0 - S + (int)lane;
-        const bool xload = x < hix + S;  // x >= lox - S >= 0 always
-        const bool xu = x >= ulox && x < uhix;
-        // Raw row j of the item is y0 - S + j; rows j < rows_in exist.
-        const int rows_in = hiy + S - (y0 - S);
-        unsigned ym = 0;  // bit j: row j evolves
-#pragma unroll
-        for (int j = 0; j < RR; ++j) {
-            const int y = y0 - S + j;
-            ym |= (unsigned)(y >= uloy && y < uhiy) << j;
+        // The item's loaded columns and rows, clipped to the grown tile.
+        const bool full = zfull && x0 - S >= (int)a.ulo[2] && min(x0 - S + 32, hix + S) <= (int)a.uhi[2] &&
+                          y0 - S >= (int)a.ulo[1] && min(y0 - S + RR, hiy + S) <= (int)a.uhi[1];
+        bool bad = false;
+        double part = full ? steps3_item<T, G, CHECK, false, false>(in, out, a, x0, y0, bad)
+                           : steps3_item<T, G, CHECK, true, false>(in, out, a, x0, y0, bad);
+        // A value the three-operation division may round differently: the
+        // item again with IEEE division (its stores overwrite the first
+        // pass's; the input buffer is untouched).
+        if (sizeof(T) == 4 && __any_sync(0xffffffffu, bad)) {
+            part = steps3_item<T, G, CHECK, true, true>(in, out, a, x0, y0, bad);
         }
-        const bool store = (int)lane >= S && (int)lane < S + W && x < hix;
-        const int rows_out = hiy - y0;  // output rows r < rows_out are the tile's
-        const T* src = in + (unsigned long long)(loz - S) * sz + (unsigned long long)(y0 - S) * sy + x;
-        T* dst = out + (unsigned long long)loz * sz + (unsigned long long)y0 * sy + x;
-        auto load = [&](T (&v)[RR]) {
-#pragma unroll
-            for (int j = 0; j < RR; ++j) v[j] = (xload && j < rows_in) ? src[(unsigned long long)j * sy] : (T)0;
-            src += sz;
-        };
-        T rb[R1], rc[RR], rn[RR];  // raw planes p - 1 (rows 1 .. G + 2), p, p + 1
-        T sb[G], sc[R1];           // first sweep: planes p - 2 (rows 2 .. G + 1), p - 1
-        {
-            T t[RR];
-            load(t);
-#pragma unroll
-            for (int i = 0; i < R1; ++i) rb[i] = t[i + 1];
-        }
-        load(rc);
-        load(rn);
-#pragma unroll
-        for (int i = 0; i < G; ++i) sb[i] = (T)0;
-#pragma unroll
-        for (int i = 0; i < R1; ++i) sc[i] = (T)0;
-        // p runs over the planes of the first sweep, loz - 1 .. hiz; the
-        // second sweep's plane is p - 1, from p = loz + 1 on.
-        for (int p = loz - 1; p <= hiz; ++p) {
-            T pf[RR];
-            if (JACOBI_T3_PF) {
-                if (p + 2 <= hiz + 1) {
-                    load(pf);
-                } else {
-#pragma unroll
-                    for (int j = 0; j < RR; ++j) pf[j] = (T)0;
-                }
-            }
-            const bool zu1 = p >= uloz && p < uhiz;
-            T s1[R1];
-#pragma unroll
-            for (int i = 0; i < R1; ++i) {
-                const int j = i + 1;
-                const T c = rc[j];
-                const T left = __shfl_up_sync(0xffffffffu, c, 1);
-                const T right = __shfl_down_sync(0xffffffffu, c, 1);
-                const T v = ((rb[i] + rn[j]) + (rc[j - 1] + rc[j + 1]) + (left + right)) / (T)6;
-                const bool ev = zu1 & xu & (((ym >> j) & 1u) != 0);
-                s1[i] = ev ? v : c;
-            }
-            if (p > loz) {
-                const int q = p - 1;
-                const bool zu2 = q >= uloz && q < uhiz;
-#pragma unroll
-                for (int r = 0; r < G; ++r) {
-                    const T c = sc[r + 1];
-                    const T left = __shfl_up_sync(0xffffffffu, c, 1);
-                    const T right = __shfl_down_sync(0xffffffffu, c, 1);
-                    const T v = ((sb[r] + s1[r + 1]) + (sc[r] + sc[r + 2]) + (left + right)) / (T)6;
-                    const bool ev = zu2 & xu & (((ym >> (r + S)) & 1u) != 0);
-                    if (CHECK) {
-                        const bool counted = ev & store & (r < rows_out);
-                        const double d = counted ? (double)v - (double)c : 0.0;
-                        acc += d * d;
-                    }
-                    if (store && r < rows_out) dst[(unsigned long long)r * sy] = ev ? v : c;
-                }
-                dst += sz;
-            }
-#pragma unroll
-            for (int i = 0; i < G; ++i) sb[i] = sc[i + 1];
-#pragma unroll
-            for (int i = 0; i < R1; ++i) sc[i] = s1[i];
-#pragma unroll
-            for (int i = 0; i < R1; ++i) rb[i] = rc[i + 1];
-#pragma unroll
-            for (int j = 0; j < RR; ++j) rc[j] = rn[j];
-            if (JACOBI_T3_PF) {
-#pragma unroll
-                for (int j = 0; j < RR; ++j) rn[j] = pf[j];
-            } else if (p + 2 <= hiz + 1) {
-                load(rn);
-            }
-        }
+        acc += part;
     }
     return acc;
 }
