@@ -398,7 +398,7 @@ fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
     // of values near the smallest normal float (quotients subnormal) and of
     // -0.0 must still be bitwise those of one sweep a sync.
     let rt = rt("temporal_blocking", 1);
-    let tiny = |z: usize, y: usize, x: usize| ((x * 7 + y * 13 + z * 5) % 17) as f64 * 1e-39;
+    let tiny = |z: i64, y: i64, x: i64| (x * 7 + y * 13 + z * 5).rem_euclid(17) as f64 * 1e-39;
     let cases: [(&str, JacobiProblem); 2] = [
         (
             "subnormal",
