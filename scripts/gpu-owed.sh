@@ -27,6 +27,7 @@
 #   bash scripts/gpu-owed.sh s15-t3d     # 1 GPU: 3D temporal blocking (S = 2): its tests, A/B, shapes, bench
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
+#   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -500,6 +501,30 @@ s15-lean)
   done
   FILTER='µs per|rror' run "j3d256-s2-norm100" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 100 --steps-per-sync 2
   FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256 --pes=none --two-gpu=none --weak=none --reps=5
+  pack
+  ;;
+s15-lean2)
+  # Session 15 (1 GPU): the S = 2 body redoing only a plane with IEEE
+  # division (s15-lean redid the whole item: 83 µs at 256³ over 400
+  # sweeps, 62 under ncu's 50 from zero); tile shapes at 64³-512³; ncu
+  # over 50 and over 400 sweeps; the bench's 3D rows.
+  for t in 8x8x256 16x4x256 4x16x256 8x16x128 16x8x128 8x4x256; do
+    FILTER='µs per|rror' run "j3d256-s2-$t" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2 --tile "$t"
+  done
+  for t in 8x4x64 4x8x64 8x8x64 16x2x64 4x4x64; do
+    FILTER='µs per|rror' run "j3d64-s2-$t" 60 $B/autarky jacobi3d --size 64 --iters 4000 --check-every 0 --steps-per-sync 2 --tile "$t"
+  done
+  for t in 8x4x128 8x8x128 16x4x128; do
+    FILTER='µs per|rror' run "j3d128-s2-$t" 60 $B/autarky jacobi3d --size 128 --iters 1000 --check-every 0 --steps-per-sync 2 --tile "$t"
+  done
+  for t in 16x4x512 8x8x512 32x4x512; do
+    FILTER='µs per|rror' run "j3d512-s2-$t" 60 $B/autarky jacobi3d --size 512 --iters 100 --check-every 0 --steps-per-sync 2 --tile "$t"
+  done
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
+  for it in 50 400; do
+    FILTER='\.(sum|pct|ratio)' LINES_SHOWN=10 run ncu-s2-$it 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters $it --check-every 0 --steps-per-sync 2 --tile 8x8x256
+  done
+  FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256,512 --pes=none --two-gpu=none --weak=none --reps=5
   pack
   ;;
 s12-two)

@@ -534,7 +534,9 @@ __device__ __forceinline__ void st_global(double* p, double v) {
 // FMA, then RN(q + r·c). That equals RN(x / 6) for every finite x with
 // |x| ≥ 2⁻¹²⁵ and for +0 (checked for all 2³² floats on the CPU, session
 // 15); for the rest (a subnormal quotient, −0, ±∞, NaN) `bad` is set and
-// the caller redoes the work with IEEE division. (The compiler's x / 6 is
+// the caller redoes the plane's values with IEEE division. (Redoing the
+// whole item instead cost ~25 % at 256³: a grid relaxing from zero has
+// bands of subnormal values for its first ~150 sweeps.) (The compiler's x / 6 is
 // the same three operations plus a range check that branches to a slow
 // path, two more FMAs and the warp reconvergence around that branch, per
 // value.) EXACT, and f64: IEEE division.
@@ -550,12 +552,50 @@ __device__ __forceinline__ T div6(T x, bool& bad) {
     return (T)__fmaf_rn(r, c, q);
 }
 
+// The first sweep of a plane in sweep_steps3's window (rows 1 .. G + 2 of
+// the item), from the raw planes below (rows 1 .. G + 2), at and above it;
+// cells whose bit in `m` is clear keep their values. `exact`: IEEE
+// division; else div6's, and the result says whether a value needs IEEE.
+template <class T, int G, bool MASK>
+__device__ __forceinline__ bool steps3_first(T (&s1)[G + 2], const T (&rb)[G + 2], const T (&rc)[G + 4],
+                                             const T (&rn)[G + 4], unsigned m, bool exact) {
+    bool bad = false;
+#pragma unroll
+    for (int i = 0; i < G + 2; ++i) {
+        const int j = i + 1;
+        const T c = rc[j];
+        const T left = __shfl_up_sync(0xffffffffu, c, 1);
+        const T right = __shfl_down_sync(0xffffffffu, c, 1);
+        const T sum = (rb[i] + rn[j]) + (rc[j - 1] + rc[j + 1]) + (left + right);
+        const T v = exact ? sum / (T)6 : div6<T, false>(sum, bad);
+        s1[i] = (!MASK || ((m >> j) & 1u)) ? v : c;
+    }
+    return bad;
+}
+
+// The second sweep's values of a plane (rows 2 .. G + 1), from the first
+// sweep's planes below (G rows), at (G + 2) and above (G + 2) it.
+template <class T, int G>
+__device__ __forceinline__ bool steps3_second(T (&s2)[G], const T (&sb)[G], const T (&sc)[G + 2],
+                                              const T (&sa)[G + 2], bool exact) {
+    bool bad = false;
+#pragma unroll
+    for (int r = 0; r < G; ++r) {
+        const T c = sc[r + 1];
+        const T left = __shfl_up_sync(0xffffffffu, c, 1);
+        const T right = __shfl_down_sync(0xffffffffu, c, 1);
+        const T sum = (sb[r] + sa[r + 1]) + (sc[r] + sc[r + 2]) + (left + right);
+        s2[r] = exact ? sum / (T)6 : div6<T, false>(sum, bad);
+    }
+    return bad;
+}
+
 // One work item of sweep_steps3 (below): MASK keeps the cells outside
 // [ulo, uhi) (Dirichlet ghosts) at their values (without it every cell of
-// the item evolves, as in tiles away from Dirichlet sides); EXACT divides
-// by IEEE division. Returns the item's share of the squared update.
-template <class T, int G, bool CHECK, bool MASK, bool EXACT>
-__device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiTile& a, int x0, int y0, bool& bad) {
+// the item evolves, as in tiles away from Dirichlet sides). Returns the
+// item's share of the squared update.
+template <class T, int G, bool CHECK, bool MASK>
+__device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiTile& a, int x0, int y0) {
     constexpr int S = 2, W = 32 - 2 * S, RR = G + 2 * S, R1 = G + 2;
     const unsigned lane = threadIdx.x & 31;
     const int hix = (int)a.hi[2], hiy = (int)a.hi[1], loz = (int)a.lo[0], hiz = (int)a.hi[0];
@@ -621,24 +661,22 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
         }
         const unsigned m1 = MASK && !(p >= uloz && p < uhiz) ? 0u : ym;
         T s1[R1];
-#pragma unroll
-        for (int i = 0; i < R1; ++i) {
-            const int j = i + 1;
-            const T c = rc[j];
-            const T left = __shfl_up_sync(0xffffffffu, c, 1);
-            const T right = __shfl_down_sync(0xffffffffu, c, 1);
-            const T v = div6<T, EXACT>((rb[i] + rn[j]) + (rc[j - 1] + rc[j + 1]) + (left + right), bad);
-            s1[i] = (!MASK || ((m1 >> j) & 1u)) ? v : c;
-        }
+        // The first sweep of plane p; again with IEEE division when a value
+        // of the plane needs it (div6): the whole warp takes that branch.
+        // The first sweep of plane p; again with IEEE division when a value
+        // of the plane needs it (div6): the whole warp takes that branch.
+        if (__any_sync(0xffffffffu, steps3_first<T, G, MASK>(s1, rb, rc, rn, m1, false)))
+            steps3_first<T, G, MASK>(s1, rb, rc, rn, m1, true);
         if (p > loz) {
             const int q = p - 1;
             const unsigned m2 = MASK && !(q >= uloz && q < uhiz) ? 0u : ym;
+            T s2[G];
+            if (__any_sync(0xffffffffu, steps3_second<T, G>(s2, sb, sc, s1, false)))
+                steps3_second<T, G>(s2, sb, sc, s1, true);
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 const T c = sc[r + 1];
-                const T left = __shfl_up_sync(0xffffffffu, c, 1);
-                const T right = __shfl_down_sync(0xffffffffu, c, 1);
-                const T v = div6<T, EXACT>((sb[r] + s1[r + 1]) + (sc[r] + sc[r + 2]) + (left + right), bad);
+                const T v = s2[r];
                 const bool ev = !MASK || ((m2 >> (r + S)) & 1u);
                 if (CHECK) {
                     const bool counted = ev & store & (r < rows_out);
@@ -705,16 +743,8 @@ __device__ __noinline__ double sweep_steps3(const T* in, T* out, const JacobiTil
         // The item's loaded columns and rows, clipped to the grown tile.
         const bool full = zfull && x0 - S >= (int)a.ulo[2] && min(x0 - S + 32, hix + S) <= (int)a.uhi[2] &&
                           y0 - S >= (int)a.ulo[1] && min(y0 - S + RR, hiy + S) <= (int)a.uhi[1];
-        bool bad = false;
-        double part = full ? steps3_item<T, G, CHECK, false, false>(in, out, a, x0, y0, bad)
-                           : steps3_item<T, G, CHECK, true, false>(in, out, a, x0, y0, bad);
-        // A value the three-operation division may round differently: the
-        // item again with IEEE division (its stores overwrite the first
-        // pass's; the input buffer is untouched).
-        if (sizeof(T) == 4 && __any_sync(0xffffffffu, bad)) {
-            part = steps3_item<T, G, CHECK, true, true>(in, out, a, x0, y0, bad);
-        }
-        acc += part;
+        acc += full ? steps3_item<T, G, CHECK, false>(in, out, a, x0, y0)
+                    : steps3_item<T, G, CHECK, true>(in, out, a, x0, y0);
     }
     return acc;
 }
