@@ -1077,8 +1077,20 @@ fn default_shape(ext: [usize; 3], blocks: usize, steps: u32) -> ([usize; 3], Opt
         // as still gives each of a block's 4 warps an item, and the rest
         // of its cells are planes (its z neighbours outside the tile are
         // two planes of loads however deep it is).
-        // (With 2 sweeps a sync, an item's 32 lanes give 28 columns.)
-        let chunks = tx.div_ceil(if steps > 1 { 28 } else { 32 });
+        if steps > 1 {
+            // Two sweeps a sync (items of 28 columns × 2 rows): tiles two
+            // items tall, so that a 256-wide tile's 10 columns of items
+            // fall evenly on 4 warps, and half as many cells as above but
+            // at least 4 planes (each tile loads 4 planes beyond its own).
+            // Measured (f32, µs a sweep, one H200, session 15): 256³
+            // 8 × 4 × 256 82.9, 8 × 8 × 256 83.6, 16 × 4 × 256 84.9,
+            // 32 × 2 × 256 (the rule above) 88.0; 64³ 4 × 4 × 64 4.31,
+            // 16 × 2 × 64 4.71, 8 × 4 × 64 (the rule above) 5.29.
+            let ty = (2 * Z_SWEEP_ROWS).min(ext[1]);
+            let tz = (rows / 8).max(4).min(ext[0]);
+            return ([tz, ty, tx], None);
+        }
+        let chunks = tx.div_ceil(32);
         let ty = (Z_SWEEP_ROWS * (Z_SWEEP_WARPS.div_ceil(chunks))).min(ext[1]);
         let tz = (rows / ty).max(1).min(ext[0]);
         [tz, ty, tx]
@@ -1523,6 +1535,8 @@ mod tests {
         assert_eq!(default_tile([64, 64, 64], blocks, 1), [8, 4, 64]);
         assert_eq!(default_tile([128, 128, 128], blocks, 1), [8, 2, 128]);
         assert_eq!(default_tile([512, 512, 512], blocks, 1), [16, 2, 512]);
+        assert_eq!(default_tile([256, 256, 256], blocks, 2), [8, 4, 256]);
+        assert_eq!(default_tile([64, 64, 64], blocks, 2), [4, 4, 64]);
         // Temporal blocking on small grids: whole S-step work items
         // (32 − 2S wide, 8 rows), four or eight of them.
         assert_eq!(default_tile([1, 256, 256], blocks, 4), [1, 8, 192]);
@@ -1545,7 +1559,10 @@ mod tests {
             [16, 14, 12],
             [1, 3, 5000],
         ] {
-            for (blocks, steps) in [1, 4, 1055].into_iter().flat_map(|b| [(b, 1), (b, 4)]) {
+            for (blocks, steps) in [1, 4, 1055]
+                .into_iter()
+                .flat_map(|b| [(b, 1), (b, 2), (b, 4)])
+            {
                 let t = default_tile(ext, blocks, steps);
                 for a in 0..3 {
                     assert!(

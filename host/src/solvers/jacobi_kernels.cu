@@ -532,30 +532,44 @@ __device__ __forceinline__ void st_global(double* p, double v) {
 // x / 6, bit for bit IEEE round-to-nearest division, in three operations
 // for f32: q = RN(x·c) with c = RN(1/6), the remainder x − 6q exact by an
 // FMA, then RN(q + r·c). That equals RN(x / 6) for every finite x with
-// |x| ≥ 2⁻¹²⁵ and for +0 (checked for all 2³² floats on the CPU, session
-// 15); for the rest (a subnormal quotient, −0, ±∞, NaN) `bad` is set and
-// the caller redoes the plane's values with IEEE division. (Redoing the
-// whole item instead cost ~25 % at 256³: a grid relaxing from zero has
-// bands of subnormal values for its first ~150 sweeps.) (The compiler's x / 6 is
-// the same three operations plus a range check that branches to a slow
-// path, two more FMAs and the warp reconvergence around that branch, per
-// value.) EXACT, and f64: IEEE division.
+// |x| ≥ 2⁻¹²⁵ and for +0; for the rest `bad` is set, and the EXACT variant
+// gives ±0 itself, ±∞ and NaN times c, and a small x (a subnormal
+// quotient) the same three operations in f64 rounded once to f32 — exact
+// because x / 6 = (m / 3)·2^(e − 1) for x = m·2^e is never within f64's
+// rounding error of an f32 rounding midpoint unless it is representable.
+// Both checked for all 2³² floats against x / 6 on the CPU (session 15).
+// The compiler's x / 6 is the same three operations plus a range check
+// that branches to a slow-path call (per value: the branch, the warp's
+// reconvergence, and for subnormals a slow path that cost the 3D body ~20 %
+// over a grid relaxing from zero). f64: IEEE division.
 template <class T, bool EXACT>
 __device__ __forceinline__ T div6(T x, bool& bad) {
-    if (EXACT || sizeof(T) == 8) return x / (T)6;
+    if (sizeof(T) == 8) return x / (T)6;
     const float xf = (float)x;
     const float c = __uint_as_float(0x3e2aaaabu);
     const float q = __fmul_rn(xf, c);
     const float r = __fmaf_rn(-q, 6.0f, xf);
+    const float f = __fmaf_rn(r, c, q);
     const float ax = fabsf(xf);
-    bad |= !((ax >= 0x1p-125f && ax < __uint_as_float(0x7f800000u)) || __float_as_uint(xf) == 0u);
-    return (T)__fmaf_rn(r, c, q);
+    const float inf = __uint_as_float(0x7f800000u);
+    const bool ok = (ax >= 0x1p-125f && ax < inf) || __float_as_uint(xf) == 0u;
+    if (!EXACT) {
+        bad |= !ok;
+        return (T)f;
+    }
+    const double xd = (double)xf, cd = 1.0 / 6.0;
+    const double qd = __dmul_rn(xd, cd);
+    const double rd = __fma_rn(-qd, 6.0, xd);
+    const float small = (float)__fma_rn(rd, cd, qd);
+    const float special = xf == 0.0f ? xf : (ax < inf ? small : __fmul_rn(xf, c));
+    return (T)(ok ? f : special);
 }
 
 // The first sweep of a plane in sweep_steps3's window (rows 1 .. G + 2 of
 // the item), from the raw planes below (rows 1 .. G + 2), at and above it;
-// cells whose bit in `m` is clear keep their values. `exact`: IEEE
-// division; else div6's, and the result says whether a value needs IEEE.
+// cells whose bit in `m` is clear keep their values. `exact`: div6's
+// exact variant; else its three operations, and the result says whether a
+// value needs the exact one.
 template <class T, int G, bool MASK>
 __device__ __forceinline__ bool steps3_first(T (&s1)[G + 2], const T (&rb)[G + 2], const T (&rc)[G + 4],
                                              const T (&rn)[G + 4], unsigned m, bool exact) {
@@ -567,7 +581,7 @@ __device__ __forceinline__ bool steps3_first(T (&s1)[G + 2], const T (&rb)[G + 2
         const T left = __shfl_up_sync(0xffffffffu, c, 1);
         const T right = __shfl_down_sync(0xffffffffu, c, 1);
         const T sum = (rb[i] + rn[j]) + (rc[j - 1] + rc[j + 1]) + (left + right);
-        const T v = exact ? sum / (T)6 : div6<T, false>(sum, bad);
+        const T v = exact ? div6<T, true>(sum, bad) : div6<T, false>(sum, bad);
         s1[i] = (!MASK || ((m >> j) & 1u)) ? v : c;
     }
     return bad;
@@ -585,7 +599,7 @@ __device__ __forceinline__ bool steps3_second(T (&s2)[G], const T (&sb)[G], cons
         const T left = __shfl_up_sync(0xffffffffu, c, 1);
         const T right = __shfl_down_sync(0xffffffffu, c, 1);
         const T sum = (sb[r] + sa[r + 1]) + (sc[r] + sc[r + 2]) + (left + right);
-        s2[r] = exact ? sum / (T)6 : div6<T, false>(sum, bad);
+        s2[r] = exact ? div6<T, true>(sum, bad) : div6<T, false>(sum, bad);
     }
     return bad;
 }
@@ -661,10 +675,8 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
         }
         const unsigned m1 = MASK && !(p >= uloz && p < uhiz) ? 0u : ym;
         T s1[R1];
-        // The first sweep of plane p; again with IEEE division when a value
-        // of the plane needs it (div6): the whole warp takes that branch.
-        // The first sweep of plane p; again with IEEE division when a value
-        // of the plane needs it (div6): the whole warp takes that branch.
+        // The first sweep of plane p; again with div6's exact variant when a
+        // value of the plane needs it: the whole warp takes that branch.
         if (__any_sync(0xffffffffu, steps3_first<T, G, MASK>(s1, rb, rc, rn, m1, false)))
             steps3_first<T, G, MASK>(s1, rb, rc, rn, m1, true);
         if (p > loz) {
