@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s15-final   # 1 GPU: the f64 fallback and S = 2 default tiles timed; the bench; every test binary
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
 #   bash scripts/gpu-owed.sh s12-two     # 2 GPUs: two-GPU trials, S = 4 across GPUs, MPI/NVSHMEM trials
@@ -525,6 +526,27 @@ s15-lean2)
     FILTER='\.(sum|pct|ratio)' LINES_SHOWN=10 run ncu-s2-$it 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters $it --check-every 0 --steps-per-sync 2 --tile 8x8x256
   done
   FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256,512 --pes=none --two-gpu=none --weak=none --reps=5
+  pack
+  ;;
+s15-final)
+  # Session 15 (1 GPU): div6's exact variant in the fallback (f64, no
+  # slow path) and the S = 2 default tiles, timed against alternatives;
+  # ncu over 400 sweeps; the bench's 3D rows; then every test binary.
+  FILTER='µs per|rror' run "j3d256-s1" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0
+  FILTER='µs per|rror|tiles' run "j3d256-s2" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror' run "j3d256-s2-8x8x256" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2 --tile 8x8x256
+  FILTER='µs per|rror' run "j3d256-s2-norm100" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 100 --steps-per-sync 2
+  FILTER='µs per|rror' run "j3d256-s2-f64" 60 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --steps-per-sync 2 --precision f64
+  FILTER='µs per|rror|tiles' run "j3d64-s2" 60 $B/autarky jacobi3d --size 64 --iters 4000 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror|tiles' run "j3d128-s2" 60 $B/autarky jacobi3d --size 128 --iters 1000 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror' run "j3d128-s2-8x2x128" 60 $B/autarky jacobi3d --size 128 --iters 1000 --check-every 0 --steps-per-sync 2 --tile 8x2x128
+  FILTER='µs per|rror|tiles' run "j3d512-s2" 60 $B/autarky jacobi3d --size 512 --iters 100 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror' run "j3d512-s2-16x4x512" 60 $B/autarky jacobi3d --size 512 --iters 100 --check-every 0 --steps-per-sync 2 --tile 16x4x512
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
+  FILTER='\.(sum|pct|ratio)' LINES_SHOWN=10 run ncu-s2-400 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
+  FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256,512 --pes=none --two-gpu=none --weak=none --reps=5
+  pack
+  AUTARKY_TEST_LIMIT_S=240 OUT=$LOGS bash scripts/gpu-validate.sh 2>&1 | tail -n 20
   pack
   ;;
 s12-two)

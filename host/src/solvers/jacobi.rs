@@ -1078,17 +1078,25 @@ fn default_shape(ext: [usize; 3], blocks: usize, steps: u32) -> ([usize; 3], Opt
         // of its cells are planes (its z neighbours outside the tile are
         // two planes of loads however deep it is).
         if steps > 1 {
-            // Two sweeps a sync (items of 28 columns × 2 rows): tiles two
-            // items tall, so that a 256-wide tile's 10 columns of items
-            // fall evenly on 4 warps, and half as many cells as above but
-            // at least 4 planes (each tile loads 4 planes beyond its own).
-            // Measured (f32, µs a sweep, one H200, session 15): 256³
-            // 8 × 4 × 256 82.9, 8 × 8 × 256 83.6, 16 × 4 × 256 84.9,
-            // 32 × 2 × 256 (the rule above) 88.0; 64³ 4 × 4 × 64 4.31,
-            // 16 × 2 × 64 4.71, 8 × 4 × 64 (the rule above) 5.29.
-            let ty = (2 * Z_SWEEP_ROWS).min(ext[1]);
-            let tz = (rows / 8).max(4).min(ext[0]);
-            return ([tz, ty, tx], None);
+            // Two sweeps a sync (items of 28 columns × 2 rows): tiles one
+            // item tall, the rest of their cells planes, twice S = 1's
+            // cells on large grids (each tile loads 4 planes beyond its
+            // own) and 4 planes on small ones. Measured (f32, µs a sweep,
+            // one H200, session 15): 256³ 32 × 2 × 256 55.1, 16 × 4 × 256
+            // 56.7, 8 × 8 × 256 60.9, 8 × 4 × 256 65.7; 512³ 32 × 2 × 512
+            // 405, 64 × 2 × 512 420, 16 × 2 × 512 441; 128³ 8 × 2 × 128
+            // 9.55, 8 × 4 × 128 10.1; 64³ 4 × 2 × 64 3.35, 8 × 2 × 64
+            // 3.74, 8 × 4 × 64 5.43.
+            let share = cells / blocks.max(1);
+            let target = share.clamp(2048, 32 * 1024);
+            let tx = (target / 8).clamp(32, 1024).min(ext[2]).max(1);
+            let ty = Z_SWEEP_ROWS.min(ext[1]);
+            let tz = if share < 2048 {
+                4
+            } else {
+                (target / tx / ty).max(1)
+            };
+            return ([tz.min(ext[0]), ty, tx], None);
         }
         let chunks = tx.div_ceil(32);
         let ty = (Z_SWEEP_ROWS * (Z_SWEEP_WARPS.div_ceil(chunks))).min(ext[1]);
@@ -1535,8 +1543,10 @@ mod tests {
         assert_eq!(default_tile([64, 64, 64], blocks, 1), [8, 4, 64]);
         assert_eq!(default_tile([128, 128, 128], blocks, 1), [8, 2, 128]);
         assert_eq!(default_tile([512, 512, 512], blocks, 1), [16, 2, 512]);
-        assert_eq!(default_tile([256, 256, 256], blocks, 2), [8, 4, 256]);
-        assert_eq!(default_tile([64, 64, 64], blocks, 2), [4, 4, 64]);
+        assert_eq!(default_tile([256, 256, 256], blocks, 2), [32, 2, 256]);
+        assert_eq!(default_tile([512, 512, 512], blocks, 2), [32, 2, 512]);
+        assert_eq!(default_tile([128, 128, 128], blocks, 2), [8, 2, 128]);
+        assert_eq!(default_tile([64, 64, 64], blocks, 2), [4, 2, 64]);
         // Temporal blocking on small grids: whole S-step work items
         // (32 − 2S wide, 8 rows), four or eight of them.
         assert_eq!(default_tile([1, 256, 256], blocks, 4), [1, 8, 192]);
