@@ -596,7 +596,7 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         ),
         (
             &["jacobi2d", "--size", "8", "--steps-per-sync", "3"],
-            "--steps-per-sync 3: --iters 1000 and --check-every 100 must be multiples of it",
+            "--steps-per-sync 3: --iters 1000 and --check-every 100 must be multiples of 3 (a graph iteration is 3 sweeps; --iters 999 --check-every 99 would do)",
         ),
         (
             &[
@@ -608,7 +608,7 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
                 "--check-every",
                 "10",
             ],
-            "--steps-per-sync 4: --check-every 10 must be a multiple of it",
+            "--steps-per-sync 4: --check-every 10 must be a multiple of 4 (a graph iteration is 4 sweeps; --check-every 8 would do)",
         ),
         (
             &["jacobi3d", "--size", "8", "--steps-per-sync", "4"],
@@ -625,6 +625,10 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
                 "2",
             ],
             "7-point one only, not jacobi3d --stencil 27",
+        ),
+        (
+            &["jacobi3d", "--size", "3", "--pes", "2", "--steps-per-sync", "2"],
+            "--pes 2 with --size 3: 2 PEs along z leave 1 cell to a PE there, fewer than the 2 ghost layers of 2 sweeps a sync; use fewer PEs, a larger grid or fewer sweeps a sync",
         ),
         (
             &["jacobi3d", "--size", "1", "--steps-per-sync", "2"],
@@ -858,7 +862,7 @@ fn jacobi3d_temporal_blocking_gives_the_same_norms() {
             "--emulator=3",
             "jacobi3d",
             "--size",
-            "12",
+            "8",
             "--iters",
             "8",
             "--check-every",
@@ -875,11 +879,34 @@ fn jacobi3d_temporal_blocking_gives_the_same_norms() {
             .map(|n| n["norm"].to_string())
             .collect()
     };
+    // 6³ periodic on 4 PEs: the cheapest PE grid (4 × 1 × 1) has blocks
+    // 1 cell thick, thinner than 2 sweeps' ghosts; one whose blocks are
+    // thick enough (2 × 2 × 1) is chosen instead.
+    let o = autarky(&[
+        "--json",
+        "--emulator=2",
+        "jacobi3d",
+        "--size",
+        "6",
+        "--pes",
+        "4",
+        "--periodic",
+        "--iters",
+        "4",
+        "--check-every",
+        "2",
+        "--steps-per-sync",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["pe_grid"], serde_json::json!([2, 2, 1]));
+    assert_eq!(v["steps_per_sync"], 2);
     // The same tiles (a tile's partial sum is in its own cell order).
     for pes in ["1", "8"] {
-        let one = run(&["--pes", pes, "--tile", "3x4x6"]);
+        let one = run(&["--pes", pes, "--tile", "2x4x4"]);
         assert_eq!(one.len(), 2);
-        let two = run(&["--pes", pes, "--tile", "3x4x6", "--steps-per-sync", "2"]);
+        let two = run(&["--pes", pes, "--tile", "2x4x4", "--steps-per-sync", "2"]);
         assert_eq!(two, one, "{pes} PEs");
     }
 }

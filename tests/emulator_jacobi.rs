@@ -234,7 +234,7 @@ fn random_decompositions_and_tiles_never_change_a_single_cell() {
             cfg.check_every = every;
             let rt = rt(pes);
             let solver = match JacobiSolver::new(&rt, cfg.clone()) {
-                Err(Error::InvalidConfig(m)) if steps > 1 && m.contains("halo plan") => {
+                Err(Error::InvalidConfig(m)) if steps > 1 && m.contains("ghost layers") => {
                     cfg.steps_per_sync = 1;
                     cfg.check_every = every / steps;
                     JacobiSolver::new(&rt, cfg).unwrap()

@@ -90,6 +90,20 @@ impl Decomposition {
         p: usize,
         periodic: [bool; 3],
     ) -> Result<Decomposition, HaloError> {
+        Decomposition::auto_for_halo(global, p, periodic, 1)
+    }
+
+    /// [`Decomposition::auto`] for a halo `halo` cells wide: among the
+    /// factorizations whose blocks are at least `halo` cells thick along
+    /// every split or periodic axis (the ones a halo plan of that width
+    /// accepts), the cheapest; when there is none, `auto`'s choice (whose
+    /// halo plan then says which axis is too thin).
+    pub fn auto_for_halo(
+        global: [usize; 3],
+        p: usize,
+        periodic: [bool; 3],
+        halo: usize,
+    ) -> Result<Decomposition, HaloError> {
         if p == 0 {
             return Err(HaloError::NoPesAtAll);
         }
@@ -97,6 +111,7 @@ impl Decomposition {
             return Err(HaloError::EmptyAxis { axis });
         }
         let mut best: Option<(usize, [usize; 3])> = None;
+        let mut best_thick: Option<(usize, [usize; 3])> = None;
         // Ascending pz, then py: a later candidate of equal cost splits the
         // slower axes more, so `<=` keeps it.
         for pz in (1..=p).filter(|d| p % d == 0) {
@@ -124,9 +139,15 @@ impl Decomposition {
                 if best.map_or(true, |(c, _)| cost <= c) {
                     best = Some((cost, pes));
                 }
+                // (An axis of one cell is a 2D grid's z: no halo there.)
+                let exchanges = |a: usize| pes[a] > 1 || (periodic[a] && global[a] > 1);
+                let thick = (0..3).all(|a| !exchanges(a) || global[a] / pes[a] >= halo);
+                if thick && best_thick.map_or(true, |(c, _)| cost <= c) {
+                    best_thick = Some((cost, pes));
+                }
             }
         }
-        match best {
+        match best_thick.or(best) {
             Some((_, pes)) => Decomposition::new(global, pes, periodic),
             None => Err(HaloError::NoFactorization { pes: p, global }),
         }

@@ -536,3 +536,48 @@ proptest! {
         prop_assert!(bad.is_empty(), "{:?}", &bad[..bad.len().min(4)]);
     }
 }
+
+/// A halo wider than 1 (temporal blocking) needs blocks at least that
+/// thick: the automatic decomposition picks one whose blocks are, where
+/// `auto` alone picks slabs a plan of that width refuses.
+#[test]
+fn auto_for_halo_picks_blocks_at_least_the_halo_thick() {
+    let periodic = [true; 3];
+    let slabs = Decomposition::auto([1, 6, 6], 4, periodic).unwrap();
+    assert_eq!(slabs.pes(), [1, 4, 1]);
+    assert!(plan(
+        &slabs.clone().with_active_axes([false, true, true]),
+        2,
+        Footprint::Full
+    )
+    .is_err());
+    for (global, p) in [
+        ([1, 6, 6], 4),
+        ([4, 4, 4], 4),
+        ([5, 5, 5], 8),
+        ([7, 7, 7], 6),
+    ] {
+        let d = Decomposition::auto_for_halo(global, p, periodic, 2).unwrap();
+        let two_d = global[0] == 1;
+        let d = d.with_active_axes([!two_d, true, true]);
+        assert!(
+            plan(&d, 2, Footprint::Full).is_ok(),
+            "{global:?} on {p} PEs: {:?}",
+            d.pes()
+        );
+    }
+    // Where no factorization is thick enough, auto's choice (the plan
+    // then names the thin axis).
+    let d = Decomposition::auto_for_halo([1, 3, 3], 4, periodic, 2).unwrap();
+    assert_eq!(
+        d.pes(),
+        Decomposition::auto([1, 3, 3], 4, periodic).unwrap().pes()
+    );
+    // Width 1 is auto.
+    assert_eq!(
+        Decomposition::auto_for_halo([8, 8, 8], 8, [false; 3], 1)
+            .unwrap()
+            .pes(),
+        Decomposition::auto([8, 8, 8], 8, [false; 3]).unwrap().pes()
+    );
+}

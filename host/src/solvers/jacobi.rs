@@ -524,7 +524,9 @@ impl<'rt> JacobiSolver<'rt> {
                 }
                 Decomposition::new(p.dims, g, periodic)
             }
-            None => Decomposition::auto(p.dims, pes, periodic),
+            // Blocks at least S cells thick where the stencil exchanges
+            // halos, when some factorization has them.
+            None => Decomposition::auto_for_halo(p.dims, pes, periodic, steps as usize),
         }
         .map_err(|e| invalid(format!("decomposition: {e}")))?
         // Every axis the stencil reaches along has ghosts, also one of a
@@ -540,7 +542,32 @@ impl<'rt> JacobiSolver<'rt> {
         };
         let width = steps as usize;
         let plan = halo::plan(&decomp, width, footprint)
-            .map_err(|e| invalid(format!("halo plan: {e}")))?;
+            .map_err(|e| match e {
+                // In the solver's words: a block thinner than S sweeps'
+                // ghost layers (a decomposition the caller chose, or one
+                // where no factorization is thick enough).
+                halo::HaloError::HaloWiderThanBlock {
+                    axis,
+                    halo: h,
+                    smallest,
+                    pes_along,
+                } => {
+                    let name = ["z", "y", "x"][axis];
+                    let what = if pes_along == 1 {
+                        format!("the periodic {name} axis has {smallest} cell{}", plural(smallest))
+                    } else {
+                        format!(
+                            "{pes_along} PEs along {name} leave {smallest} cell{} to a PE there",
+                            plural(smallest)
+                        )
+                    };
+                    invalid(format!(
+                        "decomposition: {what}, fewer than the {h} ghost layers of {steps} sweep{} a sync; use fewer PEs, a larger grid or fewer sweeps a sync",
+                        plural(steps as usize)
+                    ))
+                }
+                e => invalid(format!("halo plan: {e}")),
+            })?;
         let layouts: Vec<LocalLayout> = (0..pes).map(|q| plan.layout(q)).collect();
         let len = decomp.max_layout(width).len();
         let reach = decomp.halo_widths(width);
@@ -1582,5 +1609,14 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// "s" unless `n` is 1.
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }

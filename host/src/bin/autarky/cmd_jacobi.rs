@@ -147,10 +147,12 @@ pub struct Common {
     comm_blocks: Option<u32>,
     /// Sweeps per synchronisation, 1..=4 (temporal blocking: ghosts S deep,
     /// each tile computes S sweeps from one read; after the same number of
-    /// sweeps the grid is bitwise that of 1, but with --tol the run stops
-    /// S sweeps after the converged check's). jacobi2d --stencil 5 (S up
-    /// to 4) and jacobi3d --stencil 7 (S = 2) only, --size 2 or more;
-    /// --iters and --check-every must be multiples of S.
+    /// sweeps the grid is bitwise that of 1 — the norms too when --tile is
+    /// the same, since the default tiles depend on S — but with --tol the
+    /// run stops S sweeps after the converged check's). jacobi2d --stencil
+    /// 5 (S up to 4) and jacobi3d --stencil 7 (S = 2) only; every PE needs
+    /// at least S cells along each axis it exchanges halos on; --iters and
+    /// --check-every must be multiples of S.
     #[arg(long, value_name = "S", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=4))]
     steps_per_sync: u32,
@@ -408,20 +410,28 @@ fn check_shape(three_d: bool, c: &Common, stencil: Stencil) -> Result<(), String
             c.size
         ));
     }
-    let off: Vec<String> = [("--iters", c.iters), ("--check-every", c.check_every)]
-        .iter()
+    let off: Vec<(&str, u32)> = [("--iters", c.iters), ("--check-every", c.check_every)]
+        .into_iter()
         .filter(|(_, v)| v % s != 0)
-        .map(|(flag, v)| format!("{flag} {v}"))
         .collect();
+    // What would do: each value rounded down to a multiple of S (at least S).
+    let fix = off
+        .iter()
+        .map(|(flag, v)| format!("{flag} {}", (v / s).max(1) * s))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let said = off
+        .iter()
+        .map(|(flag, v)| format!("{flag} {v}"))
+        .collect::<Vec<_>>()
+        .join(" and ");
     match off.len() {
         0 => Ok(()),
         1 => Err(format!(
-            "--steps-per-sync {s}: {} must be a multiple of it",
-            off[0]
+            "--steps-per-sync {s}: {said} must be a multiple of {s} (a graph iteration is {s} sweeps; {fix} would do)"
         )),
         _ => Err(format!(
-            "--steps-per-sync {s}: {} must be multiples of it",
-            off.join(" and ")
+            "--steps-per-sync {s}: {said} must be multiples of {s} (a graph iteration is {s} sweeps; {fix} would do)"
         )),
     }
 }
@@ -589,13 +599,18 @@ fn solve(
             .join("×")
     };
     ctx.say(format_args!(
-        "{command} {size_text} {}-point {}, {}, {} (PE grid {}), up to {} on the {} backend",
+        "{command} {size_text} {}-point {}, {}, {} (PE grid {}), up to {}{} on the {} backend",
         stencil_points(stencil),
         c.precision.name(),
         if c.periodic { "periodic" } else { "Dirichlet" },
         plural(c.pes as u64, "PE", "PEs"),
         shape_text(&pe_grid),
         plural(c.iters as u64, "iteration", "iterations"),
+        if c.steps_per_sync > 1 {
+            format!(", {} sweeps a synchronisation", c.steps_per_sync)
+        } else {
+            String::new()
+        },
         rt.backend_name()
     ));
 
@@ -686,6 +701,9 @@ fn solve(
         "iterations_requested": c.iters,
         "iterations": run.iterations,
         "check_every": c.check_every,
+        "steps_per_sync": c.steps_per_sync,
+        "comm_blocks": c.comm_blocks,
+        "pulse_chunk": c.pulse_chunk,
         "tol": c.tol,
         "norms": run.norms.iter().map(|(i, v)| json!({"iteration": i, "norm": v})).collect::<Vec<_>>(),
         "converged_at": run.converged_at,
