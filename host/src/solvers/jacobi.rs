@@ -1513,6 +1513,15 @@ mod cpu {
 /// the GPU.
 pub const NON_FINITE_CODE: u32 = cpu::NON_FINITE;
 
+/// "s" unless `n` is 1.
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{default_shape, default_tile, split_box, Box3};
@@ -1609,14 +1618,5 @@ mod tests {
                 }
             }
         }
-    }
-}
-
-/// "s" unless `n` is 1.
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }
