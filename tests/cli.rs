@@ -1123,3 +1123,17 @@ fn jacobi_writes_tolerances_as_they_were_typed() {
         "finite and ≥ 0, got -1.5e-6",
     );
 }
+
+/// A transport this build lacks is a usage error in the flag's words.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_transport_this_build_lacks_is_refused_in_the_flags_words() {
+    let o = autarky(&["jacobi3d", "--size", "8", "--transport", "ipc"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--transport ipc: this autarky was built without it; rebuild with `cargo build --release --features mpi`"),
+        "{e}"
+    );
+    assert!(!e.contains("Transport::"), "{e}");
+}

@@ -470,6 +470,23 @@ fn solve(
             "--transport {tname}: one GPU per rank (start one rank per GPU with mpirun; no --gpus, no emulator)"
         )));
     }
+    // A transport this build lacks: said in the flag's words (the
+    // library's error names its Rust API).
+    let built = match c.transport {
+        TransportArg::Local => true,
+        TransportArg::Ipc => cfg!(feature = "mpi"),
+        TransportArg::Nvshmem => cfg!(feature = "nvshmem"),
+    };
+    if !built {
+        let feature = if c.transport == TransportArg::Ipc {
+            "mpi"
+        } else {
+            "nvshmem"
+        };
+        return Err(CliError::Usage(format!(
+            "--transport {tname}: this autarky was built without it; rebuild with `cargo build --release --features {feature}` (needs an MPI: apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
+        )));
+    }
     if c.transport == TransportArg::Nvshmem && c.pes != 1 {
         return Err(CliError::Usage(format!(
             "--transport nvshmem: one PE per rank (got --pes {}); start one rank per PE",
