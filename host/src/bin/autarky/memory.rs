@@ -23,9 +23,19 @@ pub fn host_available() -> Option<u64> {
     }
 }
 
-/// `b` bytes as GiB with two decimals.
+/// `b` bytes as GiB with two decimals, or MiB (KiB, bytes) when that
+/// would print 0.00 GiB.
 pub fn gib(b: u64) -> String {
-    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+    let g = b as f64 / (1u64 << 30) as f64;
+    if g >= 0.005 || b == 0 {
+        format!("{g:.2} GiB")
+    } else if b >= 5 << 19 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else if b >= 1 << 10 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    } else {
+        format!("{b} bytes")
+    }
 }
 
 #[cfg(test)]
@@ -36,6 +46,10 @@ mod tests {
     fn gib_prints_two_decimals() {
         assert_eq!(gib(3 << 29), "1.50 GiB");
         assert_eq!(gib(0), "0.00 GiB");
+        // Sizes that would print 0.00 GiB: in smaller units.
+        assert_eq!(gib(3 << 20), "3.0 MiB");
+        assert_eq!(gib(20000), "19.5 KiB");
+        assert_eq!(gib(100), "100 bytes");
     }
 
     #[test]
