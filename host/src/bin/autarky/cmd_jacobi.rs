@@ -97,7 +97,8 @@ pub struct Common {
     #[arg(long, default_value_t = 1000, value_parser = iterations_parser())]
     iters: u32,
     /// Compute the update norm ‖a_new − a‖₂ every C iterations (and at the
-    /// last one); 0: never (no global synchronisation).
+    /// last one); 0: never (no global synchronisation). Iterations are
+    /// numbered from 0: with C = 100 the checks are of iterations 99, 199, …
     #[arg(long, value_name = "C", default_value_t = 100,
           value_parser = clap::value_parser!(u32).range(0..=autarky::abi::MAX_ITERATIONS as i64))]
     check_every: u32,
