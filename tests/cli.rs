@@ -812,6 +812,20 @@ fn jacobi_on_the_emulator_runs_or_says_clearly_why_not() {
     }
 }
 
+/// The norms a `--json` Jacobi run prints, as text (bitwise comparable);
+/// the run must succeed.
+fn json_norms(args: &[&str]) -> Vec<String> {
+    let o = autarky(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["norms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["norm"].to_string())
+        .collect()
+}
+
 /// Pulses split over 3 comm blocks (chunks of at least 16 cells) give
 /// bitwise the norms of whole pulses on the default one comm block, and so
 /// does temporal blocking with the same tiles (its default tiles differ on
@@ -835,15 +849,7 @@ fn jacobi_split_pulses_give_the_same_norms() {
             "16x24",
         ];
         args.extend_from_slice(extra);
-        let o = autarky(&args);
-        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["norms"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n["norm"].to_string())
-            .collect()
+        json_norms(&args)
     };
     let whole = run(&[]);
     assert_eq!(whole.len(), 5);
@@ -869,15 +875,7 @@ fn jacobi3d_temporal_blocking_gives_the_same_norms() {
             "4",
         ];
         args.extend_from_slice(extra);
-        let o = autarky(&args);
-        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["norms"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n["norm"].to_string())
-            .collect()
+        json_norms(&args)
     };
     // 6³ periodic on 4 PEs: the cheapest PE grid (4 × 1 × 1) has blocks
     // 1 cell thick, thinner than 2 sweeps' ghosts; one whose blocks are

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use autarky::solvers::jacobi::{JacobiConfig, JacobiSolver, Precision, STOP_SLACK};
+use autarky::solvers::jacobi::{JacobiConfig, JacobiRun, JacobiSolver, Precision, STOP_SLACK};
 use autarky::solvers::jacobi_ref::{reference, Boundary, JacobiProblem, Stencil};
 use autarky::{Error, Runtime};
 
@@ -24,6 +24,20 @@ fn problem(dims: [usize; 3], stencil: Stencil, boundary: [Boundary; 3]) -> Jacob
         .with_boundary(boundary)
         .with_init(|z, y, x| ((x * 7 + y * 13 + z * 5) % 17) as f64 / 17.0)
         .with_dirichlet(|z, y, x| 1.0 + 0.01 * x as f64 - 0.02 * y as f64 + 0.005 * z as f64)
+}
+
+/// Cells whose bits differ between two runs' grids.
+fn cells_differing(a: &JacobiRun, b: &JacobiRun) -> usize {
+    a.field
+        .iter()
+        .zip(&b.field)
+        .filter(|(x, y)| x.to_bits() != y.to_bits())
+        .count()
+}
+
+/// A run's norms with their iterations, as bits.
+fn norm_bits(r: &JacobiRun) -> Vec<(u32, u64)> {
+    r.norms.iter().map(|&(n, v)| (n, v.to_bits())).collect()
 }
 
 const D: Boundary = Boundary::Dirichlet;
@@ -341,12 +355,6 @@ fn the_default_tiling_and_norms_do_not_depend_on_the_block_count() {
     }
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(runs[0].norms.len(), 10);
-    let norm_bits = |r: &autarky::solvers::jacobi::JacobiRun| {
-        r.norms
-            .iter()
-            .map(|&(n, v)| (n, v.to_bits()))
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
         norm_bits(&runs[0]),
         norm_bits(&runs[1]),
@@ -387,20 +395,9 @@ fn temporal_blocking_gives_bitwise_the_grid_and_norms_of_one_sweep_per_sync() {
                 let what =
                     format!("{dims:?} {bc:?} {pes} PEs {precision:?}, {steps} sweeps a sync");
                 assert_eq!(got.iterations, 24, "{what}");
-                let diff = got
-                    .field
-                    .iter()
-                    .zip(&one.field)
-                    .filter(|(a, b)| a.to_bits() != b.to_bits())
-                    .count();
+                let diff = cells_differing(&got, &one);
                 assert_eq!(diff, 0, "{what}: {diff} cells differ");
-                let bits = |r: &autarky::solvers::jacobi::JacobiRun| {
-                    r.norms
-                        .iter()
-                        .map(|&(n, v)| (n, v.to_bits()))
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(bits(&got), bits(&one), "{what}: norms");
+                assert_eq!(norm_bits(&got), norm_bits(&one), "{what}: norms");
             }
         }
     }
@@ -408,10 +405,9 @@ fn temporal_blocking_gives_bitwise_the_grid_and_norms_of_one_sweep_per_sync() {
 
 /// Temporal blocking in 3D (7-point, 2 sweeps a sync): bitwise the grid
 /// and (with the same tiles) the norms of one sweep per iteration on 1, 2,
-/// 4 and 8 PEs (the
-/// [2, 2, 2] grid needs edge and corner ghosts 2 deep), Dirichlet and
-/// periodic sides, f32 and f64, default tiles and tiles thinner than the
-/// ghost depth on every axis.
+/// 4 and 8 PEs (the [2, 2, 2] grid needs edge and corner ghosts 2 deep),
+/// Dirichlet and periodic sides, f32 and f64, default tiles and tiles
+/// thinner than the ghost depth on every axis.
 #[test]
 fn temporal_blocking_in_3d_gives_bitwise_the_grid_and_norms_of_one_sweep_per_sync() {
     let cases = [
@@ -444,21 +440,10 @@ fn temporal_blocking_in_3d_gives_bitwise_the_grid_and_norms_of_one_sweep_per_syn
             let got = run(2);
             let what = format!("{dims:?} {bc:?} {pes} PEs {precision:?} {tile:?}");
             assert_eq!(got.iterations, 12, "{what}");
-            let diff = got
-                .field
-                .iter()
-                .zip(&one.field)
-                .filter(|(a, b)| a.to_bits() != b.to_bits())
-                .count();
+            let diff = cells_differing(&got, &one);
             assert_eq!(diff, 0, "{what}: {diff} cells differ");
-            let bits = |r: &autarky::solvers::jacobi::JacobiRun| {
-                r.norms
-                    .iter()
-                    .map(|&(n, v)| (n, v.to_bits()))
-                    .collect::<Vec<_>>()
-            };
             if tile.is_some() {
-                assert_eq!(bits(&got), bits(&one), "{what}: norms");
+                assert_eq!(norm_bits(&got), norm_bits(&one), "{what}: norms");
             } else {
                 // Default tiles differ with S (a tile's partial sum is in
                 // its own cell order): the norms agree to rounding.
