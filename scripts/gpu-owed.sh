@@ -28,7 +28,6 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
-#   bash scripts/gpu-owed.sh s16-t3d     # 1 GPU: the unrolled 3D S = 2 loop, compiled strides: tests, A/B against 86f7ece, shapes, bench
 #   bash scripts/gpu-owed.sh s15-final   # 1 GPU: the f64 fallback and S = 2 default tiles timed; the bench; every test binary
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
@@ -527,44 +526,6 @@ s15-lean2)
     FILTER='\.(sum|pct|ratio)' LINES_SHOWN=10 run ncu-s2-$it 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters $it --check-every 0 --steps-per-sync 2 --tile 8x8x256
   done
   FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256,512 --pes=none --two-gpu=none --weak=none --reps=5
-  pack
-  ;;
-s16-t3d)
-  # Session 16 (1 GPU): the 3D S = 2 plane loop unrolled 4 planes a trip
-  # (register renaming instead of moves), the branchless prefetch, x/z-only
-  # masks for edge items, and the strides compiled in (immediate row
-  # offsets): tests both ways, A/B against the session-15 binary
-  # (.gpu/bin/autarky-base, built at 86f7ece), tile shapes, compile time,
-  # the bench's 3D rows.
-  export AUTARKY_REQUIRE_GPU=1
-  FILTER='test result|FAILED|panicked' run test-jacobi-temporal 240 .gpu/tests/gpu_jacobi-* temporal --test-threads=1
-  AUTARKY_JACOBI_GENERIC_STRIDES=1 FILTER='test result|FAILED|panicked' run test-jacobi-temporal-generic 240 .gpu/tests/gpu_jacobi-* temporal --test-threads=1
-  j() { local name=$1; shift; FILTER='µs per|rror|tiles' run "$name" 90 "$@"; }
-  A="jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2"
-  j base-32x2x256 $B/autarky-base $A --tile 32x2x256
-  j new-32x2x256 $B/autarky $A --tile 32x2x256
-  AUTARKY_JACOBI_GENERIC_STRIDES=1 j generic-32x2x256 $B/autarky $A --tile 32x2x256
-  AUTARKY_JACOBI_GENERIC_STRIDES=1 AUTARKY_NVRTC_EXTRA=-DJACOBI_T3_UNROLL=1 j generic-u1-32x2x256 $B/autarky $A --tile 32x2x256
-  AUTARKY_NVRTC_EXTRA=-DJACOBI_T3_UNROLL=2 j u2-32x2x256 $B/autarky $A --tile 32x2x256
-  j base-32x2x256-again $B/autarky-base $A --tile 32x2x256
-  for t in 30x2x256 16x2x256 16x4x256 62x2x256 64x2x128; do j "new-$t" $B/autarky $A --tile $t; done
-  j new-default $B/autarky $A
-  j base-default $B/autarky-base $A
-  j new-norm100 $B/autarky jacobi3d --size 256 --iters 400 --check-every 100 --steps-per-sync 2
-  j base-f64 $B/autarky-base jacobi3d --size 256 --iters 200 --check-every 0 --steps-per-sync 2 --precision f64
-  j new-f64 $B/autarky jacobi3d --size 256 --iters 200 --check-every 0 --steps-per-sync 2 --precision f64
-  for n in 64:4000 128:1000 512:100; do
-    j "base-${n%%:*}" $B/autarky-base jacobi3d --size ${n%%:*} --iters ${n##*:} --check-every 0 --steps-per-sync 2
-    j "new-${n%%:*}" $B/autarky jacobi3d --size ${n%%:*} --iters ${n##*:} --check-every 0 --steps-per-sync 2
-  done
-  # Compile time of a new shape (cache off), the CLI's wall clock.
-  for b in autarky autarky-base; do
-    start=$(date +%s%N); AUTARKY_CACHE=0 $B/$b jacobi3d --size 100 --iters 10 --check-every 0 --steps-per-sync 2 > /dev/null 2>&1
-    echo "--- $b: compile and run of 100³ with the cache off: $(( ($(date +%s%N) - start) / 1000000 )) ms"
-  done
-  M="gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
-  FILTER='\.(sum|pct|ratio)' LINES_SHOWN=10 run ncu-s2-400 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky $A
-  FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 240 $B/jacobi --2d=none --3d=64,128,256,512 --pes=none --two-gpu=none --weak=none --reps=5
   pack
   ;;
 s15-final)

@@ -8,7 +8,7 @@
 mod common;
 
 use autarky::runtime::source;
-use autarky::solvers::jacobi::{jacobi_kinds, jacobi_kinds_with_strides};
+use autarky::solvers::jacobi::jacobi_kinds;
 use common::{nvrtc_trial, run_trials, trial};
 
 fn main() -> std::process::ExitCode {
@@ -16,10 +16,6 @@ fn main() -> std::process::ExitCode {
         nvrtc_trial(
             "jacobi_kinds_compile_with_nvrtc_for_sm90",
             jacobi_kinds_compile_with_nvrtc_for_sm90,
-        ),
-        nvrtc_trial(
-            "jacobi_kinds_with_compiled_strides_compile_for_sm90",
-            jacobi_kinds_with_compiled_strides_compile_for_sm90,
         ),
         trial(
             "every_jacobi_kind_declares_the_argument_size_its_cuda_struct_has",
@@ -57,16 +53,6 @@ fn jacobi_kinds_compile_with_nvrtc_for_sm90() {
         "jacobi_tile",
         "the kernels' source comes first"
     );
-    match source::compile(&kinds, 128, 90) {
-        Ok(cubin) => assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin"),
-        Err(e) => panic!("{e}"),
-    }
-}
-
-/// The 3D two-sweep body with the array strides compiled in (a 256³ grid's
-/// with two ghost layers a side), as a solver of such a grid compiles it.
-fn jacobi_kinds_with_compiled_strides_compile_for_sm90() {
-    let kinds = jacobi_kinds_with_strides(260, 260 * 260);
     match source::compile(&kinds, 128, 90) {
         Ok(cubin) => assert!(cubin.starts_with(b"\x7fELF"), "not an ELF cubin"),
         Err(e) => panic!("{e}"),

@@ -417,32 +417,9 @@ pub fn jacobi_kinds() -> Vec<TaskKind> {
     kinds()
 }
 
-/// The kinds a solver compiles for a 3D 7-point f32 run with two sweeps a
-/// synchronisation whose PEs' arrays all have row stride `sy` and plane
-/// stride `sz` (elements): the two-sweep body with those strides compiled
-/// in (see [`JacobiSolver::new`]).
-pub fn jacobi_kinds_with_strides(sy: usize, sz: usize) -> Vec<TaskKind> {
-    kinds_with(Some([sy, sz]))
-}
-
 fn kinds() -> Vec<TaskKind> {
-    kinds_with(None)
-}
-
-/// The kinds, with the 3D two-sweep body's array strides compiled in when
-/// `strides` (y, z) is given: its work items then address their rows with
-/// immediates (one instruction a load instead of two, and no offset
-/// registers; `JACOBI_T3_SY`/`SZ` in the kernels). Tiles of another stride
-/// still run, through the generic body.
-fn kinds_with(strides: Option<[usize; 2]>) -> Vec<TaskKind> {
-    let tile_source = match strides {
-        Some([sy, sz]) => {
-            format!("#define JACOBI_T3_SY {sy}\n#define JACOBI_T3_SZ {sz}\n{KERNELS}")
-        }
-        None => KERNELS.to_string(),
-    };
     vec![
-        TaskKind::new("jacobi_tile", tile_source)
+        TaskKind::new("jacobi_tile", KERNELS)
             .args::<TileArgs>()
             .with_cpu(cpu::tile),
         TaskKind::new("jacobi_pulse", "")
@@ -599,19 +576,7 @@ impl<'rt> JacobiSolver<'rt> {
         let esize = cfg.precision.size();
 
         let mut graph = Graph::new();
-        // The 3D two-sweep f32 body with the PEs' strides compiled in, when
-        // every PE has the same ones (a megakernel is compiled per graph, so
-        // another grid shape compiles another: a few seconds once, then the
-        // cubin cache). AUTARKY_JACOBI_GENERIC_STRIDES=1 turns it off (the
-        // A/B in docs/performance.md).
-        let strides = layouts[0].strides;
-        let specialize = p.stencil == Stencil::SevenPoint
-            && steps == 2
-            && cfg.precision == Precision::F32
-            && layouts.iter().all(|l| l.strides == strides)
-            && strides[0] <= u32::MAX as usize
-            && std::env::var("AUTARKY_JACOBI_GENERIC_STRIDES").map_or(true, |v| v != "1");
-        let ks: Vec<_> = kinds_with(specialize.then_some([strides[1], strides[0]]))
+        let ks: Vec<_> = kinds()
             .into_iter()
             .map(|k| graph.add_kind(k))
             .collect::<std::result::Result<_, _>>()?;

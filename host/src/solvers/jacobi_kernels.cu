@@ -507,21 +507,6 @@ __device__ __noinline__ double sweep_steps(const T* in, T* out, const JacobiTile
 #ifndef JACOBI_T3_PF
 #define JACOBI_T3_PF 1
 #endif
-// Planes a trip of its plane loop (f32): the window's register moves
-// between planes become renamings (ptxas, session 16: 183 -> 154
-// instructions a plane in the interior items, 137 with the strides below).
-#ifndef JACOBI_T3_UNROLL
-#define JACOBI_T3_UNROLL 4
-#endif
-// The array strides, when the host compiles them in (every tile of the
-// graph has them): row offsets become immediates of the loads.
-#if defined(JACOBI_T3_SY) && defined(JACOBI_T3_SZ)
-#define JACOBI_T3_CS true
-#else
-#define JACOBI_T3_CS false
-#define JACOBI_T3_SY 0
-#define JACOBI_T3_SZ 0
-#endif
 
 // Plain global loads and stores for the 3D temporal-blocking body: the
 // buffers are global memory, and a generic access costs a descriptor and a
@@ -582,11 +567,10 @@ __device__ __forceinline__ T div6(T x, bool& bad) {
 
 // The first sweep of a plane in sweep_steps3's window (rows 1 .. G + 2 of
 // the item), from the raw planes below (rows 1 .. G + 2), at and above it;
-// cells whose bit in `m` is clear keep their values (MASK 1: the lane's
-// cells, all rows alike, when m is 0). `exact`: div6's exact variant; else
-// its three operations, and the result says whether a value needs the
-// exact one.
-template <class T, int G, int MASK>
+// cells whose bit in `m` is clear keep their values. `exact`: div6's
+// exact variant; else its three operations, and the result says whether a
+// value needs the exact one.
+template <class T, int G, bool MASK>
 __device__ __forceinline__ bool steps3_first(T (&s1)[G + 2], const T (&rb)[G + 2], const T (&rc)[G + 4],
                                              const T (&rn)[G + 4], unsigned m, bool exact) {
     bool bad = false;
@@ -598,7 +582,7 @@ __device__ __forceinline__ bool steps3_first(T (&s1)[G + 2], const T (&rb)[G + 2
         const T right = __shfl_down_sync(0xffffffffu, c, 1);
         const T sum = (rb[i] + rn[j]) + (rc[j - 1] + rc[j + 1]) + (left + right);
         const T v = exact ? div6<T, true>(sum, bad) : div6<T, false>(sum, bad);
-        s1[i] = (MASK == 0 || (MASK == 1 ? m != 0u : ((m >> j) & 1u) != 0u)) ? v : c;
+        s1[i] = (!MASK || ((m >> j) & 1u)) ? v : c;
     }
     return bad;
 }
@@ -621,20 +605,15 @@ __device__ __forceinline__ bool steps3_second(T (&s2)[G], const T (&sb)[G], cons
 }
 
 // One work item of sweep_steps3 (below): MASK keeps the cells outside
-// [ulo, uhi) (Dirichlet ghosts) at their values: 0, every cell of the item
-// evolves (tiles away from Dirichlet sides); 1, whole columns (lanes) and
-// planes may not, every row does (items away from Dirichlet sides along
-// y); 2, any cell. CS: the
-// strides are the compiled JACOBI_T3_SY/SZ and every raw row of the item
-// exists (row offsets as immediates). U: planes a trip of the plane loop
-// (the window's register moves are then renamings). Returns the item's
-// share of the squared update.
-template <class T, int G, bool CHECK, int MASK, bool CS, int U>
+// [ulo, uhi) (Dirichlet ghosts) at their values (without it every cell of
+// the item evolves, as in tiles away from Dirichlet sides). Returns the
+// item's share of the squared update.
+template <class T, int G, bool CHECK, bool MASK>
 __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiTile& a, int x0, int y0) {
     constexpr int S = 2, W = 32 - 2 * S, RR = G + 2 * S, R1 = G + 2;
     const unsigned lane = threadIdx.x & 31;
     const int hix = (int)a.hi[2], hiy = (int)a.hi[1], loz = (int)a.lo[0], hiz = (int)a.hi[0];
-    const unsigned sy = CS ? (unsigned)JACOBI_T3_SY : a.sy, sz = CS ? (unsigned)JACOBI_T3_SZ : a.sz;
+    const unsigned sy = a.sy, sz = a.sz;
     const int x = x0 - S + (int)lane;
     // Lanes past the grown tile load its last column, and rows past it its
     // last row: such cells reach only outputs that are not stored.
@@ -642,10 +621,7 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
     const int rows_in = hiy + S - (y0 - S);  // raw rows j < rows_in exist
     bool xu = true;
     unsigned ym = ~0u;  // bit j: raw row j evolves
-    if (MASK == 1) {
-        xu = x >= (int)a.ulo[2] && x < (int)a.uhi[2];
-        ym = xu ? ~0u : 0u;
-    } else if (MASK == 2) {
+    if (MASK) {
         xu = x >= (int)a.ulo[2] && x < (int)a.uhi[2];
         ym = 0;
 #pragma unroll
@@ -661,20 +637,13 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
     // existing row for j >= rows_in), as offsets computed once.
     unsigned roff[RR];
 #pragma unroll
-    for (int j = 0; j < RR; ++j) roff[j] = (unsigned)(CS ? j : min(j, rows_in - 1)) * sy;
+    for (int j = 0; j < RR; ++j) roff[j] = (unsigned)min(j, rows_in - 1) * sy;
     const T* src = in + (unsigned long long)(loz - S) * sz + (unsigned long long)(y0 - S) * sy + xc;
     T* dst = out + (unsigned long long)loz * sz + (unsigned long long)y0 * sy + x;
     auto load = [&](T (&v)[RR]) {
 #pragma unroll
         for (int j = 0; j < RR; ++j) v[j] = ld_global(src + roff[j]);
         src += sz;
-    };
-    // The prefetch of plane p + 2 past the tile's last raw plane (hiz + 1)
-    // loads that plane again: no branch around the loads.
-    auto load_pf = [&](T (&v)[RR], int q) {
-#pragma unroll
-        for (int j = 0; j < RR; ++j) v[j] = ld_global(src + roff[j]);
-        src += q + 1 <= hiz + 1 ? sz : 0u;
     };
     double acc = 0;
     T rb[R1], rc[RR], rn[RR];  // raw planes p - 1 (rows 1 .. G + 2), p, p + 1
@@ -694,11 +663,17 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
     const int uloz = (int)a.ulo[0], uhiz = (int)a.uhi[0];
     // p runs over the planes of the first sweep, loz - 1 .. hiz; the second
     // sweep's plane is p - 1, from p = loz + 1 on.
-#pragma unroll U
     for (int p = loz - 1; p <= hiz; ++p) {
         T pf[RR];
-        if (JACOBI_T3_PF) load_pf(pf, p + 2);
-        const unsigned m1 = MASK != 0 && !(p >= uloz && p < uhiz) ? 0u : ym;
+        if (JACOBI_T3_PF) {
+            if (p + 2 <= hiz + 1) {
+                load(pf);
+            } else {
+#pragma unroll
+                for (int j = 0; j < RR; ++j) pf[j] = rn[j];
+            }
+        }
+        const unsigned m1 = MASK && !(p >= uloz && p < uhiz) ? 0u : ym;
         T s1[R1];
         // The first sweep of plane p; again with div6's exact variant when a
         // value of the plane needs it: the whole warp takes that branch.
@@ -706,7 +681,7 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
             steps3_first<T, G, MASK>(s1, rb, rc, rn, m1, true);
         if (p > loz) {
             const int q = p - 1;
-            const unsigned m2 = MASK != 0 && !(q >= uloz && q < uhiz) ? 0u : ym;
+            const unsigned m2 = MASK && !(q >= uloz && q < uhiz) ? 0u : ym;
             T s2[G];
             if (__any_sync(0xffffffffu, steps3_second<T, G>(s2, sb, sc, s1, false)))
                 steps3_second<T, G>(s2, sb, sc, s1, true);
@@ -714,7 +689,7 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
             for (int r = 0; r < G; ++r) {
                 const T c = sc[r + 1];
                 const T v = s2[r];
-                const bool ev = MASK == 0 || (MASK == 1 ? m2 != 0u : ((m2 >> (r + S)) & 1u) != 0u);
+                const bool ev = !MASK || ((m2 >> (r + S)) & 1u);
                 if (CHECK) {
                     const bool counted = ev & store & (r < rows_out);
                     const double d = counted ? (double)v - (double)c : 0.0;
@@ -765,11 +740,6 @@ __device__ __forceinline__ double steps3_item(const T* in, T* out, const JacobiT
 template <class T, int G, bool CHECK>
 __device__ __noinline__ double sweep_steps3(const T* in, T* out, const JacobiTile& a) {
     constexpr int S = 2, W = 32 - 2 * S, RR = G + 2 * S;
-    // f64: one plane a trip (its window does not fit the registers twice).
-    constexpr int U = sizeof(T) == 4 ? JACOBI_T3_UNROLL : 1;
-    // Compiled strides serve f32 graphs only (the host compiles them in
-    // for those).
-    constexpr bool CSK = sizeof(T) == 4 && JACOBI_T3_CS;
     const int lox = (int)a.lo[2], hix = (int)a.hi[2], loy = (int)a.lo[1], hiy = (int)a.hi[1];
     const unsigned nx = a.hi[2] - a.lo[2], ny = a.hi[1] - a.lo[1];
     const unsigned chunks = (nx + W - 1) / W, groups = (ny + G - 1) / G;
@@ -778,25 +748,15 @@ __device__ __noinline__ double sweep_steps3(const T* in, T* out, const JacobiTil
     // Whether every cell the tile's items compute evolves along z (the
     // first sweep's planes lo - 1 .. hi).
     const bool zfull = (int)a.lo[0] - 1 >= (int)a.ulo[0] && (int)a.hi[0] + 1 <= (int)a.uhi[0];
-    // The array's strides are the compiled ones (JACOBI_T3_SY/SZ): items
-    // whose raw rows all exist take row offsets as immediates.
-    const bool cs = CSK && a.sy == (unsigned)JACOBI_T3_SY && a.sz == (unsigned)JACOBI_T3_SZ;
     double acc = 0;
     for (unsigned w = threadIdx.x >> 5; w < items; w += warps) {
         const int x0 = lox + (int)((w / groups) * W);
         const int y0 = loy + (int)((w % groups) * G);
         // The item's loaded columns and rows, clipped to the grown tile.
-        const int yend = min(y0 - S + RR, hiy + S);
-        const bool yfull = y0 - S >= (int)a.ulo[1] && yend <= (int)a.uhi[1];
-        const bool full = yfull && zfull && x0 - S >= (int)a.ulo[2] && min(x0 - S + 32, hix + S) <= (int)a.uhi[2];
-        if (!yfull)
-            acc += steps3_item<T, G, CHECK, 2, false, 1>(in, out, a, x0, y0);
-        else if (cs && yend == y0 - S + RR)
-            acc += full ? steps3_item<T, G, CHECK, 0, CSK, U>(in, out, a, x0, y0)
-                        : steps3_item<T, G, CHECK, 1, CSK, U>(in, out, a, x0, y0);
-        else
-            acc += full ? steps3_item<T, G, CHECK, 0, false, U>(in, out, a, x0, y0)
-                        : steps3_item<T, G, CHECK, 1, false, U>(in, out, a, x0, y0);
+        const bool full = zfull && x0 - S >= (int)a.ulo[2] && min(x0 - S + 32, hix + S) <= (int)a.uhi[2] &&
+                          y0 - S >= (int)a.ulo[1] && min(y0 - S + RR, hiy + S) <= (int)a.uhi[1];
+        acc += full ? steps3_item<T, G, CHECK, false>(in, out, a, x0, y0)
+                    : steps3_item<T, G, CHECK, true>(in, out, a, x0, y0);
     }
     return acc;
 }
