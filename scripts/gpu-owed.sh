@@ -28,6 +28,8 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s16-two     # 2 GPUs: every test binary, autarky info, MPI/NVSHMEM trials
+#   bash scripts/gpu-owed.sh s16-two-bench  # 2 GPUs: strong/weak scaling tables, 3D 256³ on 1 and 2 GPUs, halo waits, CG
 #   bash scripts/gpu-owed.sh s15-final   # 1 GPU: the f64 fallback and S = 2 default tiles timed; the bench; every test binary
 #   bash scripts/gpu-owed.sh s12-shapes  # 1 GPU: threads × tile for S = 4 at 256² and 1024²
 #   bash scripts/gpu-owed.sh s12-check   # 1 GPU: new defaults' tests, CG bodies A/B, benches
@@ -526,6 +528,37 @@ s15-lean2)
     FILTER='\.(sum|pct|ratio)' LINES_SHOWN=10 run ncu-s2-$it 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky jacobi3d --size 256 --iters $it --check-every 0 --steps-per-sync 2 --tile 8x8x256
   done
   FILTER='^h200|rror|best' LINES_SHOWN=14 run jacobi-bench-3d 200 $B/jacobi --2d=none --3d=64,128,256,512 --pes=none --two-gpu=none --weak=none --reps=5
+  pack
+  ;;
+s16-two)
+  # Session 16 (2 GPUs), first command: every test binary on two H200s
+  # (gpu_multigpu's two-GPU trials included), `autarky info` (the P2P
+  # matrix), then the multi-process trials: CUDA IPC and NVSHMEM forced
+  # through puts (bundle built with --features fault-injection,mpi,nvshmem).
+  AUTARKY_TEST_LIMIT_S=200 OUT=$LOGS bash scripts/gpu-validate.sh 2>&1 | tail -n 20
+  pack
+  FILTER='.' LINES_SHOWN=30 run info 60 $B/autarky info
+  mpi_env 1
+  FILTER='test result|FAILED|panicked' run mpi-ipc 120 $M .gpu/tests/mpi_ipc-* --test-threads=1
+  FILTER='test result|FAILED|panicked' run nvshmem-mpi-remote 120 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+  ;;
+s16-two-bench)
+  # Session 16 (2 GPUs), second command: issue 13's two-GPU tables —
+  # strong scaling 1024², 4096², 16384² and weak scaling 256², 4096² a GPU
+  # against the CPU-driven two-GPU baseline (S = 1 and S = 4 columns);
+  # Jacobi 3D 256³ on one and two GPUs with S = 1 and S = 2; the share of
+  # compute blocks' time spent waiting for halos (traces, 1 and 2 GPUs).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  FILTER='^two-GPU|^jacobi2d|^ |rror|best|weak' LINES_SHOWN=30 run jacobi-bench-two 300 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024,4096,16384 --weak=256,4096 --reps=3
+  for g in 1 2; do
+    for st in 1 2; do
+      FILTER='µs per|rror' run "j3d256-${g}gpu-s$st" 60 $B/autarky jacobi3d --size 256 --gpus $g --pes $g --iters 400 --check-every 0 --steps-per-sync $st
+    done
+  done
+  for n in 1024 16384; do
+    halo "1gpu-$n" --size $n --iters 200 --check-every 0
+    halo "2gpu-$n" --size $n --gpus 2 --pes 2 --iters 200 --check-every 0
+  done
   pack
   ;;
 s15-final)
