@@ -83,7 +83,7 @@ halo() {
   local label=$1
   shift
   local f="$LOGS/halo-$label"
-  timeout -k 5 120 $B/autarky --json jacobi2d "$@" --trace "/tmp/halo-$label.trace.json" > "$f.json" 2> "$f.err"
+  timeout -k 5 120 $B/autarky --json ${HALO_CMD:-jacobi2d} "$@" --trace "/tmp/halo-$label.trace.json" > "$f.json" 2> "$f.err"
   local rc=$?
   echo "--- halo $label: rc=$rc"
   [ $rc -eq 0 ] || { tail -n 5 "$f.err"; fail=1; return; }
@@ -559,6 +559,79 @@ s16-two-bench)
     halo "1gpu-$n" --size $n --iters 200 --check-every 0
     halo "2gpu-$n" --size $n --gpus 2 --pes 2 --iters 200 --check-every 0
   done
+  pack
+  ;;
+s16-two-3d)
+  # Session 16 (2 GPUs), third command: why Jacobi 3D 256³ is slower on two
+  # GPUs than on one (S = 1 131 against 96 µs, S = 2 110 against 56): the
+  # compute blocks' halo waits from traces, and the comm blocks per PE.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  for st in 1 2; do
+    HALO_CMD=jacobi3d halo "3d-1gpu-s$st" --size 256 --iters 100 --check-every 0 --steps-per-sync $st
+    HALO_CMD=jacobi3d halo "3d-2gpu-s$st" --size 256 --gpus 2 --pes 2 --iters 100 --check-every 0 --steps-per-sync $st
+  done
+  for cb in 1 2 8; do
+    FILTER='µs per|rror' run "j3d256-2gpu-s2-cb$cb" 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2 --comm-blocks $cb
+  done
+  FILTER='µs per|rror' run "j3d256-2vpe-s2" 60 $B/autarky jacobi3d --size 256 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2
+  pack
+  ;;
+s16-two-cb)
+  # Session 16 (2 GPUs), fourth command: comm blocks per PE for Jacobi 3D
+  # 256³ across two GPUs (s16-two-3d: 1 → 373, 2 → 196, 4 (default) → 110,
+  # 8 → 69.5 µs with S = 2), further up, and for S = 1 and 2 virtual PEs.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  for cb in 12 16 24 32; do
+    FILTER='µs per|rror' run "j3d256-2gpu-s2-cb$cb" 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2 --comm-blocks $cb
+  done
+  for cb in 8 16; do
+    FILTER='µs per|rror' run "j3d256-2gpu-s1-cb$cb" 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 400 --check-every 0 --comm-blocks $cb
+    FILTER='µs per|rror' run "j3d256-2vpe-s2-cb$cb" 60 $B/autarky jacobi3d --size 256 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2 --comm-blocks $cb
+    FILTER='µs per|rror' run "j2d1024-2gpu-s4-cb$cb" 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 4000 --check-every 0 --steps-per-sync 4 --comm-blocks $cb
+  done
+  FILTER='µs per|rror' run "j2d1024-2gpu-s4" 60 $B/autarky jacobi2d --size 1024 --gpus 2 --pes 2 --iters 4000 --check-every 0 --steps-per-sync 4
+  pack
+  ;;
+s16-two-cb2)
+  # Session 16 (2 GPUs), fifth command: comm blocks further up (s16-two-cb:
+  # 3D 256³ S = 2 across two GPUs 12 → 58.2, 16 → 52.1, 24 → 43.7, 32 →
+  # 39.2 µs), for S = 1, virtual PEs and the 2D two-GPU cases.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  J3="jacobi3d --size 256 --iters 400 --check-every 0"
+  for cb in 48 64 96; do
+    FILTER='µs per|rror' run "j3d256-2gpu-s2-cb$cb" 60 $B/autarky $J3 --gpus 2 --pes 2 --steps-per-sync 2 --comm-blocks $cb
+  done
+  for cb in 32 64; do
+    FILTER='µs per|rror' run "j3d256-2gpu-s1-cb$cb" 60 $B/autarky $J3 --gpus 2 --pes 2 --comm-blocks $cb
+    FILTER='µs per|rror' run "j3d256-2vpe-s2-cb$cb" 60 $B/autarky $J3 --pes 2 --steps-per-sync 2 --comm-blocks $cb
+  done
+  for cb in 4 16 32; do
+    FILTER='µs per|rror' run "j2d16384-2gpu-s4-cb$cb" 60 $B/autarky jacobi2d --size 16384 --gpus 2 --pes 2 --iters 100 --check-every 0 --steps-per-sync 4 --comm-blocks $cb
+    FILTER='µs per|rror' run "j2d4096-2gpu-s4-cb$cb" 60 $B/autarky jacobi2d --size 4096 --gpus 2 --pes 2 --iters 1000 --check-every 0 --steps-per-sync 4 --comm-blocks $cb
+    FILTER='µs per|rror' run "j3d128-2gpu-s2-cb$cb" 60 $B/autarky jacobi3d --size 128 --gpus 2 --pes 2 --iters 1000 --check-every 0 --steps-per-sync 2 --comm-blocks $cb
+  done
+  FILTER='µs per|rror' run "j3d128-1gpu-s2" 60 $B/autarky jacobi3d --size 128 --iters 1000 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror' run "j3d512-2gpu-s2-cb32" 60 $B/autarky jacobi3d --size 512 --gpus 2 --pes 2 --iters 100 --check-every 0 --steps-per-sync 2 --comm-blocks 32
+  FILTER='µs per|rror' run "j3d512-2gpu-s2" 60 $B/autarky jacobi3d --size 512 --gpus 2 --pes 2 --iters 100 --check-every 0 --steps-per-sync 2
+  pack
+  ;;
+s16-two-cb32)
+  # Session 16 (2 GPUs), sixth command: MULTI_GPU_COMM_BLOCKS 4 → 32 (the
+  # bundle's autarky, jacobi, gpu_multigpu and mpi_ipc rebuilt with it;
+  # .gpu/bin/autarky-cb4 is the binary before): the two-GPU trials, the
+  # two-GPU bench (bitwise checks and issue 13's tables with the new
+  # default), CG on two GPUs A/B (CG takes the runtime's default).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  FILTER='test result|FAILED|panicked' run test-gpu_multigpu 120 .gpu/tests/gpu_multigpu-* --test-threads=1
+  for n in 128 256; do
+    for b in autarky-cb4 autarky; do
+      OK_RC=4 FILTER='µs per|per iteration|rror' run "cg-2gpu-$n-$b" 60 $B/$b cg --poisson3d $n --gpus 2 --pes 2 --tol 0 --max-iters 200
+    done
+  done
+  FILTER='µs per|rror' run "j3d256-2gpu-s2-default" 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2
+  FILTER='^two-GPU|^jacobi2d|^ |rror|best|weak' LINES_SHOWN=30 run jacobi-bench-two 300 $B/jacobi --2d=none --3d=none --pes=none --two-gpu=1024,4096,16384 --weak=256,4096 --reps=3
+  mpi_env 1
+  FILTER='test result|FAILED|panicked' run mpi-ipc 120 $M .gpu/tests/mpi_ipc-* --test-threads=1
   pack
   ;;
 s15-final)

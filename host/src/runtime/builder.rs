@@ -119,12 +119,19 @@ impl Default for Builder {
     }
 }
 
-/// Default [`Builder::comm_blocks`] when the PEs span GPUs. Measured on two
-/// H200s (session 7, µs per iteration with 1 / 2 / 4 comm blocks): Jacobi
-/// 3D 256³ 428 / 267 / 166 (a 65536-cell plane a pulse, split in chunks
-/// over the comm blocks), 2D 1024² 16.2 / 14.5 / 14.0. A GPU of ~1055
-/// blocks gives up 3 compute blocks for it.
-pub const MULTI_GPU_COMM_BLOCKS: u32 = 4;
+/// Default [`Builder::comm_blocks`] when the PEs span GPUs: a halo pulse
+/// splits into chunks over the comm blocks, and its copy across NVLink is
+/// as fast as the blocks issuing its stores. Measured on two H200s
+/// (session 16, µs per iteration, comm blocks 4 / 8 / 16 / 32 / 64):
+/// Jacobi 3D 256³ with 2 sweeps a sync 110 / 69.5 / 52.1 / **39.2** /
+/// 44.6 (one GPU: 55.9), with 1 sweep 131 / 90.5 / 69.9 / **60.2** / 65.1
+/// (one GPU: 96.3); 3D 128³ (2 sweeps) 25.9 / – / 13.4 / **11.1**; 3D 512³
+/// (2 sweeps) 503 / – / – / **211**; 2D 4096² (4 sweeps) 14.5 / – / 11.9 /
+/// **11.6**; 2D 16384² (4 sweeps) 174 / – / 175 / 175 and 1024² 3.75 /
+/// 3.78 / 3.70 / – (compute-bound or latency-bound: no difference). A GPU
+/// of ~1055 blocks gives up 32 compute blocks for it (3 %). (Session 7's
+/// 4 was the best of 1, 2 and 4.)
+pub const MULTI_GPU_COMM_BLOCKS: u32 = 32;
 
 impl Builder {
     /// Require the GPU backend (no emulator fallback).

@@ -141,7 +141,8 @@ pub struct Common {
     #[arg(long, value_name = "N", default_value_t = autarky::TraceOptions::DEFAULT_RECORDS,
           value_parser = super::cmd_dag::trace_records_parser, requires = "trace")]
     trace_records: u32,
-    /// Comm blocks per PE (default: the runtime's, 1). With more than one,
+    /// Comm blocks per PE (default: the runtime's, 1 on one GPU and 32 when
+    /// the PEs span GPUs). With more than one,
     /// each halo pulse is split into chunks of at least --pulse-chunk
     /// cells, copied by different comm blocks at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
