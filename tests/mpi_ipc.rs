@@ -201,7 +201,7 @@ mod gpu {
     /// (each rank writes only its own PE's vectors; the p gather crosses
     /// ranks every iteration): a converging solve and a fixed-count one at
     /// 48³, whose 2304-entry ghost planes are gathered in 2 chunks by 2 of
-    /// the 4 comm blocks (the default across ranks).
+    /// the 32 comm blocks (the default across ranks).
     pub fn cg_two_ranks_match_two_virtual_pes_bitwise() {
         use autarky::solvers::cg::{heap_bytes_needed, poisson3d, CgConfig, CgSolver, CgVariant};
         for (n, tol, max_iters) in [(16, 1e-8, 10_000), (48, 0.0, 20)] {

@@ -190,7 +190,7 @@ fn jacobi3d_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
 /// CG (both recurrences) over NVSHMEM: bitwise the x, residual and
 /// iteration count of 2 virtual PEs in one process, twice in a row. Under
 /// FORCE_REMOTE every p gather is an NVSHMEM put (at 48³ in 2 chunks
-/// from 2 of the 4 comm blocks at once) and every allreduce partial a put_value.
+/// from 2 of the 32 comm blocks at once) and every allreduce partial a put_value.
 fn cg_two_ranks_over_nvshmem_match_two_virtual_pes_bitwise() {
     use autarky::solvers::cg::{heap_bytes_needed, poisson3d, CgConfig, CgSolver, CgVariant};
     let rt = runtime();

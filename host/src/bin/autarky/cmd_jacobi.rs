@@ -141,8 +141,8 @@ pub struct Common {
     #[arg(long, value_name = "N", default_value_t = autarky::TraceOptions::DEFAULT_RECORDS,
           value_parser = super::cmd_dag::trace_records_parser, requires = "trace")]
     trace_records: u32,
-    /// Comm blocks per PE (default: the runtime's, 1 on one GPU and 32 when
-    /// the PEs span GPUs). With more than one,
+    /// Comm blocks per PE, 1..=64 (default: the runtime's, 1 on one GPU and
+    /// 32 when the PEs span GPUs). With more than one,
     /// each halo pulse is split into chunks of at least --pulse-chunk
     /// cells, copied by different comm blocks at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -721,7 +721,9 @@ fn solve(
         "iterations": run.iterations,
         "check_every": c.check_every,
         "steps_per_sync": c.steps_per_sync,
-        "comm_blocks": c.comm_blocks,
+        // The runtime's count (the flag's, else the default: 1 on one GPU,
+        // 32 across GPUs), not the flag.
+        "comm_blocks": rt.blocks_per_pe_of(solver.graph()).map(|b| b.0).ok().or(c.comm_blocks),
         "pulse_chunk": c.pulse_chunk,
         "tol": c.tol,
         "norms": run.norms.iter().map(|(i, v)| json!({"iteration": i, "norm": v})).collect::<Vec<_>>(),

@@ -50,8 +50,8 @@ struct Cli {
     /// Print nothing on stdout except --json output; errors still go to stderr.
     #[arg(long, short, global = true)]
     quiet: bool,
-    /// Run on the CPU emulator, with THREADS compute threads (default: one
-    /// per core). Write `--emulator=4` to give a count.
+    /// Run on the CPU emulator, with THREADS compute threads per PE
+    /// (default: one per core). Write `--emulator=4` to give a count.
     #[arg(long, global = true, value_name = "THREADS", num_args = 0..=1,
           require_equals = true, value_parser = clap::value_parser!(u32).range(1..=1024))]
     emulator: Option<Option<u32>>,
