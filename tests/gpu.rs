@@ -28,6 +28,10 @@ fn main() -> std::process::ExitCode {
             chain_of_100000_dependent_tasks,
         ),
         gpu_trial(
+            "one_shot_chains_of_every_shape_run_in_order",
+            one_shot_chains_of_every_shape_run_in_order,
+        ),
+        gpu_trial(
             "random_dag_10000_tasks_100_iterations_with_loop_carried_edges",
             random_dag_10000_tasks_100_iterations_with_loop_carried_edges,
         ),
@@ -125,6 +129,73 @@ fn chain_of_100000_dependent_tasks(rt: Runtime) {
         "chain of {n}: {:.3} µs per hand-off (device clock)",
         r.device_ns.unwrap() as f64 / 1e3 / n as f64
     );
+}
+
+/// Chains in a run of one iteration, the shapes the chain loop must tell
+/// apart (it runs links with consecutive ids in batches of 32 and checks
+/// every link against the tables): lengths around the batch size, two
+/// chains interleaved (ids two apart), a chain built backwards (ids
+/// descending), a chain with a fork and a join in the middle, and a chain
+/// whose links have several successors. Every instance once, after its
+/// predecessors; the same graph with 3 iterations (the main loop) too.
+fn one_shot_chains_of_every_shape_run_in_order(rt: Runtime) {
+    let build = |lg: &Logged, n: usize| {
+        let mut g = Graph::new();
+        let k = g.add_kind(logged_kind()).unwrap();
+        let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+        let mut next = 0;
+        let mut take = |m: usize| {
+            let r = next..next + m;
+            next += m;
+            r
+        };
+        // Consecutive chains across the batch boundaries.
+        for len in [2, 31, 32, 33, 64, 65, 100] {
+            let r = take(len);
+            for i in r.start..r.end - 1 {
+                g.add_edge(t[i], t[i + 1]);
+            }
+        }
+        // Two chains interleaved: a_i = 2i, b_i = 2i + 1.
+        let r = take(200);
+        for i in r.start..r.end - 2 {
+            g.add_edge(t[i], t[i + 2]);
+        }
+        // Backwards: ids descending along the chain.
+        let r = take(50);
+        for i in (r.start + 1..r.end).rev() {
+            g.add_edge(t[i], t[i - 1]);
+        }
+        // A fork at 20 (to 21 and a side task) and a join at 40 (from 39 and
+        // the side task).
+        let r = take(61);
+        let side = r.end - 1;
+        for i in r.start..side - 1 {
+            g.add_edge(t[i], t[i + 1]);
+        }
+        g.add_edge(t[r.start + 20], t[side]);
+        g.add_edge(t[side], t[r.start + 40]);
+        // A link whose successor also has another predecessor (the chain
+        // goes on through a join every 10 tasks).
+        let r = take(60);
+        let feeder = take(1).start;
+        for i in r.start..r.end - 1 {
+            g.add_edge(t[i], t[i + 1]);
+            if (i - r.start) % 10 == 9 {
+                g.add_edge(t[feeder], t[i + 1]);
+            }
+        }
+        assert_eq!(next, n);
+        g
+    };
+    let n = 2 + 31 + 32 + 33 + 64 + 65 + 100 + 200 + 50 + 61 + 60 + 1;
+    for iters in [1, 3] {
+        let lg = Logged::new(&rt, n, iters);
+        let g = build(&lg, n);
+        let r = rt.run(&g, iters).unwrap();
+        assert_eq!(r.instances, n as u64 * iters as u64);
+        lg.check(&g);
+    }
 }
 
 fn random_dag(rt: &autarky::Runtime, seed: u64, n: usize, iters: u32) {

@@ -25,6 +25,11 @@ fn main() -> std::process::ExitCode {
             failing_task_ends_the_run_with_task_failed,
         ),
         gpu_trial_with(
+            "a_failing_link_of_a_one_shot_chain_ends_the_run_naming_it",
+            quick(),
+            a_failing_link_of_a_one_shot_chain_ends_the_run_naming_it,
+        ),
+        gpu_trial_with(
             "non_finite_output_is_reported_for_checked_kinds",
             quick(),
             non_finite_output_is_reported_for_checked_kinds,
@@ -50,6 +55,11 @@ fn main() -> std::process::ExitCode {
             "held_dependency_times_out_and_the_report_names_it",
             quick(),
             held_dependency_times_out_and_the_report_names_it,
+        ),
+        gpu_trial_with(
+            "held_link_of_a_one_shot_chain_times_out_naming_it",
+            quick(),
+            held_link_of_a_one_shot_chain_times_out_naming_it,
         ),
         gpu_trial_with(
             "held_pinned_and_comm_tasks_time_out_naming_the_held_task",
@@ -117,6 +127,77 @@ fn failing_task_ends_the_run_with_task_failed(rt: Runtime) {
         started.elapsed()
     );
     assert!(prop < 10_000_000, "abort took {prop} ns to propagate");
+}
+
+/// A chain of one-instance tasks runs in the scheduler's chain loop (a
+/// block runs its links back to back, 32 descriptors loaded at once): a
+/// link that fails there ends the run with its own name and instance.
+fn a_failing_link_of_a_one_shot_chain_ends_the_run_naming_it(rt: Runtime) {
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new(
+            "flaky",
+            "__device__ void flaky(autarky::TaskCtx& ctx) { if (ctx.task == 150) ctx.fail(42); }",
+        ))
+        .unwrap();
+    let t: Vec<TaskId> = (0..300).map(|_| g.add_task_bytes(k, &[])).collect();
+    for w in t.windows(2) {
+        g.add_edge(w[0], w[1]);
+    }
+    g.set_name(t[150], "link");
+    let f = rt
+        .launch(&g, RunOptions::iterations(1))
+        .unwrap()
+        .wait_detailed()
+        .unwrap();
+    match f.result {
+        Err(Error::TaskFailed {
+            task,
+            iteration,
+            code,
+            pe,
+        }) => assert_eq!(
+            (task.as_str(), iteration, code, pe),
+            ("#150 (link)", 0, 42, 0)
+        ),
+        other => panic!("expected TaskFailed, got {other:?}"),
+    }
+}
+
+/// The hold hook inside a one-shot chain (the chain loop hands a held task
+/// back to the main loop, which holds it).
+#[cfg(feature = "fault-injection")]
+fn held_link_of_a_one_shot_chain_times_out_naming_it(rt: Runtime) {
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
+    let t: Vec<TaskId> = (0..100).map(|_| g.add_task_bytes(k, &[])).collect();
+    for w in t.windows(2) {
+        g.add_edge(w[0], w[1]);
+    }
+    g.set_name(t[60], "held").set_name(t[61], "after");
+    let opts = RunOptions {
+        iterations: 1,
+        hold_task: Some(t[60]),
+        ..Default::default()
+    };
+    rt.kernel_info(&g).unwrap(); // compile first: the clock below times the run only
+    let started = Instant::now();
+    let f = rt.launch(&g, opts).unwrap().wait_detailed().unwrap();
+    let msg = match f.result {
+        Err(e @ Error::DeviceTimeout { .. }) => e.to_string(),
+        other => panic!("expected DeviceTimeout, got {other:?}"),
+    };
+    assert!(msg.contains("#60 (held)"), "{msg}");
+    assert!(
+        msg.contains("#61 (after): instance 0 waits for #60 (held)"),
+        "{msg}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    eprintln!("{msg}");
 }
 
 #[cfg(feature = "fault-injection")]

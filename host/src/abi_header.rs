@@ -153,6 +153,8 @@ pub fn generate() -> String {
     let _ = writeln!(out, "constexpr uint32_t MAX_DISTANCE = {MAX_DISTANCE}u;");
     let _ = writeln!(out, "constexpr uint32_t ABORT_BY_HOST = {ABORT_BY_HOST}u;");
     let _ = writeln!(out, "constexpr uint32_t ABORT_BY_PE = {ABORT_BY_PE}u;");
+    let _ = writeln!(out, "constexpr uint32_t WAKE_GROUP = {WAKE_GROUP}u;");
+    let _ = writeln!(out, "constexpr uint32_t WAKE_STRIDE = {WAKE_STRIDE}u;");
     let _ = writeln!(
         out,
         "constexpr uint32_t PROGRESS_SWEEP_TASKS = {PROGRESS_SWEEP_TASKS}u;\n"

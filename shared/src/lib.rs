@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 8;
+pub const ABI_VERSION: u32 = 9;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -661,8 +661,19 @@ abi_struct! {
         /// `u64[num_tasks]`: arrivals of every local task (only counted
         /// tasks' words are used); zero at launch, only increase.
         pub arrivals: u64,
+        /// Wake words of this PE's blocks: `u32`, one per [`WAKE_GROUP`]
+        /// blocks (block `b` reads word `b / WAKE_GROUP`), [`WAKE_STRIDE`]
+        /// words apart (a 128-byte line each); zero at launch, set to 1
+        /// (never back) when the run ends for this PE: by the block whose
+        /// add made `Status::tasks_finished` reach `num_tasks`, by comm
+        /// block 0 when it sets `Status::stopped`, and by a block that
+        /// raises abort. Idle blocks read their word with every poll, so they
+        /// leave within a poll of the end instead of at their next look at
+        /// `Status` (every 64 polls: one word read by every idle block must
+        /// be read rarely). Since ABI 9.
+        pub wake: u64,
     }
-    size = 248;
+    size = 256;
 }
 
 /// [`RunParams::flags`] bit: some task may lower [`Status::limit`], so claims
@@ -683,6 +694,13 @@ pub const ABORT_BY_HOST: u32 = 1;
 /// error, never recorded as `HostAbort` (which would hide the cause when
 /// two GPUs' clocks order the records).
 pub const ABORT_BY_PE: u32 = 2;
+
+/// Blocks that share one wake word ([`RunParams::wake`]).
+pub const WAKE_GROUP: u32 = 32;
+
+/// Distance between two wake words, in `u32`s (128 bytes: a word per L2
+/// line, so a group's polls touch only its own line).
+pub const WAKE_STRIDE: u32 = 32;
 
 /// Tasks comm block 0 looks at per progress publish when it sweeps the
 /// PE's tasks for [`HostControl::iterations_done`].

@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 8u
+#define AUTARKY_ABI_VERSION 9u
 
 namespace autarky {
 
@@ -21,6 +21,8 @@ constexpr uint32_t MAX_LOCAL_PES = 16u;
 constexpr uint32_t MAX_DISTANCE = 65536u;
 constexpr uint32_t ABORT_BY_HOST = 1u;
 constexpr uint32_t ABORT_BY_PE = 2u;
+constexpr uint32_t WAKE_GROUP = 32u;
+constexpr uint32_t WAKE_STRIDE = 32u;
 constexpr uint32_t PROGRESS_SWEEP_TASKS = 32u;
 
 // Word encodings (Rust: autarky_shared::{state_word, state_parts, queue_slot_word}).
@@ -458,8 +460,10 @@ struct alignas(8) RunParams {
     uint32_t counted_fan_in;
     // `u64[num_tasks]`: arrivals of every local task (only counted tasks' words are used); zero at launch, only increase.
     uint64_t arrivals;
+    // Wake words of this PE's blocks: `u32`, one per [`WAKE_GROUP`] blocks (block `b` reads word `b / WAKE_GROUP`), [`WAKE_STRIDE`] words apart (a 128-byte line each); zero at launch, set to 1 (never back) when the run ends for this PE: by the block whose add made `Status::tasks_finished` reach `num_tasks`, by comm block 0 when it sets `Status::stopped`, and by a block that raises abort. Idle blocks read their word with every poll, so they leave within a poll of the end instead of at their next look at `Status` (every 64 polls: one word read by every idle block must be read rarely). Since ABI 9.
+    uint64_t wake;
 };
-static_assert(sizeof(RunParams) == 248, "sizeof(RunParams) differs from Rust");
+static_assert(sizeof(RunParams) == 256, "sizeof(RunParams) differs from Rust");
 static_assert(alignof(RunParams) == 8, "alignof(RunParams) differs from Rust");
 
 }  // namespace autarky
@@ -611,5 +615,6 @@ __device__ inline void autarky_abi_layout(unsigned long long* out) {
       out[i++] = (unsigned long long)((const char*)&s.trace_cap - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.counted_fan_in - (const char*)&s);
       out[i++] = (unsigned long long)((const char*)&s.arrivals - (const char*)&s);
+      out[i++] = (unsigned long long)((const char*)&s.wake - (const char*)&s);
     }
 }

@@ -102,6 +102,15 @@ __device__ __forceinline__ bool run_finished(const RunParams& p) {
     return ld_relaxed_gpu_u32(&status_of(p)->tasks_finished) == p.num_tasks ||
            ((p.flags & RUN_MAY_STOP) && ld_relaxed_gpu_u32(&status_of(p)->stopped) != 0);
 }
+// Counts a task that completed its last instance, on the paths of blocks
+// that do not go idle through queue_pop afterwards (pinned and comm
+// completions): the add that completes the count wakes every idle block
+// (wake_all). Compute blocks that finish the run go idle at once and find
+// the end at their queue_pop's first poll. Once per task and run, so the
+// round trip of the returned count is paid once per task.
+__device__ __forceinline__ void count_finished(const RunParams& p) {
+    if (atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1) + 1 == p.num_tasks) wake_all(p);
+}
 // Features a graph does not use are compiled out (the host passes
 // -DAUTARKY_NO_PINNED / -DAUTARKY_NO_COMM_WORK / -DAUTARKY_NO_REMOTE): the
 // register allocation of the whole kernel is set by its largest path, and a
@@ -227,14 +236,24 @@ AUTARKY_HOT WaitResult queue_pop(Who w, uint32_t* task, uint32_t* iteration) {
         // (An ld.acquire per poll would invalidate L1 and fence on every poll
         // of every idle block.)
         word = ld_relaxed_gpu_u64(&s->word);
+        const bool wake = woken(p, w.block);  // in flight with the slot's load
         seen = word >> 32;
         if ((uint32_t)(word >> 32) == k + 1) {
             fence_acquire_gpu();
             return 1u;
         }
-        // Every idle block reads this one word: rarely, or its L2 slice
+        // The run is over (finished, stopped or aborted): leave.
+        if (wake) return 2u;
+        // Every idle block reads Status's word: rarely, or its L2 slice
         // becomes a hot spot that slows every other block's memory traffic.
-        return (polls % 64 == 0 && run_finished(p)) ? 2u : 0u;
+        // Also at the first poll: a block going idle may be the one whose
+        // completion finished the run (its own add is visible to it), and
+        // then it wakes everyone.
+        if ((polls == 1 || polls % 64 == 0) && run_finished(p)) {
+            wake_all(p);
+            return 2u;
+        }
+        return 0u;
     });
     if (r != WaitResult::Ready) return r;
     *task = (uint32_t)word;
@@ -801,6 +820,17 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
 
 // ---- block loops -------------------------------------------------------------
 
+// The chain loop (run_chain_loop) is compiled where the self loop is: not
+// in traced kernels, not in kernels with pinned loops (their hot paths are
+// pinned), and not in the protocol controls it depends on.
+#if !defined(AUTARKY_TRACE) && !defined(AUTARKY_NO_CHAIN_LOOP) && defined(AUTARKY_NO_PINNED) && \
+    !defined(AUTARKY_NO_DEFER) && !defined(AUTARKY_NO_FIRST_CLAIM_STORE)
+#define AUTARKY_CHAIN_LOOP 1
+#endif
+// Chain tasks whose descriptors the chain loop loads together (one lane of
+// warp 0 each: at most 32).
+constexpr uint32_t CHAIN_BATCH = 32;
+
 // A block's scheduler state in shared memory: one object, declared at
 // kernel scope (megakernel.cu), laid out in 16-byte chunks by phase, because
 // the compiler reads neighbouring words with one vector load (LDS.128) and
@@ -829,6 +859,16 @@ struct alignas(16) BlockShared {
     uint32_t next_task, _pad3[3];
     CompletionShared done;
     Pending pend;  // thread 0 only: publishes owed by fused completions
+#ifdef AUTARKY_CHAIN_LOOP
+    // The chain loop's batch (run_chain_loop): descriptors of the next
+    // tasks, and how many of them are links. Written by warp 0 before a
+    // barrier, read by every thread after it.
+    TaskDesc chain_desc[CHAIN_BATCH];
+    uint32_t chain_len;   // links to run, from chain_desc[0]
+    uint32_t chain_next;  // then the next task: the last link's successor
+    uint32_t chain_end;   // 1: it is no link (or nothing ran): hand it back
+    uint32_t _pad4;
+#endif
 };
 
 // The self loop. A task with no predecessors, no successors of any kind
@@ -912,6 +952,154 @@ __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32
     return SelfLoopEnd{clock, it, stop ? 0u : 1u};
 }
 
+#ifdef AUTARKY_CHAIN_LOOP
+// The chain loop. In a run of one instance per task (iterations == 1, a
+// limit that cannot move), a chain link — a compute task x with one
+// successor edge (x → x + 1, distance 0), no remote or pinned successors,
+// whose successor has no other predecessor and is a compute task — is
+// completed the way complete_fast completes it: the successor's first
+// instance is claimed by a plain store (nobody else can see it ready), the
+// publish of done[x] is deferred (nobody but this block waits on it: see
+// Pending) and the block runs the successor next. All of that is fixed by
+// the tables, so every thread can know it: the block runs the links of a
+// chain here without the loop top, its barrier and its dependent loads (a
+// link's descriptor, then its successor edge, then the successor's
+// descriptor: two L2 round trips a hand-off with empty bodies). Warp 0
+// loads CHAIN_BATCH descriptors at once, one lane each, and checks which
+// are links; ids are taken to be consecutive (x, x + 1, …: a chain built
+// in order), which every lane verifies — the edge says x → x + 1 and the
+// successor table is where consecutive links put it — so a chain in
+// another order, or a task that is not a link, ends the batch. Thread 0
+// completes a link (the claim store, the owed publish as a range of ids,
+// the count) while the other warps start the next body; one barrier a
+// link. Owed publishes go out as Pending's do — one fence, then relaxed
+// stores — with the progress counter (every PUBLISH_EVERY links, or when
+// the tick is due) and when the loop returns. Abort and failures as in
+// the self loop (run_self_loop). Entered from compute_loop with task x
+// (instance 0, claimed, not run) after a completion handed it over; returns
+// the next task to run (claimed, instance 0, not run: the first that is not
+// a link, or x itself), or that the block must leave.
+struct ChainLoopEnd {
+    LoopClock clock;  // thread 0's, advanced
+    uint32_t task;    // the next task, for the caller to run (instance 0)
+    uint32_t ok;      // 0: the block must leave
+};
+__device__ __noinline__ ChainLoopEnd run_chain_loop(Who w, BlockShared& sh, uint32_t x, LoopClock clock) {
+    const RunParams& p = *w.p;
+    // Thread 0: publishes owed for tasks [owed_first, owed_first + owed_n)
+    // (each done = 1: their only instance; flushed before a link that does
+    // not extend the range).
+    uint32_t owed_first = 0, owed_n = 0;
+    bool stopping = false;
+    uint32_t step = 0;
+    auto flush = [&]() {
+        if (sh.pend.n > 0) flush_pending(p, sh.pend);  // owed before the loop
+        if (owed_n == 0) return;
+        fence_acq_rel_gpu();
+        for (uint32_t k = 0; k < owed_n; ++k) st_relaxed_gpu_u64(&state_of(p)[owed_first + k], state_word(1, 1));
+        // Never the run's last add: the task after the owed ones is unfinished.
+        atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, owed_n);
+        owed_n = 0;
+    };
+    for (uint32_t base = x;;) {
+        // Warp 0: the batch [base, base + CHAIN_BATCH), lane j task base + j.
+        // The batch runs its leading links, each the successor of the one
+        // before; the successor table entries of consecutive links are
+        // consecutive (lane 0's start + j), which every lane checks before
+        // it reads its entry.
+        if (threadIdx.x < 32) {
+            const uint32_t j = threadIdx.x, y = base + j;
+            const bool in = j < CHAIN_BATCH && y < p.first_comm;
+            TaskDesc dy{};
+            if (in) dy = load_desc(p, y);
+            const uint32_t s0 = __shfl_sync(0xffffffffu, dy.succ_start, 0);
+            bool link = false, consecutive = false;
+            uint32_t next = 0;
+            if (in) {
+                sh.chain_desc[j] = dy;
+                if (dy.succ_count == 1 && dy.succ_start == s0 + j && dy.remote_count == 0 && dy.pinned_succs == 0) {
+                    const Edge e = load_record<Edge>(p.succ, s0 + j);
+                    link = e.pred_count == 1 && e.distance == 0 && e.task < p.first_comm;
+#ifdef AUTARKY_FAULTS
+                    // Fault injection: a held task is never run here (it is
+                    // handed back, and the main loop holds it).
+                    if ((p.flags & TEST_HOLD_TASK) && y == p.hold_task) link = false;
+#endif
+                    next = e.task;
+                    consecutive = e.task == y + 1;
+                }
+            }
+            // Lane j runs when lanes 0 … j are links and 0 … j - 1 lead to
+            // the next lane.
+            const uint32_t runs = __ballot_sync(0xffffffffu, link) & ((__ballot_sync(0xffffffffu, consecutive) << 1) | 1u);
+            const uint32_t len = ~runs == 0 ? 32u : (uint32_t)__ffs(~runs) - 1;
+            const uint32_t last = __shfl_sync(0xffffffffu, next, len > 0 ? len - 1 : 0);
+            const bool last_consecutive = __shfl_sync(0xffffffffu, consecutive, len > 0 ? len - 1 : 0);
+            if (j == 0) {
+                sh.chain_len = len;
+                sh.chain_next = len > 0 ? last : base;
+                // Known not to be a link: nothing ran, or the last link's
+                // successor is the lane after it, which did not run.
+                sh.chain_end = len == 0 || (last_consecutive && len < CHAIN_BATCH);
+            }
+        }
+        // Publish: the batch to the block.
+        __syncthreads();
+        // (Read before any step's barrier: warp 0 rewrites them in the next
+        // batch, which starts after the last step's barrier.)
+        const uint32_t len = sh.chain_len, next = sh.chain_next;
+        const bool end = sh.chain_end != 0;
+        for (uint32_t j = 0; j < len; ++j, ++step) {
+            const uint32_t y = base + j;
+            const TaskDesc d = sh.chain_desc[j];
+            uint32_t* const failed = &sh.self_stop[step & 1][0];
+            TaskCtx ctx{d.global,  0,  p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
+                        d.arg_len, &p, failed,       y};
+            autarky_dispatch(ctx, d.kind);
+            // Publish: the body's writes to the next body's threads (and to
+            // thread 0's publish); the verdict to the block.
+            bool leave = false;
+            bool due = false;
+            if (threadIdx.x == 0) {
+                due = clock64() - clock.last_tick >= TICK_CYCLES;
+                leave = stopping || (due && abort_raised(p, false));
+            }
+            if (__syncthreads_or(leave) || *failed) {
+                if (threadIdx.x == 0) flush();
+                return ChainLoopEnd{clock, y, 0};
+            }
+            if (threadIdx.x == 0) {
+                // complete_fast for a link: the successor's first instance
+                // claimed by store (before the publish that flush makes), the
+                // publish owed, the count.
+                st_relaxed_gpu_u64(&state_of(p)[j + 1 < len ? y + 1 : next], state_word(1, 0));
+                if (owed_n > 0 && owed_first + owed_n != y) flush();  // owed: a range of ids
+                if (owed_n == 0) owed_first = y;
+                ++owed_n;
+                if (++clock.completed % PUBLISH_EVERY == 0 || due) {
+                    flush();
+                    stopping = loop_tick(w, clock);
+                }
+            }
+            // The batch is read again only after the next load's barrier:
+            // every thread has read chain_desc[j] before this step's barrier.
+        }
+        if (end) {
+            // The next task (no link, or x itself) runs on the caller's
+            // path. An abort seen while completing the last link ends the
+            // block first.
+            if (threadIdx.x == 0) flush();
+            const bool stop = __syncthreads_or(stopping);
+            return ChainLoopEnd{clock, next, stop ? 0u : 1u};
+        }
+        // The chain goes on at `next` (len ≥ 1 here). Warp 0 rewrites the
+        // batch: every thread read its entries before the last step's
+        // barrier.
+        base = next;
+    }
+}
+#endif
+
 // Compute blocks: pop (or keep) an instance, run it with every thread,
 // complete it; leave when the run finished or was aborted.
 AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
@@ -926,6 +1114,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     uint32_t desc_of = NONE;         // task whose descriptor sh_desc holds
     LoopClock clock;                 // thread 0: instances completed, publish/abort times
     bool stop = false;               // thread 0: abort seen, or a fast-path push was aborted
+    [[maybe_unused]] bool handed = false;  // thread 0: `task` is the successor its last completion kept
     AUTARKY_TRACE_TASK_DECL();       // thread 0: the running instance's start/end times (traced kernels)
     if (threadIdx.x == 0) sh.next_task = NONE;
     if (threadIdx.x == 0) sh_failed = 0;
@@ -965,7 +1154,10 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
 #endif
                 break;
             }
-            sh_run = run;
+            // 2: the next task was handed over by its predecessor's
+            // completion (the chain loop may take it).
+            sh_run = run ? (handed ? 2u : 1u) : 0u;
+            handed = false;
             if (run) {
                 sh_task = task;
                 sh_iter = iter;
@@ -995,6 +1187,27 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             clock = e.clock;
             it = e.it;
             if (!e.ok) break;
+        }
+#endif
+#ifdef AUTARKY_CHAIN_LOOP
+        // A chain link handed over by its predecessor in a one-instance
+        // run: the chain loop runs it and the links after it, and hands
+        // back the first task that is not one (see run_chain_loop). The
+        // tests here are those every link passes; the loop checks the rest.
+        if (sh_run == 2 && p.iterations == 1 && !(p.flags & RUN_MAY_STOP) && d.succ_count == 1 &&
+            d.remote_count == 0 && d.pinned_succs == 0) {
+            const ChainLoopEnd e = run_chain_loop(w, sh, sh_task, clock);
+            clock = e.clock;
+            if (!e.ok) break;
+            if (e.task != sh_task) {
+                // Run the task handed back from the loop top (its descriptor
+                // is loaded there).
+                if (threadIdx.x == 0) {
+                    task = e.task;
+                    iter = 0;
+                }
+                continue;
+            }
         }
 #endif
         // Prefetch this thread's successor edge (read-only) so its latency
@@ -1041,6 +1254,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                     task = NONE;
                     stop = true;
                 }
+                handed = task != NONE && task != sh_task && d.succ_count == 1 && task == edge.task;
                 AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
             }
             continue;
@@ -1161,7 +1375,7 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
         const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
         for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, 1) && ok;
     }
-    if (n + 1 == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    if (n + 1 == limit) count_finished(p);
     ++clock.completed;
     return !loop_tick(w, clock) && ok;
 }
@@ -1179,7 +1393,7 @@ __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t 
     const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
     for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, 1) && ok;
     if (i + 1 < limit) ok = try_claim_next(w, t, limit, self_gate(p, d, t)) && ok;
-    if (i + 1 == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+    if (i + 1 == limit) count_finished(p);
     ++clock.completed;
     return !loop_tick(w, clock) && ok;
 }
@@ -1410,6 +1624,7 @@ __device__ __noinline__ void detect_stop(const RunParams& p) {
     for (uint32_t t = 0; t < p.num_tasks; ++t)
         if (!geq_u32(state_done(ld_relaxed_gpu_u64(&state_of(p)[t])), limit)) return;
     st_relaxed_gpu_u32(&status_of(p)->stopped, 1);
+    wake_all(p);
 }
 
 // Comm blocks: one polling loop, thread 0 deciding and the block running
@@ -1420,6 +1635,9 @@ __device__ __noinline__ void detect_stop(const RunParams& p) {
 // stall watchdog: no instance completed anywhere on the PE for 2 × timeout
 // (a task body stuck in an unbounded loop) ends the run with a Timeout
 // naming the Progress wait. Every comm block checks abort every 64 polls.
+#ifndef COMM_WAKE_EVERY
+#define COMM_WAKE_EVERY 4
+#endif
 __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     const RunParams& p = *w.p;
     const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
@@ -1451,6 +1669,15 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
             for (;;) {
                 ++polls;
                 ++idle;
+                // Every COMM_WAKE_EVERY polls (a comm block polls all run
+                // long: a load each poll is more traffic than the end
+                // needs). Issued first, read after this poll's other work:
+                // its latency overlaps theirs.
+#ifdef AUTARKY_NO_COMM_WAKE
+                const bool wake = false;  // A/B control
+#else
+                const bool wake = polls % COMM_WAKE_EVERY == 0 && woken(p, w.block);
+#endif
 #ifndef AUTARKY_NO_PINNED
                 if (len > 0 && n < run_limit(p)) {
                     const uint32_t t = list[k];
@@ -1493,11 +1720,16 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                 if (!relay_proxies(w)) break;  // a push was aborted
 #endif
                 AUTARKY_TRACE_WAIT_FAILED_POLL();  // trace: nothing to run: idle
-                if (polls % 64 != 0) {
+                // Woken (the run is over: see wake_word) or every 64th poll:
+                // the checks below.
+                if (polls % 64 != 0 && !wake) {
                     if (idle > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);
                     continue;
                 }
-                if (run_finished(p)) break;
+                if (run_finished(p)) {
+                    wake_all(p);
+                    break;
+                }
                 if (abort_raised(p, polls % HOST_ABORT_POLLS == 0)) {
                     if (host_raised_abort(p) && ld_relaxed_gpu_u32(&status_of(p)->error_code) == 0)
                         record_error(w, ErrorCode::HostAbort, NONE, 0, WaitKind::None, 0, 0, 0, 0);

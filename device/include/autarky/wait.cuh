@@ -42,6 +42,38 @@ __device__ __forceinline__ BlockStats* stats_of(const RunParams& p, uint32_t blo
     return reinterpret_cast<BlockStats*>(p.block_stats) + block;
 }
 
+// The wake word of `block` (RunParams::wake: one per WAKE_GROUP blocks, a
+// 128-byte line each). Set once the run is over for this PE (finished,
+// stopped early, or aborted), never reset: an idle block reads its word with
+// every poll (a load of its own group's line, issued with its other poll)
+// and leaves when it is set, instead of finding the end by reading Status,
+// which it may do only every 64 polls (~20 µs at the idle poll's rate:
+// every idle block reads that one word, and more often makes its L2 slice
+// a hot spot). docs/performance.md, session 17: the end of a run was ~20 µs
+// of every run's fixed cost.
+__device__ __forceinline__ uint32_t* wake_word(const RunParams& p, uint32_t block) {
+    return reinterpret_cast<uint32_t*>(p.wake) + (block / WAKE_GROUP) * WAKE_STRIDE;
+}
+__device__ __forceinline__ bool woken(const RunParams& p, uint32_t block) {
+#ifdef AUTARKY_NO_WAKE
+    return false;  // control for A/B timing: the end found by polling Status
+#else
+    return ld_relaxed_gpu_u32(wake_word(p, block)) != 0;
+#endif
+}
+
+// Sets every wake word of this PE (any thread; idempotent). Called by the
+// first block that sees the run over: one relaxed store per group of
+// blocks. Nothing is read on the strength of a wake word (a woken block
+// only leaves, or re-reads Status), so it needs no ordering.
+__device__ __noinline__ void wake_all(const RunParams& p) {
+#ifndef AUTARKY_NO_WAKE
+    uint32_t* words = reinterpret_cast<uint32_t*>(p.wake);
+    const uint32_t groups = (p.comm_blocks + p.compute_blocks + WAKE_GROUP - 1) / WAKE_GROUP;
+    for (uint32_t g = 0; g < groups; ++g) st_relaxed_gpu_u32(words + g * WAKE_STRIDE, 1u);
+#endif
+}
+
 // Raises abort on this PE (device mirror), on every peer PE's device mirror
 // (their Status, reachable through the peer table: virtual PEs and P2P
 // GPUs) and on every PE's host-mapped word (system scope, so peers on other
@@ -67,6 +99,9 @@ __device__ inline void raise_abort(const RunParams& p) {
         // no HostAbort of its own (the cause is this PE's record).
         st_release_sys_u32(&reinterpret_cast<HostControl*>(controls[pe])->abort, ABORT_BY_PE);
     }
+    // This PE's idle blocks leave at once (peers' see their abort word
+    // within ABORT_POLLS polls).
+    wake_all(p);
 }
 
 // Records an error (first one wins) and raises abort. Callable by any thread.

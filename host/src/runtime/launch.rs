@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use autarky_shared::{
     initial_status, seeded_queue_ctl, seeded_queue_slot, trace_area_records, BlockStats, ErrorCode,
     HostControl, QueueSlot, RunParams, Status, TraceRecord, ABI_VERSION, ABORT_BY_HOST,
-    MAX_LOCAL_PES, RUN_MAY_STOP, TEST_HOLD_TASK,
+    MAX_LOCAL_PES, RUN_MAY_STOP, TEST_HOLD_TASK, WAKE_GROUP, WAKE_STRIDE,
 };
 
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
@@ -220,6 +220,12 @@ impl<'a> GpuRun<'a> {
                 DeviceMem::from_slice(ctx, &seeded_ring(l.comm_queue_capacity, &l.comm_roots))?;
             let status = area.status(ctx, initial_status(opts.iterations))?;
             let blocks = DeviceMem::from_slice(ctx, &vec![BlockStats::default(); per_pe as usize])?;
+            // Wake words (RunParams::wake): zero, one 128-byte line per
+            // WAKE_GROUP blocks.
+            let wake = DeviceMem::from_slice(
+                ctx,
+                &vec![0u32; (per_pe.div_ceil(WAKE_GROUP) * WAKE_STRIDE) as usize],
+            )?;
             let control = HostMapped::alloc(ctx, size_of::<HostControl>())?;
             // Trace rings: every header (head = 0) and record zeroed.
             let trace_cap = opts.trace.map_or(0, |t| t.records_per_block);
@@ -277,13 +283,14 @@ impl<'a> GpuRun<'a> {
                 trace_cap,
                 counted_fan_in: l.counted_fan_in,
                 arrivals: arrivals.ptr(),
+                wake: wake.ptr(),
                 ..Default::default()
             };
             controls.push(control);
             mems.push(PeMem {
                 _tables: vec![
                     tasks, succ, pred, remote, pinned, args, seen, arrivals, queue, slots,
-                    comm_queue, comm_slots,
+                    comm_queue, comm_slots, wake,
                 ],
                 state,
                 status,
