@@ -28,6 +28,8 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s17-one     # 1 GPU: chain loop and wake words: tests, dispatch A/B
+#   bash scripts/gpu-owed.sh s17-vpe     # 1 GPU: virtual PEs' comm blocks; wake words A/B on Jacobi, CG
 #   bash scripts/gpu-owed.sh s16-two     # 2 GPUs: every test binary, autarky info, MPI/NVSHMEM trials
 #   bash scripts/gpu-owed.sh s16-two-bench  # 2 GPUs: strong/weak scaling tables, 3D 256³ on 1 and 2 GPUs, halo waits, CG
 #   bash scripts/gpu-owed.sh s15-final   # 1 GPU: the f64 fallback and S = 2 default tiles timed; the bench; every test binary
@@ -118,6 +120,84 @@ mpi_env() {
 }
 
 case "${1:-}" in
+s17-one)
+  # Session 17 (1 GPU): the chain loop and the wake words. GPU tests of
+  # dynamic tasks, aborts and failures (new: one-shot chains of every
+  # shape, a failing and a held link); then the dispatch bench A/B in one
+  # binary: new; -DAUTARKY_NO_CHAIN_LOOP; that and -DAUTARKY_NO_WAKE (the
+  # former end of a run).
+  export AUTARKY_REQUIRE_GPU=1
+  for t in gpu gpu_faults gpu_unstoppable; do
+    FILTER='test result|FAILED|panicked|per hand-off' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
+  done
+  F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
+  for x in new nochain control; do
+    case $x in new) e=;; nochain) e=-DAUTARKY_NO_CHAIN_LOOP;; control) e="-DAUTARKY_NO_CHAIN_LOOP -DAUTARKY_NO_WAKE";; esac
+    AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=40 run "dispatch-$x" 150 $B/dispatch --quick
+  done
+  pack
+  ;;
+s17-b)
+  # Session 17 (1 GPU), after s17-one/s17-vpe: gpu_faults with the held
+  # link fixed; virtual PEs with the CLI's new default comm blocks (one
+  # per pulse chunk, ≤ 16) and the counts around it; CG with the comm
+  # blocks' wake check every 4 polls (new), every poll, not at all, and no
+  # wake words, twice, interleaved; the Jacobi bench's virtual-PE rows.
+  export AUTARKY_REQUIRE_GPU=1
+  FILTER='test result|FAILED|panicked' run test-gpu_faults 170 .gpu/tests/gpu_faults-* --test-threads=1
+  for pe in 2 4; do
+    FILTER='µs per|rror|comm' run "j3d256-pes$pe-default" 60 $B/autarky jacobi3d --size 256 --pes $pe --iters 400 --check-every 0 --steps-per-sync 2
+  done
+  for cb in default 2 4; do
+    a=; [ $cb = default ] || a="--comm-blocks $cb"
+    FILTER='µs per|rror' run "j2d4096-pes4-$cb" 60 $B/autarky jacobi2d --size 4096 --pes 4 --iters 1000 --check-every 0 --steps-per-sync 4 $a
+  done
+  for cb in default 1; do
+    a=; [ $cb = default ] || a="--comm-blocks $cb"
+    FILTER='µs per|rror' run "j2d1024-pes4-$cb" 60 $B/autarky jacobi2d --size 1024 --pes 4 --iters 2000 --check-every 0 --steps-per-sync 4 $a
+    FILTER='µs per|rror' run "j2d1024-pes4-s1-$cb" 60 $B/autarky jacobi2d --size 1024 --pes 4 --iters 2000 --check-every 0 $a
+  done
+  for r in 1 2; do
+    for x in new every1 nocomm nowake; do
+      case $x in new) e=;; every1) e=-DCOMM_WAKE_EVERY=1;; nocomm) e=-DAUTARKY_NO_COMM_WAKE;; nowake) e=-DAUTARKY_NO_WAKE;; esac
+      export AUTARKY_NVRTC_EXTRA="$e"
+      OK_RC=4 FILTER='µs per|per iteration|rror' run "cg64-$x-$r" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 2000
+      OK_RC=4 FILTER='µs per|per iteration|rror' run "cg2d1024-$x-$r" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 500
+    done
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  FILTER='^h200|rror|P=4|comm block' LINES_SHOWN=20 run jacobi-bench-pes 200 $B/jacobi --2d=none --3d=none --pes=1024,4096 --two-gpu=none --weak=none --reps=3
+  pack
+  ;;
+s17-vpe)
+  # Session 17 (1 GPU): virtual PEs' comm blocks (default 1), Jacobi 3D
+  # 256³ S = 2 and 2D 4096² S = 4 on 2 and 4 virtual PEs; the wake words'
+  # A/B on Jacobi and CG (their comm loops poll one more word); gpu_multipe
+  # and gpu_trace.
+  export AUTARKY_REQUIRE_GPU=1
+  for t in gpu_multipe gpu_trace; do
+    FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
+  done
+  for cb in 1 4 8 16 32; do
+    FILTER='µs per|rror' run "j3d256-pes2-cb$cb" 60 $B/autarky jacobi3d --size 256 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2 --comm-blocks $cb
+  done
+  for cb in 1 8 16; do
+    FILTER='µs per|rror' run "j3d256-pes4-cb$cb" 60 $B/autarky jacobi3d --size 256 --pes 4 --iters 400 --check-every 0 --steps-per-sync 2 --comm-blocks $cb
+    FILTER='µs per|rror' run "j2d4096-pes4-cb$cb" 60 $B/autarky jacobi2d --size 4096 --pes 4 --iters 1000 --check-every 0 --steps-per-sync 4 --comm-blocks $cb
+    FILTER='µs per|rror' run "j2d1024-pes4-cb$cb" 60 $B/autarky jacobi2d --size 1024 --pes 4 --iters 2000 --check-every 0 --steps-per-sync 4 --comm-blocks $cb
+  done
+  for x in new nowake; do
+    case $x in new) e=;; nowake) e=-DAUTARKY_NO_WAKE;; esac
+    export AUTARKY_NVRTC_EXTRA="$e"
+    FILTER='µs per|rror' run "j2d256-s4-$x" 60 $B/autarky jacobi2d --size 256 --iters 2000 --check-every 0 --steps-per-sync 4
+    FILTER='µs per|rror' run "j2d1024-s4-$x" 60 $B/autarky jacobi2d --size 1024 --iters 2000 --check-every 0 --steps-per-sync 4
+    FILTER='µs per|rror' run "j3d256-s2-$x" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
+    OK_RC=4 FILTER='µs per|per iteration|rror' run "cg64-$x" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 1000
+    OK_RC=4 FILTER='µs per|per iteration|rror' run "cg2d1024-$x" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 300
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
 one-tests)
   bash scripts/gpu-validate.sh --bench || fail=1
   ;;

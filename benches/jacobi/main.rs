@@ -395,19 +395,27 @@ fn pes_case(cfg: &Config, slug: &str, n: u32) -> BoxResult<Case> {
         .build()?;
     // A PE's sub-grid of a 4-way split: a quarter plus its ghost layers.
     let local = padded / 4 + 4 * (n as u64 + 3) + 64;
+    let p = problem(2, n);
+    // The comm blocks the CLI gives virtual PEs (one per pulse chunk).
+    let comm =
+        autarky::solvers::jacobi::comm_blocks_for_virtual_pes(&JacobiConfig::new(p.clone(), k), 4);
     let rt4 = Runtime::builder()
         .gpu()
         .pes(4)
+        .comm_blocks(comm)
         .symmetric_heap_bytes(heap_bytes(local, k, 1))
         .build()?;
-    let p = problem(2, n);
     let s1 = JacobiSolver::new(&rt1, JacobiConfig::new(p.clone(), k))?;
     let s4 = JacobiSolver::new(&rt4, JacobiConfig::new(p, k))?;
     let f1 = s1.run()?.field;
     let f4 = s4.run()?.field;
     let d = max_abs_diff(&f1, f4.into_iter())?;
     check(&name, "autarky P=4", d)?;
-    case.checked = format!("max |Δ| {d:e} (P=4 on PE grid {:?} vs P=1)", s4.pe_grid());
+    case.checked = format!(
+        "max |Δ| {d:e} (P=4 on PE grid {:?}, {comm} comm block{} a PE, vs P=1)",
+        s4.pe_grid(),
+        if comm == 1 { "" } else { "s" }
+    );
     eprintln!("{name}: correctness ok ({}); timing …", case.checked);
     for rep in 0..cfg.warmup + cfg.reps {
         let t4 = time_autarky(&rt4, &s4, k, "P=4")?;

@@ -179,6 +179,51 @@ pub struct JacobiConfig {
 /// comm block (8 cells a thread).
 pub const PULSE_CHUNK_CELLS: usize = 1024;
 
+/// Most comm blocks [`comm_blocks_for_virtual_pes`] suggests.
+pub const VIRTUAL_PE_MAX_COMM_BLOCKS: u32 = 16;
+
+/// Comm blocks per PE worth giving a runtime of `pes` virtual PEs on one
+/// GPU for `cfg`: one per chunk ([`JacobiConfig::pulse_chunk_cells`]) of
+/// the largest pulse, at most [`VIRTUAL_PE_MAX_COMM_BLOCKS`], at least 1.
+/// A pulse is copied by as many comm blocks as it has chunks, so a large
+/// halo wants many and a small one gains nothing from more (their polling
+/// costs a small grid: measured on an H200, 4 virtual PEs of 2D 1024²
+/// with 4 sweeps a sync took 9.5 µs an iteration with 1 comm block and
+/// 16.5 with 16), while 2 virtual PEs of 3D 256³ took 391 µs with the
+/// runtime's default of 1 and 63 with 16 (docs/performance.md, session
+/// 17). The runtime's own default for PEs on one GPU is 1, since it does
+/// not know the graph; `autarky jacobi2d|jacobi3d` passes this one. 1 for
+/// one PE, and when the decomposition fails (the solver then says why).
+pub fn comm_blocks_for_virtual_pes(cfg: &JacobiConfig, pes: u32) -> u32 {
+    let p = &cfg.problem;
+    let steps = cfg.steps_per_sync.max(1) as usize;
+    if pes <= 1 {
+        return 1;
+    }
+    let periodic = [0, 1, 2].map(|a| p.boundary[a] == Boundary::Periodic);
+    let decomp = match cfg.pe_grid {
+        Some(g) => Decomposition::new(p.dims, g, periodic),
+        None => Decomposition::auto_for_halo(p.dims, pes as usize, periodic, steps),
+    };
+    let Ok(decomp) = decomp else { return 1 };
+    let ext = decomp.max_local_extent();
+    let grid = decomp.pes();
+    // The largest face a PE sends, `steps` layers deep.
+    let face = (0..3)
+        .filter(|&a| grid[a] > 1)
+        .map(|a| {
+            (0..3)
+                .filter(|&b| b != a)
+                .map(|b| ext[b])
+                .product::<usize>()
+                * steps
+        })
+        .max()
+        .unwrap_or(0);
+    let chunks = face.div_ceil(cfg.pulse_chunk_cells.max(1));
+    chunks.clamp(1, VIRTUAL_PE_MAX_COMM_BLOCKS as usize) as u32
+}
+
 impl JacobiConfig {
     /// `iterations` sweeps of `problem` in f32, no norm.
     pub fn new(problem: JacobiProblem, iterations: u32) -> JacobiConfig {
@@ -1525,6 +1570,30 @@ fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::{default_shape, default_tile, split_box, Box3};
+
+    /// Virtual PEs get a comm block per chunk of their largest pulse, 1 to
+    /// 16: the shapes measured on the H200 (session 17).
+    #[test]
+    fn virtual_pes_get_a_comm_block_per_chunk_of_their_largest_pulse() {
+        use super::{comm_blocks_for_virtual_pes as cb, JacobiConfig, JacobiProblem, Stencil};
+        let cfg = |dims: [usize; 3], stencil, steps| JacobiConfig {
+            steps_per_sync: steps,
+            ..JacobiConfig::new(JacobiProblem::new(dims, stencil), 4)
+        };
+        let d3 = cfg([256, 256, 256], Stencil::SevenPoint, 2);
+        assert_eq!(cb(&d3, 2), 16); // 256² × 2 cells a face: capped
+        assert_eq!(cb(&d3, 1), 1);
+        let d2 = |n, steps| cfg([1, n, n], Stencil::FivePoint, steps);
+        assert_eq!(cb(&d2(4096, 4), 4), 8); // 2 × 2 PEs: 2048 × 4 cells
+        assert_eq!(cb(&d2(1024, 4), 4), 2); // 512 × 4
+        assert_eq!(cb(&d2(256, 1), 2), 1); // a 256-cell row
+                                           // A small chunk size splits more, still capped.
+        let fine = JacobiConfig {
+            pulse_chunk_cells: 64,
+            ..d2(1024, 4)
+        };
+        assert_eq!(cb(&fine, 4), 16);
+    }
 
     /// A pulse box splits into contiguous chunks along its longest axis
     /// that cover it exactly, each at least the minimum, at most `parts`.

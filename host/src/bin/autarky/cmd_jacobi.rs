@@ -141,8 +141,9 @@ pub struct Common {
     #[arg(long, value_name = "N", default_value_t = autarky::TraceOptions::DEFAULT_RECORDS,
           value_parser = super::cmd_dag::trace_records_parser, requires = "trace")]
     trace_records: u32,
-    /// Comm blocks per PE, 1..=64 (default: the runtime's, 1 on one GPU and
-    /// 32 when the PEs span GPUs). With more than one,
+    /// Comm blocks per PE, 1..=64 (default: 1 for one PE; for virtual PEs
+    /// of one GPU one per --pulse-chunk cells of the largest halo pulse, at
+    /// most 16; 32 when the PEs span GPUs). With more than one,
     /// each halo pulse is split into chunks of at least --pulse-chunk
     /// cells, copied by different comm blocks at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -543,6 +544,21 @@ fn solve(
         }
     }
     let n = c.size as usize;
+    let dims = if three_d { [n, n, n] } else { [1, n, n] };
+    let g = smooth(n, three_d);
+    let mut problem = JacobiProblem::new(dims, stencil).with_dirichlet(g.clone());
+    if c.periodic {
+        problem = problem.with_boundary([Boundary::Periodic; 3]).with_init(g);
+    }
+    let cfg = JacobiConfig {
+        check_every: c.check_every,
+        tol: c.tol,
+        precision: c.precision.precision(),
+        tile,
+        pulse_chunk_cells: usize::try_from(c.pulse_chunk).unwrap_or(usize::MAX),
+        steps_per_sync: c.steps_per_sync,
+        ..JacobiConfig::new(problem, c.iters)
+    };
 
     let (rt, threads) = if ipc {
         let rt = Runtime::builder()
@@ -559,7 +575,18 @@ fn solve(
         }
         (rt, None)
     } else {
-        runtime(ctx, c.pes, c.gpus, c.comm_blocks, fp.heap_per_pe as usize)?
+        // Virtual PEs of one GPU: as many comm blocks as the largest
+        // pulse has chunks (the runtime's default there is 1).
+        let virtual_pes = (c.gpus <= 1 && c.pes > 1)
+            .then(|| autarky::solvers::jacobi::comm_blocks_for_virtual_pes(&cfg, c.pes));
+        runtime(
+            ctx,
+            c.pes,
+            c.gpus,
+            c.comm_blocks,
+            virtual_pes,
+            fp.heap_per_pe as usize,
+        )?
     };
     let heap_total = fp.heap_per_pe * rt.local_pes().len() as u64;
     match rt.device_memory() {
@@ -575,21 +602,6 @@ fn solve(
         Ok(_) | Err(_) => {}
     }
 
-    let dims = if three_d { [n, n, n] } else { [1, n, n] };
-    let g = smooth(n, three_d);
-    let mut problem = JacobiProblem::new(dims, stencil).with_dirichlet(g.clone());
-    if c.periodic {
-        problem = problem.with_boundary([Boundary::Periodic; 3]).with_init(g);
-    }
-    let cfg = JacobiConfig {
-        check_every: c.check_every,
-        tol: c.tol,
-        precision: c.precision.precision(),
-        tile,
-        pulse_chunk_cells: usize::try_from(c.pulse_chunk).unwrap_or(usize::MAX),
-        steps_per_sync: c.steps_per_sync,
-        ..JacobiConfig::new(problem, c.iters)
-    };
     // What the configuration cannot do is a usage error. check_shape has
     // refused, in the flags' words, what the solver's own errors would
     // name by JacobiConfig field; a decomposition the PEs do not fit gets
@@ -746,21 +758,25 @@ fn solve(
 }
 
 /// The runtime of [`Ctx::runtime`] with `pes` PEs, `comm_blocks` comm
-/// blocks a PE (the builder's default when `None`) and heaps of `heap` bytes.
+/// blocks a PE (the builder's default when `None`, or `virtual_pes` for
+/// PEs on one GPU when given: not on the emulator, whose comm blocks are
+/// threads) and heaps of `heap` bytes.
 fn runtime(
     ctx: &Ctx,
     pes: u32,
     gpus: u32,
     comm_blocks: Option<u32>,
+    virtual_pes: Option<u32>,
     heap: usize,
 ) -> Result<(Runtime, Option<u32>), CliError> {
-    let builder = || {
+    let base = move |gpu: bool| {
         let b = Runtime::builder().pes(pes).symmetric_heap_bytes(heap);
-        match comm_blocks {
+        match comm_blocks.or(virtual_pes.filter(|_| gpu)) {
             Some(n) => b.comm_blocks(n),
             None => b,
         }
     };
+    let builder = || base(false);
     if gpus > 1 {
         return Ok((builder().gpus(gpus).gpu().build()?, None));
     }
@@ -769,7 +785,7 @@ fn runtime(
     };
     match ctx.emulator {
         Some(t) => emulator(t.unwrap_or_else(Ctx::default_threads)),
-        None => match builder().gpu().build() {
+        None => match base(true).gpu().build() {
             Ok(rt) => Ok((rt, None)),
             Err(autarky::Error::NoGpu { reason }) => {
                 let threads = Ctx::default_threads();
