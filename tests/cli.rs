@@ -395,6 +395,16 @@ fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `info` on the emulator says whether a GPU is there at all.
+#[test]
+fn info_on_the_emulator_says_what_became_of_the_gpu() {
+    let o = autarky(&["--emulator", "info"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("backend: emulator"), "{out}");
+    assert!(out.contains("device: none"), "{out}");
+}
+
 #[test]
 fn info_chain_and_bench_json_parse() {
     for args in [
@@ -718,7 +728,7 @@ fn jacobi_bad_values_are_one_line_usage_errors() {
         ),
         (
             &["jacobi3d", "--size", "18446744073709551615"],
-            "too large to address",
+            "more than can be addressed",
         ),
         // 10⁵ cubed is 10¹⁵ cells: no machine has that memory.
         (&["jacobi3d", "--size", "100000"], "of host memory"),

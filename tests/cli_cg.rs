@@ -72,6 +72,36 @@ fn cg_solves_a_matrix_market_file_on_the_emulator_and_prints_json() {
     std::fs::remove_file(&path).ok();
 }
 
+/// `--comm-blocks` sets the comm blocks (threads, on the emulator) a PE
+/// has; the JSON says what it got, the default (2) without the flag.
+#[test]
+fn cg_comm_blocks_are_set_by_the_flag_and_reported() {
+    for (flag, want) in [(Some("3"), 3), (None, 2)] {
+        let mut args = vec![
+            "--emulator=2",
+            "--json",
+            "cg",
+            "--poisson2d",
+            "16",
+            "--pes",
+            "2",
+        ];
+        if let Some(n) = flag {
+            args.extend(["--comm-blocks", n]);
+        }
+        let o = autarky(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+        assert_eq!(v["comm_blocks"], want, "{args:?}: {v}");
+        assert_eq!(v["converged"], true, "{v}");
+    }
+    assert_usage(
+        &["cg", "--poisson2d", "16", "--comm-blocks", "0"],
+        &["--comm-blocks", "1..=64"],
+    );
+}
+
 #[test]
 fn cg_rejects_bad_arguments_with_one_line_and_status_2() {
     for (args, needle) in [

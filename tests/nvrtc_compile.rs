@@ -1,6 +1,7 @@
 //! Device-compile tier: NVRTC alone (no CUDA toolkit headers, no GPU)
 //! turns CUDA C++ into an sm_90 CUBIN, reports compile errors with the
-//! compiler's own words, and a repeated compile is served from the disk cache.
+//! compiler's own words, and a repeated compile is served from the disk cache
+//! (a compile notice is called for the miss only).
 //!
 //! Without libnvrtc.so.13 every test is reported as ignored, with the
 //! reason; with `AUTARKY_REQUIRE_NVRTC=1` they fail instead. Point
@@ -9,7 +10,8 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use autarky::runtime::nvrtc::{cached_path, compile_cubin, Program};
 use autarky::Error;
@@ -31,7 +33,18 @@ fn cache_dir() -> PathBuf {
     std::env::temp_dir().join(format!("autarky-nvrtc-test-{}", std::process::id()))
 }
 
+/// Every compile notice of this process: (program name, cache file).
+static NOTICES: Mutex<Vec<(String, Option<PathBuf>)>> = Mutex::new(Vec::new());
+
+fn record_notice(name: &str, cache_file: Option<&Path>) {
+    NOTICES
+        .lock()
+        .unwrap()
+        .push((name.to_string(), cache_file.map(Path::to_path_buf)));
+}
+
 fn main() -> std::process::ExitCode {
+    autarky::runtime::nvrtc::set_compile_notice(record_notice);
     // Before any trial runs (and reads the environment): the cache in a
     // fresh directory, on.
     let _ = std::fs::remove_dir_all(cache_dir());
@@ -126,6 +139,15 @@ fn second_compile_of_the_same_program_is_read_from_the_cache() {
         second, marked,
         "second compile must come from the cache file"
     );
+    // The notice came for the miss, naming the file, and not for the hit.
+    let notices: Vec<_> = NOTICES
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(n, _)| n == "cached.cu")
+        .cloned()
+        .collect();
+    assert_eq!(notices, vec![("cached.cu".to_string(), Some(path.clone()))]);
 
     // Any change to the inputs is a different entry.
     let mut q = p.clone();

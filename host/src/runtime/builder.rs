@@ -119,6 +119,10 @@ impl Default for Builder {
     }
 }
 
+/// Emulator threads (all PEs') per CPU core above which building an
+/// emulator runtime warns that waits may time out.
+const EMULATOR_THREADS_PER_CORE: usize = 64;
+
 /// Default [`Builder::comm_blocks`] when the PEs span GPUs: a halo pulse
 /// splits into chunks over the comm blocks, and its copy across NVLink is
 /// as fast as the blocks issuing its stores. Measured on two H200s
@@ -144,7 +148,9 @@ impl Builder {
     /// [`Builder::comm_blocks`] sets the comm threads, and
     /// [`Builder::compute_blocks`], if set, must agree with `threads`. The
     /// GPU-only knobs ([`Builder::device`], [`Builder::threads_per_block`])
-    /// are refused.
+    /// are refused. The threads are per PE: a build whose PEs have more
+    /// than 64 threads a CPU core between them logs a warning (waits may
+    /// then time out before their thread is scheduled).
     pub fn emulator(mut self, threads: usize) -> Self {
         self.want = Want::Emulator(threads);
         self
@@ -463,6 +469,22 @@ impl Builder {
     /// The emulator backend: `compute` compute threads, one comm thread per
     /// comm block, the runtime's timeout.
     fn into_emulator(self, compute: usize) -> Runtime {
+        // Every PE has its own threads. Far more than the machine's cores
+        // and a waiting thread may not get the CPU before its wait's
+        // deadline: the run then ends in a timeout that reads like a
+        // deadlock (16 PEs × 1024 threads on 2 cores did).
+        let per_pe = compute + self.cfg.comm_blocks as usize;
+        let total = per_pe * self.cfg.pes as usize;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if total > EMULATOR_THREADS_PER_CORE * cores {
+            tracing::warn!(
+                "the emulator runs {total} threads ({} PE{} × {per_pe}) on {cores} core{}: a wait may reach its {:?} timeout before its thread gets the CPU; use fewer threads per PE (they are per PE) or a longer timeout",
+                self.cfg.pes,
+                if self.cfg.pes == 1 { "" } else { "s" },
+                if cores == 1 { "" } else { "s" },
+                self.cfg.timeout
+            );
+        }
         Runtime {
             backend: Backend::Emulator(EmulatorConfig {
                 compute_threads: compute,

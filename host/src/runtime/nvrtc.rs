@@ -74,6 +74,21 @@ pub fn cached_path(p: &Program) -> Result<Option<PathBuf>, Error> {
     Ok(CubinCache::from_env().map(|c| c.path(&p.cache_key(version))))
 }
 
+/// What [`set_compile_notice`] is called with.
+pub type CompileNotice = fn(name: &str, cache_file: Option<&std::path::Path>);
+
+static COMPILE_NOTICE: std::sync::OnceLock<CompileNotice> = std::sync::OnceLock::new();
+
+/// Installs `notice`, called before every compile the disk cache cannot
+/// answer, with the program's name and the file its CUBIN will be cached
+/// in (`None`: the cache is off). A front end can say why the first run
+/// of a graph pauses: NVRTC takes ~15 s for a megakernel (the `autarky`
+/// CLI prints a line on stderr). The first call wins; later ones are
+/// ignored. Nothing is called by default.
+pub fn set_compile_notice(notice: CompileNotice) {
+    let _ = COMPILE_NOTICE.set(notice);
+}
+
 /// Compiles `p` to a CUBIN for `sm_{p.arch}`, or returns it from the disk cache.
 ///
 /// Errors: [`Error::NvrtcNotFound`] when libnvrtc.so.13 cannot be loaded;
@@ -93,6 +108,9 @@ pub fn compile_cubin(p: &Program) -> Result<Vec<u8>, Error> {
         }
     }
 
+    if let Some(notice) = COMPILE_NOTICE.get() {
+        notice(p.name, cache.as_ref().map(|c| c.path(&key)).as_deref());
+    }
     let t = Instant::now();
     let cubin = compile_uncached(p, &options)?;
     tracing::debug!(

@@ -75,8 +75,13 @@ pub struct Args {
     /// GPUs to spread the PEs over (devices 0..G of this process, every
     /// pair peers; --pes must be a multiple of G). GPU only.
     #[arg(long, value_name = "G", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
     gpus: u32,
+    /// Comm blocks per PE, 1..=64 (default: 2 on one GPU — the reduce
+    /// apart from the gathers — and 32 when the PEs span GPUs, where each
+    /// ghost plane's gather splits over them).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    comm_blocks: Option<u32>,
     /// Write a device trace of the run to FILE (Chrome trace JSON; with
     /// --json the summary, including what the compute blocks waited for,
     /// is in the output).
@@ -168,7 +173,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
     };
     let heap = usize::try_from(heap)
         .map_err(|_| CliError::Usage(format!("{flag}: the heap per PE is too large to address")))?;
-    let (rt, threads) = runtime(ctx, a.pes, a.gpus, heap)?;
+    let (rt, threads) = runtime(ctx, a.pes, a.gpus, a.comm_blocks, heap)?;
     let smaller = if a.matrix.is_some() {
         "a smaller matrix"
     } else {
@@ -276,6 +281,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "emulator_threads": threads,
         "pes": a.pes,
         "gpus": a.gpus,
+        // What a PE has (the flag, or the default).
+        "comm_blocks": rt.blocks_per_pe_of(solver.graph()).map(|b| b.0).ok().or(a.comm_blocks),
         "tiles_per_pe": solver.tiles_per_pe(),
         "variant": variant,
         "precond": precond,
@@ -361,21 +368,23 @@ fn check_memory(
 }
 
 /// The runtime of [`Ctx::runtime`] with `pes` PEs over `gpus` GPUs (more
-/// than one: the GPU backend only) and heaps of `heap` bytes.
+/// than one: the GPU backend only), `comm_blocks` comm blocks a PE (the
+/// default below when `None`) and heaps of `heap` bytes.
 fn runtime(
     ctx: &Ctx,
     pes: u32,
     gpus: u32,
+    comm_blocks: Option<u32>,
     heap: usize,
 ) -> Result<(Runtime, Option<u32>), CliError> {
     // Two comm blocks on one GPU (the reduce apart from the gathers);
     // across GPUs the runtime's default, which splits each ghost plane's
     // gather over more blocks.
-    let comm = if gpus > 1 {
+    let comm = comm_blocks.unwrap_or(if gpus > 1 {
         autarky::runtime::MULTI_GPU_COMM_BLOCKS
     } else {
         2
-    };
+    });
     let builder = || {
         Runtime::builder()
             .pes(pes)

@@ -82,7 +82,24 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             }
             json!({"gpus": names, "peer_access": peers})
         }
-        _ => serde_json::Value::Null,
+        _ => {
+            // On the emulator: say whether a GPU is there at all (a user
+            // who passed --emulator, or whose GPU could not be used, wants
+            // to know which).
+            match autarky::runtime::gpu_count() {
+                _ if rt.backend_name() == "gpu" => {}
+                Ok(n) if n > 0 => ctx.say(format_args!(
+                    "device: none used ({} present; --emulator chose the CPU)",
+                    plural(n as u64, "GPU", "GPUs")
+                )),
+                Ok(_) => ctx.say("device: none (the CUDA driver sees no GPU)"),
+                Err(e) => ctx.say(format_args!(
+                    "device: none ({})",
+                    first_clause(&e.to_string())
+                )),
+            }
+            serde_json::Value::Null
+        }
     };
     // The megakernel of an empty graph: registers and resident blocks.
     let occupancy = if rt.backend_name() == "gpu" {
@@ -208,4 +225,9 @@ fn nvshmem_info(ctx: &Ctx) -> serde_json::Value {
         "nvshmem: not in this build (rebuild with `--features nvshmem`)"
     ));
     serde_json::Value::Null
+}
+
+/// The first clause of an error's text (up to a `;`).
+fn first_clause(s: &str) -> &str {
+    s.split(';').next().unwrap_or(s)
 }

@@ -116,7 +116,7 @@ pub struct Common {
     /// GPUs to spread the PEs over (devices 0..G of this process, every
     /// pair peers; --pes must be a multiple of G). GPU only.
     #[arg(long, value_name = "G", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
     gpus: u32,
     /// `local`: every PE in this process; `ipc`: one process per rank
     /// under mpirun (`mpirun -n 2 autarky jacobi2d … --transport ipc`),
@@ -487,7 +487,8 @@ fn solve(
             "nvshmem"
         };
         return Err(CliError::Usage(format!(
-            "--transport {tname}: this autarky was built without it; rebuild with `cargo build --release --features {feature}` (needs an MPI: apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
+            "--transport {tname}: this autarky was built without it; rebuild with `cargo build --release --features {feature}` (needs an MPI: apt-get install libopenmpi-dev openmpi-bin libclang-dev){}",
+            if feature == "nvshmem" { "; NVSHMEM itself is found at run time (AUTARKY_NVSHMEM_DIR, or the nvidia-nvshmem-cu13 pip wheel)" } else { "" }
         )));
     }
     if c.transport == TransportArg::Nvshmem && c.pes != 1 {
@@ -528,8 +529,9 @@ fn solve(
     .filter(|f| f.heap_per_pe <= usize::MAX as u64 / c.pes as u64)
     .ok_or_else(|| {
         CliError::Usage(format!(
-            "--size {}: a {}-cell grid is too large to address",
+            "--size {}: the grid would have {:.2e} cells ({}), more than can be addressed",
             c.size,
+            (c.size as f64).powi(d as i32),
             if three_d { "N³" } else { "N²" }
         ))
     })?;

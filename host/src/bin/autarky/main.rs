@@ -219,7 +219,23 @@ pub fn number_text(x: f64) -> String {
     }
 }
 
+/// The line the first run of a graph prints while NVRTC compiles its
+/// megakernel (a pause of 10–25 s that would otherwise look like a hang).
+fn compile_notice(name: &str, cache_file: Option<&std::path::Path>) {
+    let cached = match cache_file.and_then(|f| f.parent()) {
+        Some(dir) => format!(
+            "later runs of the same graph load it from {}",
+            dir.display()
+        ),
+        None => "the cache is off (AUTARKY_CACHE=0): every run compiles".into(),
+    };
+    eprintln!("autarky: compiling {name} for this graph with NVRTC (10–25 s; {cached})");
+}
+
 fn dispatch(cli: Cli) -> Result<(), CliError> {
+    if !cli.quiet {
+        autarky::runtime::nvrtc::set_compile_notice(compile_notice);
+    }
     let ctx = Ctx {
         json: cli.json,
         quiet: cli.quiet,
@@ -396,6 +412,8 @@ fn main() -> ExitCode {
                 .from_env_lossy(),
         )
         .with_writer(std::io::stderr)
+        // Colour only for a terminal: logs written to files stay plain text.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match check_output_paths(&matches).and_then(|()| dispatch(cli)) {
         Ok(()) => ExitCode::SUCCESS,
