@@ -30,6 +30,9 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s17-one     # 1 GPU: chain loop and wake words: tests, dispatch A/B
 #   bash scripts/gpu-owed.sh s17-vpe     # 1 GPU: virtual PEs' comm blocks; wake words A/B on Jacobi, CG
+#   bash scripts/gpu-owed.sh s17-b       # 1 GPU: held-link fix, virtual PEs' new default, CG wake A/B
+#   bash scripts/gpu-owed.sh s17-final   # 1 GPU: every test binary, dispatch, CLI rows (bundle with mpi,nvshmem)
+#   bash scripts/gpu-owed.sh s17-two     # 2 GPUs: multi-GPU/fault tests, MPI/NVSHMEM trials, 3D on two GPUs
 #   bash scripts/gpu-owed.sh s16-two     # 2 GPUs: every test binary, autarky info, MPI/NVSHMEM trials
 #   bash scripts/gpu-owed.sh s16-two-bench  # 2 GPUs: strong/weak scaling tables, 3D 256³ on 1 and 2 GPUs, halo waits, CG
 #   bash scripts/gpu-owed.sh s15-final   # 1 GPU: the f64 fallback and S = 2 default tiles timed; the bench; every test binary
@@ -135,6 +138,32 @@ s17-one)
     case $x in new) e=;; nochain) e=-DAUTARKY_NO_CHAIN_LOOP;; control) e="-DAUTARKY_NO_CHAIN_LOOP -DAUTARKY_NO_WAKE";; esac
     AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=40 run "dispatch-$x" 150 $B/dispatch --quick
   done
+  pack
+  ;;
+s17-final)
+  # Session 17 (1 GPU): every test binary at the head, then the dispatch
+  # bench and the CLI rows this session changed.
+  AUTARKY_TEST_LIMIT_S=200 OUT=$LOGS bash scripts/gpu-validate.sh 2>&1 | tail -n 20
+  pack
+  F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted'
+  FILTER="$F" LINES_SHOWN=40 run dispatch-final 150 $B/dispatch --quick
+  FILTER='µs per|rror' run j3d256-pes2-final 60 $B/autarky jacobi3d --size 256 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror' run j3d256-final 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror|compiling' run j2d1024-final 60 $B/autarky jacobi2d --size 1024 --iters 2000 --check-every 0 --steps-per-sync 4
+  pack
+  ;;
+s17-two)
+  # Session 17 (2 GPUs): the ABI 9 kernel (wake words, chain loop) across
+  # GPUs and ranks: gpu_multigpu, gpu_faults, gpu, mpi_ipc and nvshmem_mpi
+  # (forced through puts) under mpirun, 3D 256³ on two GPUs.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  for t in gpu_multigpu gpu_faults gpu; do
+    FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
+  done
+  FILTER='µs per|rror' run j3d256-2gpu 60 $B/autarky jacobi3d --size 256 --gpus 2 --pes 2 --iters 400 --check-every 0 --steps-per-sync 2
+  mpi_env 1
+  FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
+  FILTER='test result|FAILED|panicked' run nvshmem-mpi 200 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
   pack
   ;;
 s17-b)
