@@ -32,6 +32,8 @@
 #   bash scripts/gpu-owed.sh s17-vpe     # 1 GPU: virtual PEs' comm blocks; wake words A/B on Jacobi, CG
 #   bash scripts/gpu-owed.sh s17-b       # 1 GPU: held-link fix, virtual PEs' new default, CG wake A/B
 #   bash scripts/gpu-owed.sh s17-final   # 1 GPU: every test binary, dispatch, CLI rows (bundle with mpi,nvshmem)
+#   bash scripts/gpu-owed.sh s17-four    # 4 GPUs: tests, 4 GPUs = 4 virtual PEs, scaling 1/2/4, MPI/NVSHMEM
+#   bash scripts/gpu-owed.sh s17-grid    # 4 GPUs: slab PE grids against the least-halo split
 #   bash scripts/gpu-owed.sh s17-two     # 2 GPUs: multi-GPU/fault tests, MPI/NVSHMEM trials, 3D on two GPUs
 #   bash scripts/gpu-owed.sh s16-two     # 2 GPUs: every test binary, autarky info, MPI/NVSHMEM trials
 #   bash scripts/gpu-owed.sh s16-two-bench  # 2 GPUs: strong/weak scaling tables, 3D 256³ on 1 and 2 GPUs, halo waits, CG
@@ -164,6 +166,76 @@ s17-two)
   mpi_env 1
   FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
   FILTER='test result|FAILED|panicked' run nvshmem-mpi 200 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+  pack
+  ;;
+s17-four)
+  # Session 17 (4 GPUs, lent for the first time): the ABI 9 kernel across
+  # GPUs (the multi-GPU and fault tests run on 2 of them), autarky info;
+  # correctness on 4 real GPUs against 4 virtual PEs (the CLI's JSON norms,
+  # CG's iterations and residuals); Jacobi scaling on 1, 2, 4 GPUs (strong:
+  # 1024², 16384², 3D 256³; weak: 256² and 4096² a GPU, square on 1 and 4
+  # GPUs); halo-wait shares; MPI and NVSHMEM ranks (2).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  run info 60 $B/autarky info
+  for t in gpu_multigpu gpu_faults; do
+    FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
+  done
+  same() {  # same LABEL ARGS...: norms of --gpus 4 --pes 4 against --pes 4, bitwise
+    local l=$1; shift
+    timeout -k 5 120 $B/autarky --json "$@" --gpus 4 --pes 4 > "$LOGS/same-$l-gpus.json" 2> "$LOGS/same-$l-gpus.err"
+    timeout -k 5 120 $B/autarky --json "$@" --pes 4 > "$LOGS/same-$l-vpes.json" 2> "$LOGS/same-$l-vpes.err"
+    python3 - "$LOGS/same-$l-gpus.json" "$LOGS/same-$l-vpes.json" "$l" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+keys = ["norms", "iterations", "rel_residual", "true_rel_residual"]
+pa = {k: a.get(k) for k in keys}; pb = {k: b.get(k) for k in keys}
+print(f"{sys.argv[3]}: 4 GPUs {'==' if pa == pb else '!='} 4 virtual PEs ({a.get('backend')}; {len(a.get('norms') or [])} norms; {a.get('us_per_iteration')} vs {b.get('us_per_iteration')} us/iteration)")
+sys.exit(0 if pa == pb and a.get('iterations') else 1)
+PY
+    [ $? -eq 0 ] || fail=1
+    pack
+  }
+  same j2d5 jacobi2d --size 1024 --iters 200 --check-every 10
+  same j2d9 jacobi2d --size 1000 --iters 100 --check-every 10 --stencil 9
+  same j2d5s4 jacobi2d --size 2048 --iters 200 --check-every 20 --steps-per-sync 4
+  same j3d7 jacobi3d --size 128 --iters 100 --check-every 10 --steps-per-sync 2
+  same j3d27 jacobi3d --size 96 --iters 50 --check-every 10 --stencil 27
+  same cg3d cg --poisson3d 64 --tol 1e-10
+  for g in 1 2 4; do
+    FILTER='µs per|rror' run "j2d16384-s4-g$g" 60 $B/autarky jacobi2d --size 16384 --gpus $g --pes $g --iters 200 --check-every 0 --steps-per-sync 4
+    FILTER='µs per|rror' run "j2d1024-s4-g$g" 60 $B/autarky jacobi2d --size 1024 --gpus $g --pes $g --iters 2000 --check-every 0 --steps-per-sync 4
+    FILTER='µs per|rror' run "j3d256-s2-g$g" 60 $B/autarky jacobi3d --size 256 --gpus $g --pes $g --iters 400 --check-every 0 --steps-per-sync 2
+  done
+  for n in 256 4096; do
+    FILTER='µs per|rror' run "weak$n-g1" 60 $B/autarky jacobi2d --size $n --iters 2000 --check-every 0 --steps-per-sync 4
+    FILTER='µs per|rror' run "weak$n-g4" 60 $B/autarky jacobi2d --size $((2 * n)) --gpus 4 --pes 4 --iters 2000 --check-every 0 --steps-per-sync 4
+  done
+  HALO_CMD=jacobi2d halo g4-1024 --size 1024 --gpus 4 --pes 4 --iters 400 --check-every 0 --steps-per-sync 4
+  HALO_CMD=jacobi2d halo g4-16384 --size 16384 --gpus 4 --pes 4 --iters 40 --check-every 0 --steps-per-sync 4
+  mpi_env 1
+  FILTER='test result|FAILED|panicked' run mpi-ipc 150 $M .gpu/tests/mpi_ipc-* --test-threads=1
+  FILTER='test result|FAILED|panicked' run nvshmem-mpi 200 $M .gpu/tests/nvshmem_mpi-* --test-threads=1
+  pack
+  ;;
+s17-grid)
+  # Session 17 (4 GPUs): the PE grid across 4 GPUs (--pe-grid, new):
+  # slabs (4x1, 4x1x1: one pulse a direction, nothing forwarded) against
+  # the default least-halo split (2x2, 2x2x1: two pulse rounds, the second
+  # forwarding the first's corners).
+  export AUTARKY_REQUIRE_GPU=1
+  for g in 2x2x1 4x1x1; do
+    FILTER='µs per|rror' run "j3d256-s2-$g" 60 $B/autarky jacobi3d --size 256 --gpus 4 --pes 4 --pe-grid $g --iters 400 --check-every 0 --steps-per-sync 2
+    FILTER='µs per|rror' run "j3d256-s1-$g" 60 $B/autarky jacobi3d --size 256 --gpus 4 --pes 4 --pe-grid $g --iters 400 --check-every 0
+    FILTER='µs per|rror' run "j3d512-s2-$g" 60 $B/autarky jacobi3d --size 512 --gpus 4 --pes 4 --pe-grid $g --iters 100 --check-every 0 --steps-per-sync 2
+  done
+  for g in 2x2 4x1; do
+    for n in 512 1024 8192 16384; do
+      k=2000; [ $n -ge 8192 ] && k=200
+      FILTER='µs per|rror' run "j2d$n-s4-$g" 60 $B/autarky jacobi2d --size $n --gpus 4 --pes 4 --pe-grid $g --iters $k --check-every 0 --steps-per-sync 4
+    done
+  done
+  FILTER='µs per|rror' run "j3d512-s2-g1" 60 $B/autarky jacobi3d --size 512 --iters 100 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror' run "j2d8192-s4-g1" 60 $B/autarky jacobi2d --size 8192 --iters 200 --check-every 0 --steps-per-sync 4
   pack
   ;;
 s17-b)

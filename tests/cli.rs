@@ -395,6 +395,50 @@ fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `--pe-grid` chooses the decomposition (the JSON says it) and must
+/// multiply to --pes.
+#[test]
+fn jacobi_pe_grid_is_taken_and_checked() {
+    for (cmd, size, grid, want) in [
+        ("jacobi2d", "64", "4x1", serde_json::json!([1, 4, 1])),
+        ("jacobi3d", "16", "1x1x4", serde_json::json!([1, 1, 4])),
+    ] {
+        let o = autarky(&[
+            "--emulator=2",
+            "--json",
+            cmd,
+            "--size",
+            size,
+            "--pes",
+            "4",
+            "--pe-grid",
+            grid,
+            "--iters",
+            "4",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["pe_grid"], want, "{cmd}: {v}");
+    }
+    assert_usage_error(
+        &[
+            "--emulator",
+            "jacobi2d",
+            "--size",
+            "64",
+            "--pes",
+            "4",
+            "--pe-grid",
+            "2x1",
+        ],
+        "--pe-grid 2x1: 2 PEs, but --pes is 4",
+    );
+    assert_usage_error(
+        &["--emulator", "jacobi2d", "--size", "64", "--pe-grid", "4"],
+        "the PE grid must be PYxPX",
+    );
+}
+
 /// `info` on the emulator says whether a GPU is there at all.
 #[test]
 fn info_on_the_emulator_says_what_became_of_the_gpu() {

@@ -179,6 +179,50 @@ pub struct JacobiConfig {
 /// comm block (8 cells a thread).
 pub const PULSE_CHUNK_CELLS: usize = 1024;
 
+/// Thinnest slab (cells along the split axis) [`default_decomposition`]
+/// gives a PE.
+pub const MIN_SLAB_CELLS: usize = 16;
+
+/// The PE grid a solve gets when [`JacobiConfig::pe_grid`] is `None`:
+/// slabs — one axis split, the one of least face among those whose slabs
+/// are at least `max(steps, MIN_SLAB_CELLS)` cells thick (ties: the slower
+/// axis) — and otherwise the split of least halo whose blocks are at least
+/// `steps` thick ([`Decomposition::auto_for_halo`]). A split along two or
+/// three axes has less halo but two or three pulse rounds a
+/// synchronisation, each forwarding the one before (edges and corners):
+/// measured on H200s (docs/performance.md, session 17), slabs were faster
+/// at every size but one, across 4 GPUs (3D 256³ with S = 2: 35.9 against
+/// 51.8 µs an iteration; 2D 1024² with S = 4: 3.76 against 5.79; 16384²
+/// equal) and on 4 or 8 virtual PEs of one GPU (3D 256³ on 8: 131 against
+/// 168; 2D 4096² on 4: 28.4 against 26.3, the exception).
+pub fn default_decomposition(
+    p: &JacobiProblem,
+    pes: usize,
+    steps: usize,
+) -> std::result::Result<Decomposition, halo::HaloError> {
+    let periodic = [0, 1, 2].map(|a| p.boundary[a] == Boundary::Periodic);
+    let thick = steps.max(MIN_SLAB_CELLS);
+    if pes > 1 {
+        let face = |a: usize| {
+            (0..3)
+                .filter(|&b| b != a)
+                .map(|b| p.dims[b])
+                .product::<usize>()
+        };
+        let slab = (0..3)
+            .filter(|&a| p.dims[a] / pes >= thick)
+            .min_by_key(|&a| (face(a), a));
+        if let Some(a) = slab {
+            let mut grid = [1; 3];
+            grid[a] = pes;
+            return Decomposition::new(p.dims, grid, periodic);
+        }
+    }
+    // Blocks at least S cells thick where the stencil exchanges halos,
+    // when some factorization has them.
+    Decomposition::auto_for_halo(p.dims, pes, periodic, steps)
+}
+
 /// Most comm blocks [`comm_blocks_for_virtual_pes`] suggests.
 pub const VIRTUAL_PE_MAX_COMM_BLOCKS: u32 = 16;
 
@@ -203,7 +247,7 @@ pub fn comm_blocks_for_virtual_pes(cfg: &JacobiConfig, pes: u32) -> u32 {
     let periodic = [0, 1, 2].map(|a| p.boundary[a] == Boundary::Periodic);
     let decomp = match cfg.pe_grid {
         Some(g) => Decomposition::new(p.dims, g, periodic),
-        None => Decomposition::auto_for_halo(p.dims, pes as usize, periodic, steps),
+        None => default_decomposition(p, pes as usize, steps),
     };
     let Ok(decomp) = decomp else { return 1 };
     let ext = decomp.max_local_extent();
@@ -569,9 +613,7 @@ impl<'rt> JacobiSolver<'rt> {
                 }
                 Decomposition::new(p.dims, g, periodic)
             }
-            // Blocks at least S cells thick where the stencil exchanges
-            // halos, when some factorization has them.
-            None => Decomposition::auto_for_halo(p.dims, pes, periodic, steps as usize),
+            None => default_decomposition(p, pes, steps as usize),
         }
         .map_err(|e| invalid(format!("decomposition: {e}")))?
         // Every axis the stencil reaches along has ghosts, also one of a
@@ -1571,6 +1613,28 @@ fn plural(n: usize) -> &'static str {
 mod tests {
     use super::{default_shape, default_tile, split_box, Box3};
 
+    /// The default PE grid: slabs along the axis of least face when they
+    /// are thick enough, else the least-halo split.
+    #[test]
+    fn default_grids_are_slabs_when_thick_enough() {
+        use super::{default_decomposition as dd, JacobiProblem, Stencil};
+        let grid = |dims, stencil, pes, steps| {
+            dd(&JacobiProblem::new(dims, stencil), pes, steps)
+                .unwrap()
+                .pes()
+        };
+        assert_eq!(grid([256, 256, 256], Stencil::SevenPoint, 4, 2), [4, 1, 1]);
+        assert_eq!(grid([1, 1024, 1024], Stencil::FivePoint, 4, 4), [1, 4, 1]);
+        // The axis of least face, not the slowest: 64 planes of 1024².
+        assert_eq!(grid([64, 1024, 1024], Stencil::SevenPoint, 4, 1), [1, 4, 1]);
+        // A wide, short 2D grid is cut across its width.
+        assert_eq!(grid([1, 32, 4096], Stencil::FivePoint, 4, 1), [1, 1, 4]);
+        // Too thin for slabs (8 rows a PE): the least-halo split.
+        assert_eq!(grid([1, 64, 64], Stencil::FivePoint, 8, 1), [1, 4, 2]);
+        assert_eq!(grid([6, 6, 6], Stencil::SevenPoint, 4, 2), [2, 2, 1]);
+        assert_eq!(grid([1, 64, 64], Stencil::FivePoint, 1, 1), [1, 1, 1]);
+    }
+
     /// Virtual PEs get a comm block per chunk of their largest pulse, 1 to
     /// 16: the shapes measured on the H200 (session 17).
     #[test]
@@ -1584,8 +1648,13 @@ mod tests {
         assert_eq!(cb(&d3, 2), 16); // 256² × 2 cells a face: capped
         assert_eq!(cb(&d3, 1), 1);
         let d2 = |n, steps| cfg([1, n, n], Stencil::FivePoint, steps);
-        assert_eq!(cb(&d2(4096, 4), 4), 8); // 2 × 2 PEs: 2048 × 4 cells
-        assert_eq!(cb(&d2(1024, 4), 4), 2); // 512 × 4
+        assert_eq!(cb(&d2(4096, 4), 4), 16); // slabs: 4096 × 4 cells
+        assert_eq!(cb(&d2(1024, 4), 4), 4); // slabs: 1024 × 4
+        let grid = JacobiConfig {
+            pe_grid: Some([1, 2, 2]),
+            ..d2(4096, 4)
+        };
+        assert_eq!(cb(&grid, 4), 8); // 2 × 2 PEs: 2048 × 4 cells
         assert_eq!(cb(&d2(256, 1), 2), 1); // a 256-cell row
                                            // A small chunk size splits more, still capped.
         let fine = JacobiConfig {

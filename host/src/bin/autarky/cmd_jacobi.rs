@@ -182,6 +182,10 @@ pub struct Args2d {
     /// runtime's block shape. --json reports `threads_per_block`.
     #[arg(long, value_name = "TYxTX", value_parser = parse_tile::<2>)]
     tile: Option<[usize; 2]>,
+    /// PE grid, PYxPX (their product is --pes; default: the split with the
+    /// least halo).
+    #[arg(long, value_name = "PYxPX", value_parser = parse_pe_grid::<2>)]
+    pe_grid: Option<[usize; 2]>,
 }
 
 /// Solve a 3D Jacobi problem (7- or 27-point) on a task graph of pinned
@@ -196,6 +200,10 @@ pub struct Args3d {
     /// Tile shape in cells, TZxTYxTX (default: chosen from the grid).
     #[arg(long, value_name = "TZxTYxTX", value_parser = parse_tile::<3>)]
     tile: Option<[usize; 3]>,
+    /// PE grid, PZxPYxPX (their product is --pes; default: the split with
+    /// the least halo).
+    #[arg(long, value_name = "PZxPYxPX", value_parser = parse_pe_grid::<3>)]
+    pe_grid: Option<[usize; 3]>,
 }
 
 /// A grid size of at least one cell per axis.
@@ -309,6 +317,24 @@ fn parse_tile<const D: usize>(s: &str) -> Result<[usize; D], String> {
                     "every tile size must be an integer in 1..=1048576, got {s:?}"
                 ))
             }
+        }
+    }
+    Ok(out)
+}
+
+/// A PE grid, `PYxPX` or `PZxPYxPX` (each at least 1).
+fn parse_pe_grid<const D: usize>(s: &str) -> Result<[usize; D], String> {
+    let want = if D == 2 { "PYxPX" } else { "PZxPYxPX" };
+    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
+    let bad = || format!("the PE grid must be {want}, {D} integers in 1..=1024, got {s:?}");
+    if parts.len() != D {
+        return Err(bad());
+    }
+    let mut out = [0usize; D];
+    for (o, p) in out.iter_mut().zip(&parts) {
+        match p.trim().parse::<usize>() {
+            Ok(v) if (1..=1024).contains(&v) => *o = v,
+            _ => return Err(bad()),
         }
     }
     Ok(out)
@@ -442,12 +468,13 @@ fn check_shape(three_d: bool, c: &Common, stencil: Stencil) -> Result<(), String
 /// `autarky jacobi2d`.
 pub fn run_2d(ctx: &Ctx, a: Args2d) -> Result<(), CliError> {
     let tile = a.tile.map(|[ty, tx]| [1, ty, tx]);
-    solve(ctx, "jacobi2d", a.common, a.stencil, tile)
+    let grid = a.pe_grid.map(|[py, px]| [1, py, px]);
+    solve(ctx, "jacobi2d", a.common, a.stencil, tile, grid)
 }
 
 /// `autarky jacobi3d`.
 pub fn run_3d(ctx: &Ctx, a: Args3d) -> Result<(), CliError> {
-    solve(ctx, "jacobi3d", a.common, a.stencil, a.tile)
+    solve(ctx, "jacobi3d", a.common, a.stencil, a.tile, a.pe_grid)
 }
 
 fn stencil_points(s: Stencil) -> u32 {
@@ -465,8 +492,23 @@ fn solve(
     c: Common,
     stencil: Stencil,
     tile: Option<[usize; 3]>,
+    pe_grid: Option<[usize; 3]>,
 ) -> Result<(), CliError> {
     let ipc = c.transport != TransportArg::Local;
+    if let Some(g) = pe_grid {
+        let p: usize = g.iter().product();
+        if p != c.pes as usize {
+            return Err(CliError::Usage(format!(
+                "--pe-grid {}: {p} PEs, but --pes is {}",
+                g.iter()
+                    .skip(if stencil.is_2d() { 1 } else { 0 })
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x"),
+                c.pes
+            )));
+        }
+    }
     let tname = c.transport.transport().name();
     if ipc && (c.gpus > 1 || ctx.emulator.is_some()) {
         return Err(CliError::Usage(format!(
@@ -559,6 +601,7 @@ fn solve(
         tile,
         pulse_chunk_cells: usize::try_from(c.pulse_chunk).unwrap_or(usize::MAX),
         steps_per_sync: c.steps_per_sync,
+        pe_grid,
         ..JacobiConfig::new(problem, c.iters)
     };
 
@@ -735,8 +778,8 @@ fn solve(
         "iterations": run.iterations,
         "check_every": c.check_every,
         "steps_per_sync": c.steps_per_sync,
-        // The runtime's count (the flag's, else the default: 1 on one GPU,
-        // 32 across GPUs), not the flag.
+        // The runtime's count (the flag's, else the default: 1 for one PE,
+        // one per pulse chunk for virtual PEs, 32 across GPUs), not the flag.
         "comm_blocks": rt.blocks_per_pe_of(solver.graph()).map(|b| b.0).ok().or(c.comm_blocks),
         "pulse_chunk": c.pulse_chunk,
         "tol": c.tol,
