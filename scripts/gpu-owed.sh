@@ -34,6 +34,7 @@
 #   bash scripts/gpu-owed.sh s17-final   # 1 GPU: every test binary, dispatch, CLI rows (bundle with mpi,nvshmem)
 #   bash scripts/gpu-owed.sh s17-four    # 4 GPUs: tests, 4 GPUs = 4 virtual PEs, scaling 1/2/4, MPI/NVSHMEM
 #   bash scripts/gpu-owed.sh s17-grid    # 4 GPUs: slab PE grids against the least-halo split
+#   bash scripts/gpu-owed.sh s17-check   # 4 GPUs: the slab default: gpu_jacobi, gpu_multigpu, bitwise, timings
 #   bash scripts/gpu-owed.sh s17-two     # 2 GPUs: multi-GPU/fault tests, MPI/NVSHMEM trials, 3D on two GPUs
 #   bash scripts/gpu-owed.sh s16-two     # 2 GPUs: every test binary, autarky info, MPI/NVSHMEM trials
 #   bash scripts/gpu-owed.sh s16-two-bench  # 2 GPUs: strong/weak scaling tables, 3D 256³ on 1 and 2 GPUs, halo waits, CG
@@ -236,6 +237,26 @@ s17-grid)
   done
   FILTER='µs per|rror' run "j3d512-s2-g1" 60 $B/autarky jacobi3d --size 512 --iters 100 --check-every 0 --steps-per-sync 2
   FILTER='µs per|rror' run "j2d8192-s4-g1" 60 $B/autarky jacobi2d --size 8192 --iters 200 --check-every 0 --steps-per-sync 4
+  pack
+  ;;
+s17-check)
+  # Session 17 (4 GPUs): the slab default (c077dfe): gpu_jacobi and
+  # gpu_multigpu; 3D 256³ and 2D 1024²/512² on 4 GPUs with the default
+  # grid; 4 GPUs against 4 virtual PEs, bitwise.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=$(nvidia-smi -L | wc -l)
+  for t in gpu_jacobi gpu_multigpu; do
+    FILTER='test result|FAILED|panicked' run "test-$t" 170 .gpu/tests/$t-* --test-threads=1
+  done
+  FILTER='µs per|rror|PE grid' run j3d256-s2-g4-default 60 $B/autarky jacobi3d --size 256 --gpus 4 --pes 4 --iters 400 --check-every 0 --steps-per-sync 2
+  FILTER='µs per|rror|PE grid' run j2d1024-s4-g4-default 60 $B/autarky jacobi2d --size 1024 --gpus 4 --pes 4 --iters 2000 --check-every 0 --steps-per-sync 4
+  for pe in 4; do
+    for l in j3d7 j2d5s4; do
+      case $l in j3d7) a="jacobi3d --size 128 --iters 100 --check-every 10 --steps-per-sync 2";; j2d5s4) a="jacobi2d --size 2048 --iters 200 --check-every 20 --steps-per-sync 4";; esac
+      timeout -k 5 60 $B/autarky --json $a --gpus 4 --pes 4 > "$LOGS/c-$l-g.json" 2>/dev/null
+      timeout -k 5 60 $B/autarky --json $a --pes 4 > "$LOGS/c-$l-v.json" 2>/dev/null
+      python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:3]); ok=a['norms']==b['norms'] and a['norms']; print(sys.argv[3], a['pe_grid'], '4 GPUs', '==' if ok else '!=', '4 virtual PEs'); sys.exit(0 if ok else 1)" "$LOGS/c-$l-g.json" "$LOGS/c-$l-v.json" $l || fail=1
+    done
+  done
   pack
   ;;
 s17-b)
