@@ -164,6 +164,37 @@ fn a_failing_link_of_a_one_shot_chain_ends_the_run_naming_it(rt: Runtime) {
     }
 }
 
+/// Runs `g` for `iterations` with `hold` held (compiled first, so the
+/// clock times the run only): it must end in a DeviceTimeout within 5 s,
+/// whose report is returned (and printed) with the run's end.
+#[cfg(feature = "fault-injection")]
+fn held_run(
+    rt: &Runtime,
+    g: &Graph,
+    iterations: u32,
+    hold: TaskId,
+) -> (String, autarky::runtime::Finished) {
+    let opts = RunOptions {
+        iterations,
+        hold_task: Some(hold),
+        ..Default::default()
+    };
+    rt.kernel_info(g).unwrap();
+    let started = Instant::now();
+    let f = rt.launch(g, opts).unwrap().wait_detailed().unwrap();
+    let msg = match &f.result {
+        Err(e @ Error::DeviceTimeout { .. }) => e.to_string(),
+        other => panic!("expected DeviceTimeout, got {other:?}"),
+    };
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    eprintln!("{msg}");
+    (msg, f)
+}
+
 /// The hold hook inside a one-shot chain (the chain loop hands a held task
 /// back to the main loop, which holds it).
 #[cfg(feature = "fault-injection")]
@@ -175,29 +206,12 @@ fn held_link_of_a_one_shot_chain_times_out_naming_it(rt: Runtime) {
         g.add_edge(w[0], w[1]);
     }
     g.set_name(t[60], "held").set_name(t[61], "after");
-    let opts = RunOptions {
-        iterations: 1,
-        hold_task: Some(t[60]),
-        ..Default::default()
-    };
-    rt.kernel_info(&g).unwrap(); // compile first: the clock below times the run only
-    let started = Instant::now();
-    let f = rt.launch(&g, opts).unwrap().wait_detailed().unwrap();
-    let msg = match f.result {
-        Err(e @ Error::DeviceTimeout { .. }) => e.to_string(),
-        other => panic!("expected DeviceTimeout, got {other:?}"),
-    };
+    let (msg, _) = held_run(&rt, &g, 1, t[60]);
     assert!(msg.contains("#60 (held)"), "{msg}");
     assert!(
         msg.contains("#61 (after): instance 0 waits for #60 (held)"),
         "{msg}"
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        started.elapsed()
-    );
-    eprintln!("{msg}");
 }
 
 #[cfg(feature = "fault-injection")]
@@ -205,26 +219,9 @@ fn held_dependency_times_out_and_the_report_names_it(rt: Runtime) {
     let mut g = Graph::new();
     let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
     let t = chain(&mut g, k);
-    let opts = RunOptions {
-        iterations: 10,
-        hold_task: Some(t[1]),
-        ..Default::default()
-    };
-    rt.kernel_info(&g).unwrap(); // compile first: the clock below times the run only
-    let started = Instant::now();
-    let f = rt.launch(&g, opts).unwrap().wait_detailed().unwrap();
-    let msg = match f.result {
-        Err(e @ Error::DeviceTimeout { .. }) => e.to_string(),
-        other => panic!("expected DeviceTimeout, got {other:?}"),
-    };
+    let (msg, f) = held_run(&rt, &g, 10, t[1]);
     assert!(msg.contains("#1 (b)"), "{msg}");
     assert!(msg.contains("#2 (c): instance 0 waits for #1 (b)"), "{msg}");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        started.elapsed()
-    );
-    eprintln!("{msg}");
     eprintln!(
         "abort propagation: {:.1} µs",
         f.abort_propagation_ns.unwrap() as f64 / 1e3
