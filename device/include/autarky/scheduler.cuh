@@ -892,6 +892,28 @@ struct alignas(16) BlockShared {
 // line, taking and returning values (no address of the caller's locals):
 // its registers stay out of the main loop (a first version inside the
 // loop cost the chain hand-off 5 %).
+// One instance of a loop (the self loop, the chain loop): every thread
+// runs the body of d (instance it of task t), then the block takes its
+// verdict. Thread 0 says whether its tick is due (due) and reads the abort
+// word when it is, or passes on an abort its last completion saw
+// (stopping); the barrier publishes the body's writes to the next
+// instance's threads and to thread 0's completion. Returns true when the
+// block must leave: an abort, or the body reported a failure into failed
+// (read after the barrier).
+__device__ __forceinline__ bool loop_instance(const Who& w, const RunParams& p, const TaskDesc& d, uint32_t t, uint32_t it,
+                                              uint32_t* failed, const LoopClock& clock, bool stopping, bool& due) {
+    TaskCtx ctx{d.global,  it, p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
+                d.arg_len, &p, failed,       t};
+    autarky_dispatch(ctx, d.kind);
+    bool leave = false;
+    due = false;
+    if (threadIdx.x == 0) {
+        due = clock64() - clock.last_tick >= TICK_CYCLES;
+        leave = stopping || (due && abort_raised(p, false));
+    }
+    return __syncthreads_or(leave) || *failed;
+}
+
 struct SelfLoopEnd {
     LoopClock clock;  // thread 0's, advanced
     uint32_t it;      // the task's last instance, for the caller to run
@@ -910,19 +932,8 @@ __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32
     bool owes = false;
     uint64_t owed = 0;
     for (; it + 1 < p.iterations; ++it) {
-        uint32_t* const failed = &sh.self_stop[it & 1][0];
-        TaskCtx ctx{d.global,  it, p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
-                    d.arg_len, &p, failed,       t};
-        autarky_dispatch(ctx, d.kind);
-        // Publish: the body's writes to the next instance's threads (and to
-        // thread 0's publish); the verdict to the block.
-        bool leave = false;
-        bool due = false;
-        if (threadIdx.x == 0) {
-            due = clock64() - clock.last_tick >= TICK_CYCLES;
-            leave = stopping || (due && abort_raised(p, false));
-        }
-        if (__syncthreads_or(leave) || *failed) {
+        bool due;
+        if (loop_instance(w, p, d, t, it, &sh.self_stop[it & 1][0], clock, stopping, due)) {
             if (threadIdx.x == 0 && owes) defer_publish(p, sh.pend, t, owed, false);
             return SelfLoopEnd{clock, it, 0};
         }
@@ -1052,19 +1063,8 @@ __device__ __noinline__ ChainLoopEnd run_chain_loop(Who w, BlockShared& sh, uint
         for (uint32_t j = 0; j < len; ++j, ++step) {
             const uint32_t y = base + j;
             const TaskDesc d = sh.chain_desc[j];
-            uint32_t* const failed = &sh.self_stop[step & 1][0];
-            TaskCtx ctx{d.global,  0,  p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
-                        d.arg_len, &p, failed,       y};
-            autarky_dispatch(ctx, d.kind);
-            // Publish: the body's writes to the next body's threads (and to
-            // thread 0's publish); the verdict to the block.
-            bool leave = false;
-            bool due = false;
-            if (threadIdx.x == 0) {
-                due = clock64() - clock.last_tick >= TICK_CYCLES;
-                leave = stopping || (due && abort_raised(p, false));
-            }
-            if (__syncthreads_or(leave) || *failed) {
+            bool due;
+            if (loop_instance(w, p, d, y, 0, &sh.self_stop[step & 1][0], clock, stopping, due)) {
                 if (threadIdx.x == 0) flush();
                 return ChainLoopEnd{clock, y, 0};
             }
