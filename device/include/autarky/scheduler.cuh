@@ -294,6 +294,68 @@ __device__ __forceinline__ bool claim(const RunParams& p, uint32_t s, uint32_t n
     return atom_cas_acquire_gpu_u64(&state_of(p)[s], want, state_word(n + 1, n)) == want;
 }
 
+// The first task id that is a proxy (none under AUTARKY_NO_REMOTE), read
+// once before a scan: the loads of a scan are asm with a memory clobber,
+// after each of which the compiler reloads RunParams' fields.
+__device__ __forceinline__ uint32_t first_proxy(const RunParams& p) {
+#ifdef AUTARKY_NO_REMOTE
+    return ~0u;
+#else
+    return p.num_tasks;
+#endif
+}
+// Predecessor edge `index` of a table, its task and distance only (one
+// 8-byte read-only load).
+__device__ __forceinline__ void load_pred(uint64_t table, uint32_t index, uint32_t& task, uint32_t& distance) {
+    const uint2 v = __ldg(reinterpret_cast<const uint2*>(table) + (size_t)index * 2);
+    task = v.x;
+    distance = v.y;
+}
+
+// A group of up to B predecessors of instance n, every load in flight:
+// get(j, task, distance) for each j < m first (edges, or their cached
+// copies), then the done word of each (relaxed, all issued before any is
+// used; t's counts as t_done), then the comparisons. Loading each word
+// right after its edge cost a round trip per predecessor for the edge
+// (the word's load waits for the edge, and the next edge's load waits for
+// the word's asm): 1000 predecessors scanned by 128 threads took ~8
+// dependent round trips a thread, now two. Sets `remote` when a proxy was
+// read (its data needs a system-scope acquire). Constant indices only:
+// the arrays stay in registers.
+template <uint32_t B, class GetPred>
+__device__ __forceinline__ bool preds_group_done(uint64_t* state, uint32_t proxies, uint32_t m, uint32_t n, uint32_t t,
+                                                 uint32_t t_done, bool& remote, GetPred get) {
+    uint32_t task[B], need[B], have[B];
+    auto word = [&](uint32_t j) {
+        have[j] = 0;
+        if (need[j] != 0) {
+            const uint32_t x = task[j];
+            const bool proxy = x >= proxies;
+            remote |= proxy;
+            have[j] = x == t ? t_done
+                             : state_done(proxy ? ld_relaxed_sys_u64(&state[x]) : ld_relaxed_gpu_u64(&state[x]));
+        }
+    };
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j) {
+        uint32_t distance = ~0u;
+        task[j] = 0;
+        if (j < m) get(j, task[j], distance);
+        need[j] = n + 1 > distance ? n + 1 - distance : 0;
+#ifdef AUTARKY_SERIAL_PRED_LOADS
+        word(j);  // control (A/B): each word loaded right after its edge
+#endif
+    }
+#ifndef AUTARKY_SERIAL_PRED_LOADS
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j) word(j);
+#endif
+    bool ok = true;
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j) ok &= geq_u32(have[j], need[j]);
+    return ok;
+}
+
 // Are instance n's predecessors (list [start, start+count)) done, counting
 // t's instance as t_done? One thread, stops at the first one that is not
 // (the fast path's check: at most one or two predecessors there, and no
@@ -319,34 +381,47 @@ __device__ __forceinline__ bool preds_ready_batch(const RunParams& p, uint32_t s
     const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + start;
     if (count <= 1) return count == 0 || pred_satisfied(p, preds[0], n, t, t_done);
     bool remote = false;
-    // Predecessor k's done count (relaxed) and what instance n needs of it;
-    // (0, 0) past the end or for an edge instance n does not wait on.
-    // Scalars, not arrays: an array here was placed in local memory, and
-    // every release and fence of the hot loop then waits for its stores.
-    auto fetch = [&](uint32_t k, uint32_t& have, uint32_t& need) {
-        have = 0;
-        need = 0;
-        if (k >= count) return;
-        const Edge e = preds[k];
-        if (n + 1 <= e.distance) return;
-        need = n + 1 - e.distance;
-        const bool proxy = is_proxy(p, e.task);
-        remote |= proxy;
-        have = e.task == t ? t_done
-                           : state_done(proxy ? ld_relaxed_sys_u64(&state_of(p)[e.task])
-                                              : ld_relaxed_gpu_u64(&state_of(p)[e.task]));
-    };
+    uint64_t* const state = state_of(p);
+    const uint32_t proxies = first_proxy(p);
+    const uint64_t table = p.pred;
     for (uint32_t k = 0; k < count; k += PRED_BATCH) {
-        uint32_t h0, h1, h2, h3, n0, n1, n2, n3;
-        fetch(k, h0, n0);
-        fetch(k + 1, h1, n1);
-        fetch(k + 2, h2, n2);
-        fetch(k + 3, h3, n3);
-        if (!geq_u32(h0, n0) || !geq_u32(h1, n1) || !geq_u32(h2, n2) || !geq_u32(h3, n3)) return false;
+        const bool ok = preds_group_done<PRED_BATCH>(state, proxies, count - k, n, t, t_done, remote,
+                                                     [&](uint32_t j, uint32_t& task, uint32_t& distance) {
+                                                         load_pred(table, start + k + j, task, distance);
+                                                     });
+        if (!ok) return false;
     }
     if (remote) fence_acquire_sys();
     else fence_acquire_gpu();
     return true;
+}
+
+// Are instance n's predecessors (list [start, start+count)) done now?
+// Every thread of the block calls it (it ends with a barrier); the result
+// is the same for all. A thread that saw its share done fences (acquire,
+// system scope when a proxy is among them) before the barrier, so the
+// predecessors' data is visible to every thread after it. Used for
+// pinned comm tasks' wide joins (WIDE_POLL_MIN) and for successors with
+// more than SMALL_FAN_IN predecessors in complete().
+__device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t start, uint32_t count, uint32_t n) {
+    uint64_t* const state = state_of(p);
+    const uint32_t proxies = first_proxy(p);
+    const uint64_t table = p.pred;
+    bool ok = true, remote = false;
+    // This thread's share: predecessors threadIdx.x + k·blockDim.x, eight at
+    // a time.
+    const uint32_t mine = count > threadIdx.x ? (count - threadIdx.x + blockDim.x - 1) / blockDim.x : 0;
+    for (uint32_t k0 = 0; ok && k0 < mine; k0 += 8) {
+        ok = preds_group_done<8>(state, proxies, mine - k0, n, NONE, 0, remote,
+                                 [&](uint32_t j, uint32_t& task, uint32_t& distance) {
+                                     load_pred(table, start + threadIdx.x + (k0 + j) * blockDim.x, task, distance);
+                                 });
+    }
+    if (ok) {
+        if (remote) fence_acquire_sys();
+        else fence_acquire_gpu();
+    }
+    return __syncthreads_and(ok) != 0;
 }
 
 // Signals instance i's completion to every consumer PE (see the protocol at
@@ -649,37 +724,12 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
     for (uint32_t b = 0; b < big; ++b) {
         const Edge e = successor_edge(p, d, t, sh.big[b]);
         const uint32_t n = sh.big_n[b];
-        // Each thread checks every blockDim-th predecessor, a batch of
-        // overlapped relaxed loads at a time (preds_ready_batch's pattern;
-        // thread 0 published done[t] before the first barrier, so t needs
-        // no short-cut), and fences (acquire) if its share is done.
-        // __syncthreads_and also publishes: every thread's acquire happens
-        // before thread 0's claim.
-        const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + e.pred_start;
-        bool mine = true, remote = false;
-        for (uint32_t k = threadIdx.x; k < e.pred_count && mine; k += 2 * blockDim.x) {
-            uint32_t h0, h1, n0, n1;
-            auto fetch = [&](uint32_t q, uint32_t& have, uint32_t& need) {
-                have = 0;
-                need = 0;
-                if (q >= e.pred_count) return;
-                const Edge pe = preds[q];
-                if (n + 1 <= pe.distance) return;
-                need = n + 1 - pe.distance;
-                const bool proxy = is_proxy(p, pe.task);
-                remote |= proxy;
-                have = state_done(proxy ? ld_relaxed_sys_u64(&state_of(p)[pe.task])
-                                        : ld_relaxed_gpu_u64(&state_of(p)[pe.task]));
-            };
-            fetch(k, h0, n0);
-            fetch(k + blockDim.x, h1, n1);
-            mine = geq_u32(h0, n0) && geq_u32(h1, n1);
-        }
-        if (mine) {
-            if (remote) fence_acquire_sys();
-            else fence_acquire_gpu();
-        }
-        const bool ready = __syncthreads_and(mine);
+        // Each thread checks every blockDim-th predecessor, its loads in
+        // flight together (thread 0 published done[t] before the first
+        // barrier, so t needs no short-cut), and fences (acquire) if its
+        // share is done; the barrier in preds_done_block also publishes:
+        // every thread's acquire happens before thread 0's claim.
+        const bool ready = preds_done_block(p, e.pred_start, e.pred_count, n);
         if (threadIdx.x == 0 && ready && below_limit(p, n) && claim(p, e.task, n))
             ok = keep_or_push(w, sh, e.task, n) && ok;
     }
@@ -1283,28 +1333,12 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
 template <class GetPred>
 __device__ __forceinline__ bool preds_done_batch(const RunParams& p, uint32_t count, uint32_t n, GetPred get) {
     bool remote = false;
+    uint64_t* const state = state_of(p);
+    const uint32_t proxies = first_proxy(p);
     for (uint32_t k0 = 0; k0 < count; k0 += 8) {
-        uint64_t words[8];
-        uint32_t need[8];
-#pragma unroll
-        for (uint32_t j = 0; j < 8; ++j) {
-            words[j] = 0;
-            need[j] = 0;
-            const uint32_t k = k0 + j;
-            if (k < count) {
-                uint32_t task, distance;
-                get(k, task, distance);
-                if (n + 1 > distance) {
-                    need[j] = n + 1 - distance;
-                    const bool proxy = is_proxy(p, task);
-                    remote |= proxy;
-                    words[j] = proxy ? ld_relaxed_sys_u64(&state_of(p)[task]) : ld_relaxed_gpu_u64(&state_of(p)[task]);
-                }
-            }
-        }
-#pragma unroll
-        for (uint32_t j = 0; j < 8; ++j)
-            if (!geq_u32(state_done(words[j]), need[j])) return false;
+        const bool ok = preds_group_done<8>(state, proxies, count - k0, n, NONE, 0, remote,
+                                            [&](uint32_t j, uint32_t& task, uint32_t& distance) { get(k0 + j, task, distance); });
+        if (!ok) return false;
     }
     if (remote) fence_acquire_sys();
     else fence_acquire_gpu();
@@ -1554,43 +1588,6 @@ out:
 // per iteration on the H200).
 constexpr uint32_t WIDE_POLL_MIN = 16;
 
-// Are instance n's predecessors of d done now? Every thread of the block
-// calls it (it ends with a barrier); the result is the same for all. A
-// thread that saw its share done fences (acquire, system scope when a
-// proxy is among them) before the barrier, so the predecessors' data is
-// visible to every thread after it.
-__device__ __noinline__ bool preds_done_block(const RunParams& p, const TaskDesc& d, uint32_t n) {
-    const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
-    bool ok = true, remote = false;
-    for (uint32_t base = 0; ok && base < d.pred_count; base += 8 * blockDim.x) {
-        uint64_t words[8];
-        uint32_t need[8];
-#pragma unroll
-        for (uint32_t j = 0; j < 8; ++j) {
-            words[j] = 0;
-            need[j] = 0;
-            const uint32_t k = base + j * blockDim.x + threadIdx.x;
-            if (k < d.pred_count) {
-                const Edge e = preds[k];
-                if (n + 1 > e.distance) {
-                    need[j] = n + 1 - e.distance;
-                    const bool proxy = is_proxy(p, e.task);
-                    remote |= proxy;
-                    words[j] = proxy ? ld_relaxed_sys_u64(&state_of(p)[e.task])
-                                     : ld_relaxed_gpu_u64(&state_of(p)[e.task]);
-                }
-            }
-        }
-#pragma unroll
-        for (uint32_t j = 0; j < 8; ++j) ok = ok && geq_u32(state_done(words[j]), need[j]);
-    }
-    if (ok) {
-        if (remote) fence_acquire_sys();
-        else fence_acquire_gpu();
-    }
-    return __syncthreads_and(ok) != 0;
-}
-
 // Relays proxies (this comm block's share: j ≡ block mod comm_blocks) whose
 // value changed since the last look to their dynamic successors.
 __device__ __noinline__ bool relay_proxies(Who w) {
@@ -1770,7 +1767,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
             // preds_done_block.
             const TaskDesc d = sh.desc;
             const uint32_t at = sh.iter;
-            if (!preds_done_block(p, d, at)) continue;
+            if (!preds_done_block(p, d.pred_start, d.pred_count, at)) continue;
             // The limit is read again after the acquire, as for a narrow
             // task; thread 0 decides for the block.
             if (threadIdx.x == 0) {
