@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s18-ab      # 1 GPU: predecessor scans' loads in flight, A/B (dispatch, CG, Jacobi)
 #   bash scripts/gpu-owed.sh s17-one     # 1 GPU: chain loop and wake words: tests, dispatch A/B
 #   bash scripts/gpu-owed.sh s17-vpe     # 1 GPU: virtual PEs' comm blocks; wake words A/B on Jacobi, CG
 #   bash scripts/gpu-owed.sh s17-b       # 1 GPU: held-link fix, virtual PEs' new default, CG wake A/B
@@ -126,6 +127,30 @@ mpi_env() {
 }
 
 case "${1:-}" in
+s18-ab)
+  # Session 18 (1 GPU), after `bash .gpu/run` (every test binary of a
+  # gpu-bundle): predecessor scans with every load in flight (new) against
+  # -DAUTARKY_SERIAL_PRED_LOADS (each done word loaded right after its
+  # edge, as before), one binary, interleaved: the dispatch bench (fan-in's
+  # sink scans 1000 predecessors), CG (wide joins polled by comm blocks),
+  # Jacobi (pinned tiles' polls).
+  F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
+  for r in 1 2; do
+    for x in new serial; do
+      case $x in new) e=;; serial) e=-DAUTARKY_SERIAL_PRED_LOADS;; esac
+      export AUTARKY_NVRTC_EXTRA="$e"
+      [ $r = 1 ] && FILTER="$F" LINES_SHOWN=40 run "dispatch-$x" 150 $B/dispatch --quick
+      OK_RC=4 FILTER='µs per|per iteration|rror' run "cg2d1024-$x-$r" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 500
+      OK_RC=4 FILTER='µs per|per iteration|rror' run "cg64-$x-$r" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 2000
+      [ $r = 1 ] && OK_RC=4 FILTER='µs per|per iteration|rror' run "cg2d1024-sr-$x" 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction
+      FILTER='µs per|rror' run "j2d1024-$x-$r" 60 $B/autarky jacobi2d --size 1024 --iters 4000 --check-every 0 --steps-per-sync 4
+      FILTER='µs per|rror' run "j2d256-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 20000 --check-every 0 --steps-per-sync 4
+      FILTER='µs per|rror' run "j3d256-$x-$r" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
+    done
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
 s17-one)
   # Session 17 (1 GPU): the chain loop and the wake words. GPU tests of
   # dynamic tasks, aborts and failures (new: one-shot chains of every
