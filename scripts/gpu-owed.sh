@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s18-wide    # 1 GPU: (branch exp/wide-fold) wide tasks' self check folded into the publish, A/B
 #   bash scripts/gpu-owed.sh s18-ab      # 1 GPU: predecessor scans' loads in flight, A/B (dispatch, CG, Jacobi)
 #   bash scripts/gpu-owed.sh s17-one     # 1 GPU: chain loop and wake words: tests, dispatch A/B
 #   bash scripts/gpu-owed.sh s17-vpe     # 1 GPU: virtual PEs' comm blocks; wake words A/B on Jacobi, CG
@@ -127,6 +128,26 @@ mpi_env() {
 }
 
 case "${1:-}" in
+s18-wide)
+  # Session 18 (1 GPU), after `bash .gpu/run`, on branch exp/wide-fold
+  # (lost; not on main): a wide task's own next instance checked by the
+  # block before the publish (the claim folded into it), against
+  # -DAUTARKY_NO_WIDE_FOLD, one binary, interleaved:
+  # the dispatch bench twice (fan-in's sink; the other rows for the cost
+  # of the new call site's spills), CG 64³ once.
+  F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
+  for r in 1 2; do
+    for x in new nowide; do
+      case $x in new) e=;; nowide) e=-DAUTARKY_NO_WIDE_FOLD;; esac
+      export AUTARKY_NVRTC_EXTRA="$e"
+      FILTER="$F" LINES_SHOWN=40 run "dispatch-$x-$r" 150 $B/dispatch --quick
+      [ $r = 1 ] && OK_RC=4 FILTER='µs per|per iteration|rror' run "cg64-$x" 60 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 2000
+    done
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  FILTER='^h200|autarky|cusparse|host-sync|dev-ptr|rror' LINES_SHOWN=40 run cg-bench 200 $B/cg --quick
+  pack
+  ;;
 s18-ab)
   # Session 18 (1 GPU), after `bash .gpu/run` (every test binary of a
   # gpu-bundle): predecessor scans with every load in flight (new) against

@@ -24,6 +24,15 @@ fn main() -> std::process::ExitCode {
             fan_out_1_to_1000_and_fan_in_1000_to_1,
         ),
         gpu_trial(
+            "fan_in_1000_to_1_with_inputs_running_ahead",
+            fan_in_1000_to_1_with_inputs_running_ahead,
+        ),
+        gpu_trial_with(
+            "fan_in_1000_to_1_with_inputs_running_ahead_uncounted",
+            Runtime::builder().gpu().counted_fan_in(u32::MAX),
+            fan_in_1000_to_1_with_inputs_running_ahead,
+        ),
+        gpu_trial(
             "chain_of_100000_dependent_tasks",
             chain_of_100000_dependent_tasks,
         ),
@@ -108,6 +117,25 @@ fn fan_out_1_to_1000_and_fan_in_1000_to_1(rt: Runtime) {
         g.add_edge(t[i], t[1001]);
     }
     g.add_carried_edge(t[1001], t[0]);
+    let r = rt.run(&g, iters).unwrap();
+    assert_eq!(r.instances, n as u64 * iters as u64);
+    lg.check(&g);
+}
+
+/// A join whose 1000 inputs do not wait for it (the dispatch bench's fan-in
+/// shape, with counted and with scanned joins): inputs may run iterations
+/// ahead of the sink, and every sink instance must still run after that
+/// iteration's instance of every input and after its own previous one.
+fn fan_in_1000_to_1_with_inputs_running_ahead(rt: Runtime) {
+    let iters = 40;
+    let n = 1001;
+    let lg = Logged::new(&rt, n, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind()).unwrap();
+    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+    for i in 0..1000 {
+        g.add_edge(t[i], t[1000]);
+    }
     let r = rt.run(&g, iters).unwrap();
     assert_eq!(r.instances, n as u64 * iters as u64);
     lg.check(&g);
