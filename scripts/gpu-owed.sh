@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s18-final   # 1 GPU: dispatch and CG benches at the final head
 #   bash scripts/gpu-owed.sh s18-wide    # 1 GPU: (branch exp/wide-fold) wide tasks' self check folded into the publish, A/B
 #   bash scripts/gpu-owed.sh s18-ab      # 1 GPU: predecessor scans' loads in flight, A/B (dispatch, CG, Jacobi)
 #   bash scripts/gpu-owed.sh s17-one     # 1 GPU: chain loop and wake words: tests, dispatch A/B
@@ -128,6 +129,14 @@ mpi_env() {
 }
 
 case "${1:-}" in
+s18-final)
+  # Session 18 (1 GPU), after `bash .gpu/run` of the final head: the
+  # dispatch bench and the CG bench once more (the closing note's rows).
+  F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
+  FILTER="$F" LINES_SHOWN=40 run dispatch-final 150 $B/dispatch --quick
+  FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 200 $B/cg --quick
+  pack
+  ;;
 s18-wide)
   # Session 18 (1 GPU), after `bash .gpu/run`, on branch exp/wide-fold
   # (lost; not on main): a wide task's own next instance checked by the
