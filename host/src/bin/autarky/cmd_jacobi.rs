@@ -304,37 +304,40 @@ pub fn per_pe_text(counts: &[usize]) -> String {
 /// as the run's `tiles:` line prints them).
 fn parse_tile<const D: usize>(s: &str) -> Result<[usize; D], String> {
     let want = if D == 2 { "TYxTX" } else { "TZxTYxTX" };
-    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
-    if parts.len() != D {
-        return Err(format!("the tile must be {want} ({D} sizes), got {s:?}"));
-    }
-    let mut out = [0usize; D];
-    for (o, p) in out.iter_mut().zip(&parts) {
-        match p.trim().parse::<usize>() {
-            Ok(v) if (1..=1 << 20).contains(&v) => *o = v,
-            _ => {
-                return Err(format!(
-                    "every tile size must be an integer in 1..=1048576, got {s:?}"
-                ))
-            }
+    parse_sizes(s, 1 << 20).map_err(|e| match e {
+        SizesError::Count => format!("the tile must be {want} ({D} sizes), got {s:?}"),
+        SizesError::Range => {
+            format!("every tile size must be an integer in 1..=1048576, got {s:?}")
         }
-    }
-    Ok(out)
+    })
 }
 
 /// A PE grid, `PYxPX` or `PZxPYxPX` (each at least 1).
 fn parse_pe_grid<const D: usize>(s: &str) -> Result<[usize; D], String> {
     let want = if D == 2 { "PYxPX" } else { "PZxPYxPX" };
+    parse_sizes(s, 1024)
+        .map_err(|_| format!("the PE grid must be {want}, {D} integers in 1..=1024, got {s:?}"))
+}
+
+/// Why `parse_sizes` refused its input.
+enum SizesError {
+    /// Not D parts.
+    Count,
+    /// A part that is not an integer in 1..=max.
+    Range,
+}
+
+/// D sizes separated by `x` (or `X`, `×`), each an integer in 1..=max.
+fn parse_sizes<const D: usize>(s: &str, max: usize) -> Result<[usize; D], SizesError> {
     let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
-    let bad = || format!("the PE grid must be {want}, {D} integers in 1..=1024, got {s:?}");
     if parts.len() != D {
-        return Err(bad());
+        return Err(SizesError::Count);
     }
     let mut out = [0usize; D];
     for (o, p) in out.iter_mut().zip(&parts) {
         match p.trim().parse::<usize>() {
-            Ok(v) if (1..=1024).contains(&v) => *o = v,
-            _ => return Err(bad()),
+            Ok(v) if (1..=max).contains(&v) => *o = v,
+            _ => return Err(SizesError::Range),
         }
     }
     Ok(out)
@@ -854,6 +857,16 @@ mod tests {
         assert!(parse_tile::<2>("2x4x8").is_err());
         assert!(parse_tile::<3>("0x4x8").is_err());
         assert!(parse_tile::<2>("ax4").is_err());
+        assert!(parse_tile::<2>("8")
+            .unwrap_err()
+            .contains("TYxTX (2 sizes)"));
+        assert!(parse_tile::<2>("0x8").unwrap_err().contains("1..=1048576"));
+        assert_eq!(parse_pe_grid::<2>("2x4"), Ok([2, 4]));
+        assert_eq!(parse_pe_grid::<3>("1×2X3"), Ok([1, 2, 3]));
+        for bad in ["2", "2x0", "2x2048", "2xb"] {
+            let e = parse_pe_grid::<2>(bad).unwrap_err();
+            assert!(e.contains("PYxPX, 2 integers in 1..=1024"), "{e}");
+        }
     }
 
     #[test]
