@@ -15,6 +15,9 @@ pub struct Config {
     pub warmup: usize,
     /// Target instance counts T·M of the throughput family.
     pub instances: Vec<u64>,
+    /// Inputs of the fan-in cases' join (1000: the row; other
+    /// widths show how the join's cost grows with them).
+    pub fan_in: Vec<u64>,
     /// Also run every autarky case traced (`RunOptions::trace`) with this
     /// many records per block, and print traced / untraced time.
     pub trace: Option<u32>,
@@ -40,6 +43,7 @@ graph and an atomic-claim persistent kernel, in one process (device events).
   --n=LIST             AUTARKY_BENCH_N               chain lengths (each ≥ 2)
   --reps=N             AUTARKY_BENCH_REPS            timed repetitions per case
   --instances=LIST     AUTARKY_BENCH_INSTANCES       T·M of the throughput cases
+  --fan-in=LIST        AUTARKY_BENCH_FAN_IN          inputs of the fan-in joins (default 1000)
   --trace              AUTARKY_BENCH_TRACE=1         also run each autarky case traced
   --trace-records=N    AUTARKY_BENCH_TRACE_RECORDS   records per block when traced
 
@@ -53,6 +57,7 @@ impl Config {
         let mut n = env("AUTARKY_BENCH_N");
         let mut reps = env("AUTARKY_BENCH_REPS");
         let mut instances = env("AUTARKY_BENCH_INSTANCES");
+        let mut fan_in = env("AUTARKY_BENCH_FAN_IN");
         let mut trace = env("AUTARKY_BENCH_TRACE").is_some_and(|v| v != "0");
         let mut trace_records = env("AUTARKY_BENCH_TRACE_RECORDS");
         for a in std::env::args().skip(1) {
@@ -64,6 +69,8 @@ impl Config {
                 reps = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--instances=") {
                 instances = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--fan-in=") {
+                fan_in = Some(v.into());
             } else if a == "--trace" {
                 trace = true;
             } else if let Some(v) = a.strip_prefix("--trace-records=") {
@@ -120,6 +127,15 @@ impl Config {
             reps: reps[0] as usize,
             warmup: 2,
             instances: parse_list("instances", instances.as_deref().unwrap_or(di))?,
+            fan_in: {
+                let v = parse_list("fan-in", fan_in.as_deref().unwrap_or("1000"))?;
+                if let Some(&bad) = v.iter().find(|&&n| !(2..=1_000_000).contains(&n)) {
+                    return Err(
+                        format!("every fan-in width must be in 2..=1000000, got {bad}").into(),
+                    );
+                }
+                v
+            },
         })
     }
 }

@@ -144,14 +144,17 @@ fn main() -> BoxResult<()> {
         }
     }
 
-    // The fan-in case: FAN_IN inputs joined by one sink, M_FAN iterations,
-    // against the same number of independent tasks, and against the join
-    // without arrival counting (a runtime whose counted_fan_in no task
-    // reaches: every completion of an input scans the sink's inputs).
-    const FAN_IN: u64 = 1000;
+    // The fan-in cases: W inputs (cfg.fan_in; the row is 1000)
+    // joined by one sink, M_FAN iterations, against the same number of
+    // independent tasks, and against the join without arrival counting (a
+    // runtime whose counted_fan_in no task reaches: every completion of an
+    // input scans the sink's inputs).
     let m_fan: u32 = if cfg.quick { 20 } else { 200 };
-    let fan = fan_in_graph(FAN_IN);
-    let fan_indep = independent_graph(FAN_IN + 1);
+    let fans: Vec<(u64, Graph, Graph)> = cfg
+        .fan_in
+        .iter()
+        .map(|&w| (w, fan_in_graph(w), independent_graph(w + 1)))
+        .collect();
     let rt_uncounted = autarky::Runtime::builder()
         .gpu()
         .counted_fan_in(u32::MAX)
@@ -265,24 +268,26 @@ fn main() -> BoxResult<()> {
             .collect::<Vec<_>>(),
         ));
     }
-    cases.push(Case::new(
-        &slug,
-        "fan-in",
-        FAN_IN,
-        "inputs of the join",
-        Metric::IterationUs {
-            iterations: m_fan as u64,
-            reference: FAN_IN_REFERENCE,
-            factor: FAN_IN_TARGET_FACTOR,
-        },
-        vec![("inputs", FAN_IN), ("iterations", m_fan as u64)],
-        &[
-            ("autarky", Autarky),
-            ("autarky in-kernel", AutarkyInKernel),
-            (FAN_IN_REFERENCE, Baseline),
-            ("uncounted (scan per input)", Baseline),
-        ],
-    ));
+    for &(w, _, _) in &fans {
+        cases.push(Case::new(
+            &slug,
+            "fan-in",
+            w,
+            "inputs of the join",
+            Metric::IterationUs {
+                iterations: m_fan as u64,
+                reference: FAN_IN_REFERENCE,
+                factor: FAN_IN_TARGET_FACTOR,
+            },
+            vec![("inputs", w), ("iterations", m_fan as u64)],
+            &[
+                ("autarky", Autarky),
+                ("autarky in-kernel", AutarkyInKernel),
+                (FAN_IN_REFERENCE, Baseline),
+                ("uncounted (scan per input)", Baseline),
+            ],
+        ));
+    }
     cases.push(Case::new(
         &slug,
         "stencil",
@@ -386,18 +391,20 @@ fn main() -> BoxResult<()> {
             c.push("atomic-claim", claim);
             c.push("atomic-claim+bcast", claim_b);
         }
-        let f = run_autarky(&rt, &fan, m_fan, "fan-in", None)?;
-        let fi = run_autarky(&rt, &fan_indep, m_fan, "fan-in reference", None)?;
-        let fu = run_autarky(&rt_uncounted, &fan, m_fan, "fan-in uncounted", None)?;
-        if keep {
-            let i = find(&mut cases, "fan-in", FAN_IN);
-            let c = &mut cases[i];
-            c.push("autarky", f.event_s);
-            if let Some(d) = f.device_s {
-                c.push("autarky in-kernel", d);
+        for (w, fan, fan_indep) in &fans {
+            let f = run_autarky(&rt, fan, m_fan, "fan-in", None)?;
+            let fi = run_autarky(&rt, fan_indep, m_fan, "fan-in reference", None)?;
+            let fu = run_autarky(&rt_uncounted, fan, m_fan, "fan-in uncounted", None)?;
+            if keep {
+                let i = find(&mut cases, "fan-in", *w);
+                let c = &mut cases[i];
+                c.push("autarky", f.event_s);
+                if let Some(d) = f.device_s {
+                    c.push("autarky in-kernel", d);
+                }
+                c.push(FAN_IN_REFERENCE, fi.event_s);
+                c.push("uncounted (scan per input)", fu.event_s);
             }
-            c.push(FAN_IN_REFERENCE, fi.event_s);
-            c.push("uncounted (scan per input)", fu.event_s);
         }
         let st = run_autarky(&rt, &stencil, m_stencil, "stencil", None)?;
         let sp = match &stencil_pinned {
