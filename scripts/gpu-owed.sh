@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s18-arrive  # 1 GPU: relaxed arrivals after the arriving thread's SC fence, A/B
 #   bash scripts/gpu-owed.sh s18-final   # 1 GPU: dispatch and CG benches at the final head
 #   bash scripts/gpu-owed.sh s18-wide    # 1 GPU: (branch exp/wide-fold) wide tasks' self check folded into the publish, A/B
 #   bash scripts/gpu-owed.sh s18-ab      # 1 GPU: predecessor scans' loads in flight, A/B (dispatch, CG, Jacobi)
@@ -129,6 +130,21 @@ mpi_env() {
 }
 
 case "${1:-}" in
+s18-arrive)
+  # Session 18 (1 GPU), after `bash .gpu/run`: a counted arrival by the
+  # thread that made the SC fence is a relaxed RMW (and the successor's
+  # word read relaxed), against -DAUTARKY_ARRIVE_ACQ_REL, one binary,
+  # interleaved, twice: the dispatch bench at join widths 10 (scanned)
+  # and 1000 (counted).
+  F='^h200/dispatch/fan|^ +autarky |independent \(|uncounted'
+  for r in 1 2; do
+    for x in new acqrel; do
+      case $x in new) e=;; acqrel) e=-DAUTARKY_ARRIVE_ACQ_REL;; esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=40 run "dispatch-$x-$r" 150 $B/dispatch --quick --fan-in=10,1000
+    done
+  done
+  pack
+  ;;
 s18-final)
   # Session 18 (1 GPU), after `bash .gpu/run` of the final head: the
   # dispatch bench and the CG bench once more (the closing note's rows).

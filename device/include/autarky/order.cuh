@@ -100,6 +100,11 @@ __device__ __forceinline__ uint64_t atom_add_acq_rel_gpu_u64(uint64_t* p, uint64
     asm volatile("atom.acq_rel.gpu.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
     return old;
 }
+__device__ __forceinline__ uint64_t atom_add_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
+    uint64_t old;
+    asm volatile("atom.relaxed.gpu.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+    return old;
+}
 __device__ __forceinline__ uint32_t atom_cas_relaxed_gpu_u32(uint32_t* p, uint32_t cmp, uint32_t v) {
     uint32_t old;
     asm volatile("atom.relaxed.gpu.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(cmp), "r"(v) : "memory");

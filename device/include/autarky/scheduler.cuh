@@ -325,7 +325,7 @@ __device__ __forceinline__ void load_pred(uint64_t table, uint32_t index, uint32
 template <uint32_t B, class GetPred>
 __device__ __forceinline__ bool preds_group_done(uint64_t* state, uint32_t proxies, uint32_t m, uint32_t n, uint32_t t,
                                                  uint32_t t_done, bool& remote, GetPred get) {
-    uint32_t task[B], need[B], have[B];
+    uint32_t task[B] = {}, need[B] = {}, have[B] = {};
     auto word = [&](uint32_t j) {
         have[j] = 0;
         if (need[j] != 0) {
@@ -472,9 +472,24 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
 
 // Adds k arrivals to the counted task s (after the caller's publish or
 // acquire) and returns the count after them; the SC fence orders the RMW
-// before every read that follows (see the protocol at the top).
-__device__ __forceinline__ uint64_t arrive(const RunParams& p, uint32_t s, uint32_t k) {
-    const uint64_t count = atom_add_acq_rel_gpu_u64(&reinterpret_cast<uint64_t*>(p.arrivals)[s], k) + k;
+// before every read that follows (see the protocol at the top). `fenced`:
+// the calling thread itself made an SC fence after that publish or
+// acquire. Then the RMW needs no ordering of its own: that fence before
+// it and the one here after it make a release pattern and an acquire
+// pattern around it (PTX memory model: a fence, then a strong write; a
+// strong read, then a fence), so it is relaxed — one MEMBAR and one L1
+// invalidation fewer on a completion's serial path (ncu, a join's inputs:
+// ordering instructions were half of thread 0's stall samples; measured,
+// the join's row did not move beyond its noise: see docs/performance.md,
+// session 18). complete()'s other threads reach it after thread 0's fence
+// and a barrier: acq_rel there. (-DAUTARKY_ARRIVE_ACQ_REL: acq_rel
+// always, the control.)
+__device__ __forceinline__ uint64_t arrive(const RunParams& p, uint32_t s, uint32_t k, bool fenced) {
+    uint64_t* a = &reinterpret_cast<uint64_t*>(p.arrivals)[s];
+#ifdef AUTARKY_ARRIVE_ACQ_REL
+    fenced = false;
+#endif
+    const uint64_t count = (fenced ? atom_add_relaxed_gpu_u64(a, k) : atom_add_acq_rel_gpu_u64(a, k)) + k;
     fence_sc_gpu();
     return count;
 }
@@ -509,7 +524,8 @@ __device__ __noinline__ bool try_claim_next(Who w, uint32_t s, uint32_t limit, u
 // first and a gated check.
 __device__ __forceinline__ bool recheck(Who w, const Edge& e, uint32_t limit, uint32_t k) {
     const RunParams& p = *w.p;
-    return try_claim_next(w, e.task, limit, is_counted(p, e.pred_count) ? arrive(p, e.task, k) : NO_GATE);
+    // (Every caller made an SC fence after its publish or acquire.)
+    return try_claim_next(w, e.task, limit, is_counted(p, e.pred_count) ? arrive(p, e.task, k, true) : NO_GATE);
 }
 
 // ---- deferred publishes (run-time chain fusion) -------------------------
@@ -679,8 +695,16 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             // (The read-only distance sum is loaded first, so its latency
             // overlaps the RMW and the fence.)
             const uint32_t distance_sum = reinterpret_cast<const TaskDesc*>(p.tasks)[e.task].pred_distance_sum;
-            const uint64_t arrived = arrive(p, e.task, 1);
+            // Thread 0 made the SC fence above (succ_count > 0).
+            const uint64_t arrived = arrive(p, e.task, 1, threadIdx.x == 0);
+            // Relaxed: the word only decides whether to check; the check's
+            // loads are acquired (a fence once all are done) and the claim
+            // CAS acquires the successor's own previous instance.
+#ifndef AUTARKY_ARRIVE_ACQ_REL
+            const uint64_t word = ld_relaxed_gpu_u64(&state_of(p)[e.task]);
+#else
             const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[e.task]);
+#endif
             n = state_done(word);
             if (state_claimed(word) != n || n >= limit) continue;  // in flight (its completion re-checks) or done
             if (arrived < arrivals_needed(e.pred_count, distance_sum, n)) continue;
