@@ -90,36 +90,14 @@ fn abi_probe_matches_rust_layout(rt: Runtime) {
 }
 
 fn diamond_runs_every_instance_once_in_dependency_order(rt: Runtime) {
-    let iters = 50;
-    let lg = Logged::new(&rt, 4, iters);
-    let mut g = Graph::new();
-    let k = g.add_kind(logged_kind()).unwrap();
-    let t: Vec<TaskId> = (0..4).map(|_| g.add_task(k, &lg.args())).collect();
-    g.add_edge(t[0], t[1])
-        .add_edge(t[0], t[2])
-        .add_edge(t[1], t[3])
-        .add_edge(t[2], t[3]);
-    g.add_carried_edge(t[3], t[0]);
-    let r = rt.run(&g, iters).unwrap();
-    assert_eq!(r.instances, 4 * iters as u64);
-    lg.check(&g);
+    run_logged(&rt, 4, 50, &[(0, 1), (0, 2), (1, 3), (2, 3)], &[(3, 0)]);
 }
 
 fn fan_out_1_to_1000_and_fan_in_1000_to_1(rt: Runtime) {
-    let iters = 5;
-    let n = 1002;
-    let lg = Logged::new(&rt, n, iters);
-    let mut g = Graph::new();
-    let k = g.add_kind(logged_kind()).unwrap();
-    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
-    for i in 1..=1000 {
-        g.add_edge(t[0], t[i]);
-        g.add_edge(t[i], t[1001]);
-    }
-    g.add_carried_edge(t[1001], t[0]);
-    let r = rt.run(&g, iters).unwrap();
-    assert_eq!(r.instances, n as u64 * iters as u64);
-    lg.check(&g);
+    let edges = (1..=1000)
+        .flat_map(|i| [(0, i), (i, 1001)])
+        .collect::<Vec<_>>();
+    run_logged(&rt, 1002, 5, &edges, &[(1001, 0)]);
 }
 
 /// A join whose 1000 inputs do not wait for it (the dispatch bench's fan-in
@@ -127,14 +105,28 @@ fn fan_out_1_to_1000_and_fan_in_1000_to_1(rt: Runtime) {
 /// ahead of the sink, and every sink instance must still run after that
 /// iteration's instance of every input and after its own previous one.
 fn fan_in_1000_to_1_with_inputs_running_ahead(rt: Runtime) {
-    let iters = 40;
-    let n = 1001;
-    let lg = Logged::new(&rt, n, iters);
+    let edges = (0..1000).map(|i| (i, 1000)).collect::<Vec<_>>();
+    run_logged(&rt, 1001, 40, &edges, &[]);
+}
+
+/// Runs `n` logged tasks with these edges (`carried`: distance-1 edges) for
+/// `iters` iterations, then checks the count and every instance's order.
+fn run_logged(
+    rt: &Runtime,
+    n: usize,
+    iters: u32,
+    edges: &[(usize, usize)],
+    carried: &[(usize, usize)],
+) {
+    let lg = Logged::new(rt, n, iters);
     let mut g = Graph::new();
     let k = g.add_kind(logged_kind()).unwrap();
     let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
-    for i in 0..1000 {
-        g.add_edge(t[i], t[1000]);
+    for &(a, b) in edges {
+        g.add_edge(t[a], t[b]);
+    }
+    for &(a, b) in carried {
+        g.add_carried_edge(t[a], t[b]);
     }
     let r = rt.run(&g, iters).unwrap();
     assert_eq!(r.instances, n as u64 * iters as u64);

@@ -327,7 +327,6 @@ __device__ __forceinline__ bool preds_group_done(uint64_t* state, uint32_t proxi
                                                  uint32_t t_done, bool& remote, GetPred get) {
     uint32_t task[B] = {}, need[B] = {}, have[B] = {};
     auto word = [&](uint32_t j) {
-        have[j] = 0;
         if (need[j] != 0) {
             const uint32_t x = task[j];
             const bool proxy = x >= proxies;
@@ -339,7 +338,6 @@ __device__ __forceinline__ bool preds_group_done(uint64_t* state, uint32_t proxi
 #pragma unroll
     for (uint32_t j = 0; j < B; ++j) {
         uint32_t distance = ~0u;
-        task[j] = 0;
         if (j < m) get(j, task[j], distance);
         need[j] = n + 1 > distance ? n + 1 - distance : 0;
 #ifdef AUTARKY_SERIAL_PRED_LOADS
