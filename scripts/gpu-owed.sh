@@ -28,6 +28,10 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s19-cg      # 1 GPU: (branch exp/cg-staged-spmv) CG bodies' loads in flight (SpMV entries, vector elements), out of line, A/B
+#   bash scripts/gpu-owed.sh s19-cg3     # 1 GPU: (branch exp/cg-staged-spmv) traces and ncu of the former, staged and padded-shared-memory CG bodies
+#   bash scripts/gpu-owed.sh s19-cg2     # 1 GPU: (branch exp/cg-staged-spmv) the staged SpMV (cp.async) and unrolled vector bodies, inlined, A/B; traces
+#   bash scripts/gpu-owed.sh s19-ncu     # 1 GPU: (branch exp/cg-staged-spmv) ncu of CG 2D 1024² (memory, stalls, per-instruction samples), former and unrolled bodies
 #   bash scripts/gpu-owed.sh s18-arrive  # 1 GPU: relaxed arrivals after the arriving thread's SC fence, A/B
 #   bash scripts/gpu-owed.sh s18-final   # 1 GPU: dispatch and CG benches at the final head
 #   bash scripts/gpu-owed.sh s18-wide    # 1 GPU: (branch exp/wide-fold) wide tasks' self check folded into the publish, A/B
@@ -171,6 +175,123 @@ s18-wide)
   done
   unset AUTARKY_NVRTC_EXTRA
   FILTER='^h200|autarky|cusparse|host-sync|dev-ptr|rror' LINES_SHOWN=40 run cg-bench 200 $B/cg --quick
+  pack
+  ;;
+s19-cg3)
+  # (Flags of branch exp/cg-staged-spmv, bf3d5d6; main kept the former bodies.)
+  # Session 19 (1 GPU): why the staged SpMV's faster tiles (traced) do
+  # not make a faster iteration (untraced): traces and ncu of the former
+  # bodies, the staged ones (chunks of 128 and 256) and the former with the
+  # staged path's shared memory reserved but unused (pad).
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,launch__occupancy_limit_shared_mem,launch__grid_size,launch__shared_mem_config_size,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
+  for x in ctl new ch256 pad; do
+    case $x in
+      ctl) e="-DCG_SPMV_PLAIN -DCG_VEC_UNROLL=1";;
+      new) e=;;
+      ch256) e="-DCG_SPMV_CHUNK=256";;
+      pad) e="-DCG_SPMV_PLAIN -DCG_VEC_UNROLL=1 -DCG_SMEM_PAD=1024";;
+    esac
+    export AUTARKY_NVRTC_EXTRA="$e"
+    for c in "2d1024:--poisson2d 1024:500" "64:--poisson3d 64:2000"; do
+      IFS=: read tag m it <<< "$c"
+      OK_RC=4 FILTER='us_per_iteration|rror' run "cg$tag-$x" 60 $B/autarky --json cg $m --tol 0 --max-iters $it
+      OK_RC=4 FILTER='us_per|rror' run "cg$tag-trace-$x" 90 $B/autarky cg $m --tol 0 --max-iters 100 --trace /tmp/t.json
+      python3 scripts/trace-phases.py /tmp/t.json > "$LOGS/cg$tag-phases-$x.txt" 2>&1; tail -n 8 "$LOGS/cg$tag-phases-$x.txt"
+    done
+    OK_RC=4 FILTER='\.(sum|pct|ratio)|launch' LINES_SHOWN=20 run "ncu-cg2d-$x" 200 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
+s19-cg2)
+  # (Flags of branch exp/cg-staged-spmv, bf3d5d6; main kept the former bodies.)
+  # Session 19 (1 GPU): the staged SpMV (a warp's CSR range and its v
+  # gathers copied to shared memory with cp.async) and the vector bodies
+  # two elements at a time, all inlined, against the former bodies
+  # (-DCG_SPMV_PLAIN -DCG_VEC_UNROLL=1), one binary, interleaved;
+  # rel_residual after a fixed count must be bitwise the same in all.
+  [ -x .gpu/tests/gpu_cg ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 200 .gpu/tests/gpu_cg --test-threads=1
+  for r in 1 2; do
+    for x in new ctl ch256 v1 plain; do
+      case $x in
+        new) e=;;
+        ctl) e="-DCG_SPMV_PLAIN -DCG_VEC_UNROLL=1";;
+        ch256) e="-DCG_SPMV_CHUNK=256";;
+        v1) e="-DCG_VEC_UNROLL=1";;
+        plain) e="-DCG_SPMV_PLAIN";;
+      esac
+      [ $r = 2 ] && case $x in v1|plain) continue;; esac
+      export AUTARKY_NVRTC_EXTRA="$e"
+      F='"us_per_iteration"|"rel_residual"|rror'
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+      OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-pj-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --precond jacobi
+    done
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  OK_RC=4 FILTER='us_per|rror' run cg2d1024-trace 90 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 60 --trace /tmp/cg2d.trace.json
+  python3 scripts/trace-phases.py /tmp/cg2d.trace.json > "$LOGS/cg2d-phases.txt" 2>&1; tail -n 9 "$LOGS/cg2d-phases.txt"
+  OK_RC=4 FILTER='us_per|rror' run cg64-trace 90 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 100 --trace /tmp/cg64.trace.json
+  python3 scripts/trace-phases.py /tmp/cg64.trace.json > "$LOGS/cg64-phases.txt" 2>&1; tail -n 9 "$LOGS/cg64-phases.txt"
+  pack
+  ;;
+s19-ncu)
+  # Session 19 (1 GPU): where CG 2D 1024²'s SpMV goes (1.7 TB/s): ncu
+  # memory metrics and stall reasons of 100 iterations, former bodies
+  # (ctl) and unrolled (u4), then per-instruction stall samples of ctl.
+  st=""
+  for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle lg_throttle mio_throttle not_selected selected no_instruction branch_resolving dispatch_stall membar sleeping drain imc_miss tex_throttle misc; do
+    st="$st,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+  done
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum$st"
+  NCU="/usr/local/cuda/bin/ncu --clock-control none --metrics $M"
+  for x in ctl u4; do
+    case $x in ctl) e="-DCG_INLINE_BODIES -DCG_SPMV_UNROLL=1 -DCG_VEC_UNROLL=1";; u4) e="-DCG_SPMV_UNROLL=4";; esac
+    OK_RC=4 FILTER='\.(sum|pct|ratio)' LINES_SHOWN=60 AUTARKY_NVRTC_EXTRA="$e" run "ncu-cg2d-$x" 200 $NCU -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100
+  done
+  OK_RC=4 AUTARKY_NVRTC_EXTRA="-DCG_INLINE_BODIES -DCG_SPMV_UNROLL=1 -DCG_VEC_UNROLL=1" run ncu-cg2d-src 200 /usr/local/cuda/bin/ncu --clock-control none --section SourceCounters --section WarpStateStats -k autarky_megakernel -c 1 -f -o /tmp/cg2d $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100
+  /usr/local/cuda/bin/ncu -i /tmp/cg2d.ncu-rep --page source --csv --print-source sass > /tmp/sass.csv 2> "$LOGS/src.err" || /usr/local/cuda/bin/ncu -i /tmp/cg2d.ncu-rep --page source --csv > /tmp/sass.csv 2>> "$LOGS/src.err"
+  gzip -c /tmp/sass.csv > "$OUT/sass-cg2d.csv.gz"; ls -la /tmp/sass.csv
+  pack
+  ;;
+s19-cg)
+  # (Flags of branch exp/cg-staged-spmv, bf3d5d6; main kept the former bodies.)
+  # Session 19 (1 GPU): the CG bodies with loads in flight (SpMV entries
+  # CG_SPMV_UNROLL at a time, vector elements CG_VEC_UNROLL at a time, out
+  # of line) against the former bodies (inlined, one at a time), one
+  # binary, interleaved; then register budgets (fewer blocks an SM). Every
+  # run prints its JSON: rel_residual after a fixed count must be
+  # bitwise the same wherever the tiles are (same blocks an SM).
+  [ -x .gpu/tests/gpu_cg ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 200 .gpu/tests/gpu_cg --test-threads=1
+  for r in 1 2; do
+    for x in new ctl noinl u4 v1 mb6 mb4; do
+      case $x in
+        new) e=;;
+        ctl) e="-DCG_INLINE_BODIES -DCG_SPMV_UNROLL=1 -DCG_VEC_UNROLL=1";;
+        noinl) e="-DCG_SPMV_UNROLL=1 -DCG_VEC_UNROLL=1";;
+        u4) e="-DCG_SPMV_UNROLL=4";;
+        v1) e="-DCG_VEC_UNROLL=1";;
+        mb6) e="-DAUTARKY_MIN_BLOCKS=6";;
+        mb4) e="-DAUTARKY_MIN_BLOCKS=4 -DCG_VEC_UNROLL=4";;
+      esac
+      [ $r = 2 ] && case $x in u4|v1|noinl) continue;; esac
+      export AUTARKY_NVRTC_EXTRA="$e"
+      F='"us_per_iteration"|"rel_residual"|"tiles_per_pe"|rror'
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction
+    done
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  # Where an iteration goes now (phases), default bodies.
+  OK_RC=4 FILTER='us_per|rror' run cg2d1024-trace 90 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 60 --trace /tmp/cg2d.trace.json
+  python3 scripts/trace-phases.py /tmp/cg2d.trace.json > "$LOGS/cg2d-phases.txt" 2>&1; cat "$LOGS/cg2d-phases.txt" | tail -n 12
+  OK_RC=4 FILTER='us_per|rror' run cg64-trace 90 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 100 --trace /tmp/cg64.trace.json
+  python3 scripts/trace-phases.py /tmp/cg64.trace.json > "$LOGS/cg64-phases.txt" 2>&1; cat "$LOGS/cg64-phases.txt" | tail -n 12
   pack
   ;;
 s18-ab)
