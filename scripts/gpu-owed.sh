@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s19-fuse    # 1 GPU: one-PE allreduces as one task (fused) against two tasks, A/B; gpu_cg; CG bench
 #   bash scripts/gpu-owed.sh s19-cg      # 1 GPU: (branch exp/cg-staged-spmv) CG bodies' loads in flight (SpMV entries, vector elements), out of line, A/B
 #   bash scripts/gpu-owed.sh s19-cg3     # 1 GPU: (branch exp/cg-staged-spmv) traces and ncu of the former, staged and padded-shared-memory CG bodies
 #   bash scripts/gpu-owed.sh s19-cg2     # 1 GPU: (branch exp/cg-staged-spmv) the staged SpMV (cp.async) and unrolled vector bodies, inlined, A/B; traces
@@ -175,6 +176,31 @@ s18-wide)
   done
   unset AUTARKY_NVRTC_EXTRA
   FILTER='^h200|autarky|cusparse|host-sync|dev-ptr|rror' LINES_SHOWN=40 run cg-bench 200 $B/cg --quick
+  pack
+  ;;
+s19-fuse)
+  # Session 19 (1 GPU): on one PE each allreduce as one task (the reduce
+  # sums the tiles' partials block-wide; default) against a local sum then
+  # the reduce (--unfused-allreduce), one binary, interleaved;
+  # rel_residual after a fixed count must be bitwise the same. gpu_cg
+  # (its new fused-against-two-task test) first, the CG bench last.
+  [ -x .gpu/tests/gpu_cg ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 200 .gpu/tests/gpu_cg --test-threads=1
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in fused two; do
+      case $x in fused) e=;; two) e=--unfused-allreduce;; esac
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $e
+      OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
+      OK_RC=4 FILTER="$F" run "cg64-sr-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --variant single-reduction $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg64-pj-$x" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --precond jacobi $e
+    done
+  done
+  OK_RC=4 FILTER='us_per|rror' run cg64-trace 90 $B/autarky cg --poisson3d 64 --tol 0 --max-iters 100 --trace /tmp/cg64.trace.json
+  python3 scripts/trace-phases.py /tmp/cg64.trace.json > "$LOGS/cg64-phases.txt" 2>&1; tail -n 7 "$LOGS/cg64-phases.txt"
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench 300 $B/cg --quick
   pack
   ;;
 s19-cg3)

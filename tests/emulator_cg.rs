@@ -200,6 +200,45 @@ fn two_runs_with_the_same_pes_are_bitwise_identical() {
     }
 }
 
+/// One PE: each allreduce fused into one task (the default) and run as a
+/// local sum then the reduce (as on several PEs) give bitwise the same x,
+/// residual and iteration count; the fused graph has one task fewer per
+/// allreduce.
+#[test]
+fn one_pe_fused_and_two_task_allreduces_are_bitwise_identical() {
+    let a = random_spd(500, 9, 21).unwrap();
+    for (variant, allreduces) in [(CgVariant::Standard, 2), (CgVariant::SingleReduction, 1)] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            let rt = rt_for(&a, 1);
+            let fused = CgSolver::new(&rt, &a, cfg(variant, precond)).unwrap();
+            let two = CgSolver::new(
+                &rt,
+                &a,
+                CgConfig {
+                    fuse_single_pe_allreduce: false,
+                    ..cfg(variant, precond)
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                fused.graph().num_tasks() + allreduces,
+                two.graph().num_tasks(),
+                "{variant:?} {precond:?}"
+            );
+            let (f, t) = (fused.run().unwrap(), two.run().unwrap());
+            assert!(f.converged, "{variant:?} {precond:?}: {f:?}");
+            assert_eq!(f.iterations, t.iterations, "{variant:?} {precond:?}");
+            assert_eq!(f.rel_residual.to_bits(), t.rel_residual.to_bits());
+            assert!(
+                f.x.iter()
+                    .zip(&t.x)
+                    .all(|(u, v)| u.to_bits() == v.to_bits()),
+                "{variant:?} {precond:?}: x differs"
+            );
+        }
+    }
+}
+
 /// The default tiling depends on the matrix and the PE count, not on the
 /// backend's block count: runtimes with 2 and 5 compute workers per PE give
 /// bitwise the same x. (The GPU bench checks the same between 2 GPUs and

@@ -29,6 +29,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_pe_counts_agree_and_repeated_runs_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_one_pe_fused_and_two_task_allreduces_are_bitwise_identical",
+            1,
+            gpu_cg_one_pe_fused_and_two_task_allreduces_are_bitwise_identical,
+        ),
+        gpus_trial(
             "gpu_cg_indefinite_matrix_fails_at_the_reference_iteration",
             1,
             gpu_cg_indefinite_matrix_fails_at_the_reference_iteration,
@@ -170,6 +175,46 @@ fn gpu_cg_pe_counts_agree_and_repeated_runs_are_bitwise_identical() {
         for r in &runs[1..] {
             assert!(r.iterations.abs_diff(runs[0].iterations) <= 2);
             assert!(max_abs_diff(&r.x, &runs[0].x) <= 1e-6 * scale);
+        }
+    }
+}
+
+/// One PE: each allreduce as one task (the global task sums the tiles'
+/// partials block-wide, the default) and as a local sum then the reduce
+/// give bitwise the same x, residual and iteration count; more tiles than
+/// the sum's 128 lanes, so every level of its tree is used.
+fn gpu_cg_one_pe_fused_and_two_task_allreduces_are_bitwise_identical() {
+    let a = poisson2d(96).unwrap();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            // Two solvers a runtime (its heap has room for four).
+            let rt = rt(&a, 1);
+            let c = CgConfig {
+                tile_rows: Some(37),
+                ..cfg(variant, precond)
+            };
+            let fused = CgSolver::new(&rt, &a, c.clone()).unwrap();
+            let two = CgSolver::new(
+                &rt,
+                &a,
+                CgConfig {
+                    fuse_single_pe_allreduce: false,
+                    ..c
+                },
+            )
+            .unwrap();
+            assert!(fused.tiles_per_pe()[0] > 128);
+            assert!(fused.graph().num_tasks() < two.graph().num_tasks());
+            let (f, t) = (fused.run().unwrap(), two.run().unwrap());
+            assert!(f.converged, "{variant:?} {precond:?}: {f:?}");
+            assert_eq!(f.iterations, t.iterations, "{variant:?} {precond:?}");
+            assert_eq!(f.rel_residual.to_bits(), t.rel_residual.to_bits());
+            assert!(
+                f.x.iter()
+                    .zip(&t.x)
+                    .all(|(u, v)| u.to_bits() == v.to_bits()),
+                "{variant:?} {precond:?}: x differs"
+            );
         }
     }
 }

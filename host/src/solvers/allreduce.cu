@@ -6,17 +6,24 @@
 //                    put into slots[n % 2][pe][*] of every PE;
 //   allreduce_sum    (comm) slots[n % 2][0..P][*] summed in PE order into
 //                    out[n % 2][*] of this PE.
+// On a run of one PE whose global kind calls autarky_allreduce::sum with
+// every thread (flags & FUSED), there is no local task: the global task
+// sums the partials itself, one hand-off fewer.
 
 struct AllreduceArgs {
     unsigned long long partials;  // double[2][contributors][width] (local)
     unsigned long long slots;     // double[2][pes][width] (symmetric)
     unsigned long long out;       // double[2][width] (local)
-    unsigned contributors, pes, width, pad;
+    unsigned contributors, pes, width, flags;  // flags: autarky_allreduce::FUSED
 };
 
 static_assert(sizeof(AllreduceArgs) == 40, "AllreduceArgs drifted from allreduce.rs");
 
 namespace autarky_allreduce {
+
+// AllreduceArgs::flags: no local task; the global task sums this PE's
+// partials (a run of one PE; allreduce.rs, `AllreduceKinds::fuse_single_pe`).
+constexpr unsigned FUSED = 1u;
 
 // Sums W-wide records in[0..count) into s (every thread of the block calls
 // it; every thread gets the sums) with a fixed shape that depends on the
@@ -107,12 +114,30 @@ __device__ inline void local_put(autarky::TaskCtx& ctx, const AllreduceArgs& a) 
 #endif
 }
 
+// The global sum for one thread (slots of every PE in PE order); not for
+// a fused allreduce (use sum()).
 __device__ inline void global_sum(autarky::TaskCtx& ctx, const AllreduceArgs& a, double s[4]) {
     const unsigned w = a.width;
     const double* slots = reinterpret_cast<const double*>(a.slots) + (unsigned long long)(ctx.iteration % 2) * a.pes * w;
     for (unsigned j = 0; j < 4; ++j) s[j] = 0;
     for (unsigned pe = 0; pe < a.pes; ++pe)
         for (unsigned j = 0; j < w; ++j) s[j] += slots[pe * w + j];
+}
+
+// The allreduce's sums, for its global task: every thread of the block
+// calls it and gets them. Fused (one PE): this PE's partials by the lane
+// tree, then 0 + each — what global_sum gives for one PE, bitwise — with
+// no local task and no slots in between.
+__device__ inline void sum(autarky::TaskCtx& ctx, const AllreduceArgs& a, double s[4]) {
+    if (a.flags & FUSED) {
+        const unsigned w = a.width;
+        const double* part =
+            reinterpret_cast<const double*>(a.partials) + (unsigned long long)(ctx.iteration % 2) * a.contributors * w;
+        lane_tree_sum_w(part, a.contributors, w, s);
+        for (unsigned j = 0; j < 4; ++j) s[j] = 0.0 + s[j];
+        return;
+    }
+    global_sum(ctx, a, s);
 }
 
 }  // namespace autarky_allreduce
@@ -123,9 +148,9 @@ __device__ void allreduce_local(autarky::TaskCtx& ctx) {
 
 __device__ void allreduce_sum(autarky::TaskCtx& ctx) {
     const AllreduceArgs& a = ctx.args<AllreduceArgs>();
-    if (threadIdx.x != 0) return;
     double s[4];
-    autarky_allreduce::global_sum(ctx, a, s);
+    autarky_allreduce::sum(ctx, a, s);  // every thread
+    if (threadIdx.x != 0) return;
     double* out = reinterpret_cast<double*>(a.out) + (ctx.iteration % 2) * a.width;
     for (unsigned j = 0; j < a.width; ++j) out[j] = s[j];
 }

@@ -23,6 +23,14 @@
 //!   device, [`cpu_global_sum`] on the emulator) and then uses the sums
 //!   directly — no extra task, no extra hand-off (the CG solver does this).
 //!
+//! On a run of **one PE** the global sum is the local sum (`0 + s`), so a
+//! global kind that sums with every thread of its block
+//! (`autarky_allreduce::sum` on the device, [`cpu_sum`] on the emulator;
+//! [`AllreduceKinds::fuse_single_pe`]) gets the allreduce as *one* task:
+//! it sums the partials itself ([`FUSED`] in its arguments), bitwise the
+//! same sums, one hand-off fewer. Its edges are the local task's:
+//! contributors → it, and it → contributor of distance 2.
+//!
 //! # Why two slots are enough (`n % 2`)
 //!
 //! [`Allreduce::add_to_graph`] adds, besides the data edges, an edge
@@ -69,11 +77,16 @@ pub struct AllreduceArgs {
     pub pes: u32,
     /// Values per contributor (1..=[`MAX_WIDTH`]).
     pub width: u32,
-    /// Padding (0).
-    pub pad: u32,
+    /// [`FUSED`] when the global task sums the partials itself (set by
+    /// [`Allreduce::add_to_graph`]); else 0.
+    pub flags: u32,
 }
 
-/// The two tasks of one PE.
+/// [`AllreduceArgs::flags`]: no local task; the global task sums this PE's
+/// partials (one PE, a kind that fuses: [`AllreduceKinds::fuse_single_pe`]).
+pub const FUSED: u32 = 1;
+
+/// The two tasks of one PE (one task, `local == global`, when fused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllreduceTasks {
     /// Sums the PE's partials and puts the sum into every PE's slots.
@@ -91,6 +104,12 @@ pub struct AllreduceKinds {
     pub local: KindId,
     /// The registered global kind.
     pub global: KindId,
+    /// The global kind's body gets its sums from `autarky_allreduce::sum`
+    /// called by every thread of its block (and from [`cpu_sum`] on the
+    /// emulator), as [`sum_kind`] and the CG solver's reduce do: on a run
+    /// of one PE the allreduce is then one task. False for a kind that
+    /// calls `autarky_allreduce::global_sum` from one thread.
+    pub fuse_single_pe: bool,
 }
 
 /// The buffers of one allreduce (see the [module docs](self)).
@@ -123,7 +142,7 @@ pub fn sum_kind() -> TaskKind {
         .comm()
         .with_cpu(|ctx| {
             let a: AllreduceArgs = ctx.args();
-            let s = cpu_global_sum(ctx, &a);
+            let s = cpu_sum(ctx, &a);
             let par = (ctx.iteration % 2) as usize * a.width as usize;
             for (j, v) in s.iter().enumerate().take(a.width as usize) {
                 // SAFETY: `out` holds 2 × width doubles of this PE (see
@@ -195,7 +214,7 @@ impl Allreduce {
             contributors: self.contributors[pe as usize] as u32,
             pes: self.contributors.len() as u32,
             width: self.width as u32,
-            pad: 0,
+            flags: 0,
         }
     }
 
@@ -210,7 +229,10 @@ impl Allreduce {
     /// Adds one local and one global task per PE, pinned to comm slot
     /// `comm_slot`, with every edge of the [module docs](self):
     /// `contributors[q]` (exactly as many as given to [`Allreduce::new`]) →
-    /// `local(q)` → `global(p)` for every `p`, and the two reuse edges.
+    /// `local(q)` → `global(p)` for every `p`, and the two reuse edges. On
+    /// a run of one PE with [`AllreduceKinds::fuse_single_pe`], one task
+    /// (the global kind, [`FUSED`] in its arguments) with the local task's
+    /// edges.
     /// `global_args(q, args)` gives the global task's argument bytes (for
     /// the plain kind: `bytemuck::bytes_of(&args).to_vec()`).
     ///
@@ -236,6 +258,25 @@ impl Allreduce {
             )));
         }
         let mut out = Vec::with_capacity(contributors.len());
+        if kinds.fuse_single_pe && contributors.len() == 1 {
+            let a = AllreduceArgs {
+                flags: FUSED,
+                ..self.args(0)
+            };
+            let gl = g.add_task_bytes(kinds.global, &global_args(0, a));
+            g.set_pe(gl, 0);
+            g.pin(gl, comm_slot);
+            g.set_name(gl, format!("{name} (sum) of PE 0"));
+            for &c in &contributors[0] {
+                g.add_edge(c, gl);
+                g.add_edge_with_distance(gl, c, 2);
+            }
+            out.push(AllreduceTasks {
+                local: gl,
+                global: gl,
+            });
+            return Ok(out);
+        }
         for (q, tasks) in contributors.iter().enumerate() {
             let a = self.args(q as u32);
             let l = g.add_task(kinds.local, &a);
@@ -327,6 +368,26 @@ pub fn cpu_local_put(ctx: &CpuCtx<'_>, a: &AllreduceArgs) {
     }
 }
 
+/// The sums of an allreduce on the emulator, for its global task (the
+/// device's `autarky_allreduce::sum`): [`cpu_global_sum`], or when fused
+/// ([`FUSED`], one PE) this PE's partials by [`lane_tree_sum`], then
+/// `0 + s` — what the PE-order sum of one PE gives, bitwise.
+pub fn cpu_sum(ctx: &CpuCtx<'_>, a: &AllreduceArgs) -> [f64; MAX_WIDTH] {
+    if a.flags & FUSED == 0 {
+        return cpu_global_sum(ctx, a);
+    }
+    let n = ctx.iteration;
+    let w = a.width as usize;
+    let contributors = a.contributors as usize;
+    let s = lane_tree_sum(contributors, w, |c, j| {
+        let i = Allreduce::partial_index(n, contributors, w, c, j);
+        // SAFETY: as in `cpu_local_put` (this task has the local task's
+        // edges when fused).
+        unsafe { *(a.partials as *const f64).add(i) }
+    });
+    s.map(|x| 0.0 + x)
+}
+
 /// The global sum on the emulator: `slots[n % 2][0..P][j]` summed in PE
 /// order (the same on every PE). Values past `width` are 0.
 pub fn cpu_global_sum(ctx: &CpuCtx<'_>, a: &AllreduceArgs) -> [f64; MAX_WIDTH] {
@@ -368,9 +429,12 @@ mod tests {
             / 3.0
     }
 
-    #[test]
-    fn every_pe_gets_the_same_sum_in_pe_order_of_lane_tree_sums() {
-        let pes = 3u32;
+    /// Runs `iters` iterations of an allreduce of width 2 over `counts[q]`
+    /// contributors on PE `q` (plain global kind, fused on one PE when
+    /// `fuse`); returns the tasks of the graph and every PE's sums of the
+    /// last two iterations, checked against the documented shape.
+    fn run_allreduce(counts: &[usize], fuse: bool, iters: u32) -> (usize, Vec<[u64; 2]>) {
+        let pes = counts.len() as u32;
         // The contributor kind is CPU-only (no device function): skip the
         // emulator's CUDA compile of the graph.
         let rt = Runtime::builder()
@@ -382,8 +446,7 @@ mod tests {
             .check_cuda(false)
             .build()
             .unwrap();
-        let counts = vec![2usize, 3, 1];
-        let ar = Allreduce::new(&rt, 2, counts.clone()).unwrap();
+        let ar = Allreduce::new(&rt, 2, counts.to_vec()).unwrap();
         let mut g = Graph::new();
         let lk = g.add_kind(local_kind()).unwrap();
         let sk = g.add_kind(sum_kind()).unwrap();
@@ -433,6 +496,7 @@ mod tests {
                 AllreduceKinds {
                     local: lk,
                     global: sk,
+                    fuse_single_pe: fuse,
                 },
                 0,
                 &contributors,
@@ -440,9 +504,11 @@ mod tests {
                 "test",
             )
             .unwrap();
-        assert_eq!(tasks.len(), 3);
-        let iters = 7;
+        assert_eq!(tasks.len(), counts.len());
+        let fused = fuse && pes == 1;
+        assert_eq!(tasks[0].local == tasks[0].global, fused);
         rt.run(&g, iters).unwrap();
+        let mut sums = Vec::new();
         for n in [iters - 2, iters - 1] {
             let mut want = [0.0f64; 2];
             for (j, w) in want.iter_mut().enumerate() {
@@ -454,8 +520,27 @@ mod tests {
                 let got = ar.out(q, n).unwrap();
                 assert_eq!(got[0].to_bits(), want[0].to_bits(), "PE {q}, n {n}");
                 assert_eq!(got[1].to_bits(), want[1].to_bits(), "PE {q}, n {n}");
+                sums.push([got[0].to_bits(), got[1].to_bits()]);
             }
         }
+        (g.num_tasks(), sums)
+    }
+
+    #[test]
+    fn every_pe_gets_the_same_sum_in_pe_order_of_lane_tree_sums() {
+        // Several PEs: never fused (a local task per PE, then the global).
+        let (tasks, _) = run_allreduce(&[2, 3, 1], true, 7);
+        assert_eq!(tasks, 6 + 2 * 3);
+    }
+
+    #[test]
+    fn one_pe_fused_is_one_task_and_bitwise_the_two_task_sum() {
+        // More contributors than lanes: the lane tree's every level.
+        let (fused_tasks, fused) = run_allreduce(&[300], true, 5);
+        let (two_tasks, two) = run_allreduce(&[300], false, 5);
+        assert_eq!(fused_tasks, 301);
+        assert_eq!(two_tasks, 302);
+        assert_eq!(fused, two);
     }
 
     /// The local sum's shape written another way: lane `v`'s record sum,
@@ -538,6 +623,7 @@ mod tests {
             AllreduceKinds {
                 local: lk,
                 global: sk,
+                fuse_single_pe: true,
             },
             0,
             &[vec![], vec![]],

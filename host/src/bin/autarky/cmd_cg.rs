@@ -99,6 +99,11 @@ pub struct Args {
     /// The preconditioner.
     #[arg(long, value_enum, default_value_t = PrecondArg::None)]
     precond: PrecondArg,
+    /// With one PE, run each allreduce as two tasks (a local sum, then the
+    /// reduce), as on several PEs, instead of one (for comparison; the
+    /// results are bitwise the same).
+    #[arg(long)]
+    unfused_allreduce: bool,
 }
 
 /// A finite, non-negative tolerance.
@@ -202,6 +207,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             .spmv_lanes
             .as_deref()
             .map(|l| l.parse().expect("clap checked it")),
+        fuse_single_pe_allreduce: !a.unfused_allreduce,
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;

@@ -157,6 +157,11 @@ pub struct CgConfig {
     /// lanes, so results differ in the last bits between values (and are
     /// bitwise reproducible for one value).
     pub spmv_lanes: Option<u32>,
+    /// On a run of one PE, each allreduce as one task that sums the tiles'
+    /// partials and computes the scalars (default true); false: a local
+    /// sum task and the reduce task, as on several PEs (for comparison).
+    /// Bitwise the same results either way.
+    pub fuse_single_pe_allreduce: bool,
 }
 
 /// Most tiles per PE by default ([`CgConfig::tile_rows`] unset): about one
@@ -189,6 +194,7 @@ impl CgConfig {
             x0: None,
             tile_rows: None,
             spmv_lanes: None,
+            fuse_single_pe_allreduce: true,
         }
     }
 }
@@ -731,6 +737,7 @@ impl<'a> CgSolver<'a> {
         let ar_kinds = AllreduceKinds {
             local: k_local,
             global: k_reduce,
+            fuse_single_pe: cfg.fuse_single_pe_allreduce,
         };
         let reduce_slot = comm_blocks.saturating_sub(1).min(1);
 
@@ -1328,7 +1335,7 @@ mod cpu {
     use super::{slot, GatherArgs, ReduceArgs, SpmvArgs, VecArgs};
     use super::{NON_FINITE, NOT_POSITIVE_DEFINITE};
     use crate::graph::CpuCtx;
-    use crate::solvers::allreduce::{cpu_global_sum, Allreduce};
+    use crate::solvers::allreduce::{cpu_sum, Allreduce};
 
     /// Reads `base[i]`.
     ///
@@ -1492,7 +1499,7 @@ mod cpu {
 
     pub(super) fn reduce(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: ReduceArgs = ctx.args();
-        let s = cpu_global_sum(ctx, &a.ar);
+        let s = cpu_sum(ctx, &a.ar);
         let n = ctx.iteration;
         let sc = a.scalars;
         let cur = (n % 2) as usize;

@@ -1,7 +1,7 @@
 // CG task bodies (autarky::solvers::cg::graph; the graph, the ordering
 // argument and the scalar slots are documented there). Registered with
 // `cg_spmv`, after `allreduce_local` (whose source defines AllreduceArgs
-// and autarky_allreduce::global_sum):
+// and autarky_allreduce::sum):
 //   cg_spmv       a tile of rows: y = A v (v: the double-buffered vector,
 //                 owned entries then ghosts), plus the tile's partials;
 //   cg_update     (Standard) x += a p, r -= a q, z = r / diag, partials;
@@ -248,12 +248,13 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
     }
 }
 
-// Thread 0 only: the sums are tiny and the decisions must be taken once.
+// The sums with every thread (a fused allreduce sums the partials
+// block-wide), then thread 0 alone: the decisions must be taken once.
 __device__ void cg_reduce(autarky::TaskCtx& ctx) {
     const CgReduce& a = ctx.args<CgReduce>();
-    if (threadIdx.x != 0) return;
     double s[4];
-    autarky_allreduce::global_sum(ctx, a.ar, s);
+    autarky_allreduce::sum(ctx, a.ar, s);
+    if (threadIdx.x != 0) return;
     const unsigned n = ctx.iteration, cur = n % 2, nxt = (n + 1) % 2;
     double* sc = reinterpret_cast<double*>(a.scalars);
     if (a.stage == 1) {
