@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
 #   bash scripts/gpu-owed.sh s19-fuse    # 1 GPU: one-PE allreduces as one task (fused) against two tasks, A/B; gpu_cg; CG bench
 #   bash scripts/gpu-owed.sh s19-cg      # 1 GPU: (branch exp/cg-staged-spmv) CG bodies' loads in flight (SpMV entries, vector elements), out of line, A/B
 #   bash scripts/gpu-owed.sh s19-cg3     # 1 GPU: (branch exp/cg-staged-spmv) traces and ncu of the former, staged and padded-shared-memory CG bodies
@@ -176,6 +177,28 @@ s18-wide)
   done
   unset AUTARKY_NVRTC_EXTRA
   FILTER='^h200|autarky|cusparse|host-sync|dev-ptr|rror' LINES_SHOWN=40 run cg-bench 200 $B/cg --quick
+  pack
+  ;;
+s19-final)
+  # Session 19 (1 GPU), after `bash .gpu/run` of the final head: the
+  # reduce's previous scalars loaded by thread 0 before the sum (default)
+  # against after it (-DCG_SCALARS_AFTER_SUM), one binary, interleaved;
+  # then the CG and dispatch benches (the closing note's rows).
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in pre after; do
+      case $x in pre) e=;; after) e=-DCG_SCALARS_AFTER_SUM;; esac
+      export AUTARKY_NVRTC_EXTRA="$e"
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      OK_RC=4 FILTER="$F" run "cg64-sr-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --variant single-reduction
+      OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000
+    done
+  done
+  unset AUTARKY_NVRTC_EXTRA
+  FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
+  F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
+  FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
   pack
   ;;
 s19-fuse)
