@@ -250,32 +250,18 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
 
 // The sums with every thread (a fused allreduce sums the partials
 // block-wide), then thread 0 alone: the decisions must be taken once.
-// Thread 0 loads the previous scalars it divides by before the sum (they
-// were written by earlier reduces, which precede this task): after it,
-// they were one more dependent round trip on the critical path, twice an
-// iteration (control: -DCG_SCALARS_AFTER_SUM).
 __device__ void cg_reduce(autarky::TaskCtx& ctx) {
     const CgReduce& a = ctx.args<CgReduce>();
-    const unsigned n = ctx.iteration, cur = n % 2, nxt = (n + 1) % 2;
-    double* sc = reinterpret_cast<double*>(a.scalars);
-#ifndef CG_SCALARS_AFTER_SUM
-    double rho = 0, alpha_prev = 0;
-    if (threadIdx.x == 0) {
-        rho = sc[cg::RHO + cur];
-        alpha_prev = sc[cg::ALPHA + cur];
-    }
-#endif
     double s[4];
     autarky_allreduce::sum(ctx, a.ar, s);
     if (threadIdx.x != 0) return;
-#ifdef CG_SCALARS_AFTER_SUM
-    const double rho = sc[cg::RHO + cur], alpha_prev = sc[cg::ALPHA + cur];
-#endif
+    const unsigned n = ctx.iteration, cur = n % 2, nxt = (n + 1) % 2;
+    double* sc = reinterpret_cast<double*>(a.scalars);
     if (a.stage == 1) {
         const double pap = s[0];
         if (!cg::finite(pap)) return cg::fail(ctx, sc, cg::NON_FINITE, 0, pap, n + 1);
         if (pap <= 0.0) return cg::fail(ctx, sc, cg::NOT_SPD, 0, pap, n + 1);
-        const double alpha = rho / pap;
+        const double alpha = sc[cg::RHO + cur] / pap;
         if (!cg::finite(alpha)) return cg::fail(ctx, sc, cg::NON_FINITE, 1, alpha, n + 1);
         sc[cg::ALPHA + cur] = alpha;
         return;
@@ -293,7 +279,7 @@ __device__ void cg_reduce(autarky::TaskCtx& ctx) {
     if (a.stage == 2) {
         const double rz = s[0];
         if (!cg::finite(rz)) return cg::fail(ctx, sc, cg::NON_FINITE, 4, rz, n + 1);
-        const double beta = rz / rho;
+        const double beta = rz / sc[cg::RHO + cur];
         if (!cg::finite(beta)) return cg::fail(ctx, sc, cg::NON_FINITE, 2, beta, n + 1);
         sc[cg::RHO + nxt] = rz;
         sc[cg::BETA + cur] = beta;
@@ -302,9 +288,9 @@ __device__ void cg_reduce(autarky::TaskCtx& ctx) {
     // Single reduction: the scalars of iteration n + 1 (reference iteration n + 2).
     const double gamma = s[0], delta = s[1];
     const unsigned k = n + 2;
-    const double beta = gamma / rho;
+    const double beta = gamma / sc[cg::RHO + cur];
     if (!cg::finite(beta)) return cg::fail(ctx, sc, cg::NON_FINITE, 2, beta, k);
-    const double pap = delta - beta * gamma / alpha_prev;
+    const double pap = delta - beta * gamma / sc[cg::ALPHA + cur];
     if (!cg::finite(pap)) return cg::fail(ctx, sc, cg::NON_FINITE, 0, pap, k);
     if (pap <= 0.0) return cg::fail(ctx, sc, cg::NOT_SPD, 0, pap, k);
     const double alpha = gamma / pap;
