@@ -345,18 +345,9 @@ pub fn lane_tree_sum(
 /// iteration `ctx.iteration` ([`lane_tree_sum`]) and puts them into every
 /// PE's slots.
 pub fn cpu_local_put(ctx: &CpuCtx<'_>, a: &AllreduceArgs) {
-    let n = ctx.iteration;
     let w = a.width as usize;
-    let contributors = a.contributors as usize;
-    let s = lane_tree_sum(contributors, w, |c, j| {
-        let i = Allreduce::partial_index(n, contributors, w, c, j);
-        // SAFETY: 1. `partials` holds 2 × contributors × width doubles of
-        // this PE (`Allreduce::new`), and the heap outlives the run; 2.
-        // every contributor's write at `n` precedes this task (edges),
-        // and its write at `n + 2` follows it (distance-2 edge).
-        unsafe { *(a.partials as *const f64).add(i) }
-    });
-    let base = (n % 2) as usize * a.pes as usize * w + ctx.pe as usize * w;
+    let s = cpu_partials_sum(ctx, a);
+    let base = (ctx.iteration % 2) as usize * a.pes as usize * w + ctx.pe as usize * w;
     for pe in 0..a.pes {
         let slots = ctx.peer_addr(a.slots, pe) as *mut f64;
         for (j, sj) in s.iter().enumerate().take(w) {
@@ -376,16 +367,24 @@ pub fn cpu_sum(ctx: &CpuCtx<'_>, a: &AllreduceArgs) -> [f64; MAX_WIDTH] {
     if a.flags & FUSED == 0 {
         return cpu_global_sum(ctx, a);
     }
+    cpu_partials_sum(ctx, a).map(|x| 0.0 + x)
+}
+
+/// This PE's partials of iteration `ctx.iteration` by [`lane_tree_sum`],
+/// for the task that reads them: the local task, or the global task of a
+/// fused allreduce (which has the local task's edges).
+fn cpu_partials_sum(ctx: &CpuCtx<'_>, a: &AllreduceArgs) -> [f64; MAX_WIDTH] {
     let n = ctx.iteration;
     let w = a.width as usize;
     let contributors = a.contributors as usize;
-    let s = lane_tree_sum(contributors, w, |c, j| {
+    lane_tree_sum(contributors, w, |c, j| {
         let i = Allreduce::partial_index(n, contributors, w, c, j);
-        // SAFETY: as in `cpu_local_put` (this task has the local task's
-        // edges when fused).
+        // SAFETY: 1. `partials` holds 2 × contributors × width doubles of
+        // this PE (`Allreduce::new`), and the heap outlives the run; 2.
+        // every contributor's write at `n` precedes the reading task
+        // (edges), and its write at `n + 2` follows it (distance-2 edge).
         unsafe { *(a.partials as *const f64).add(i) }
-    });
-    s.map(|x| 0.0 + x)
+    })
 }
 
 /// The global sum on the emulator: `slots[n % 2][0..P][j]` summed in PE
