@@ -2,6 +2,8 @@
 //! — SpMV/vector tiles, halo gathers on comm workers, in-kernel allreduces
 //! and stop — against the f64 reference `cg_reference`.
 
+mod common;
+
 use std::time::Duration;
 
 use autarky::solvers::cg::{
@@ -185,16 +187,7 @@ fn two_runs_with_the_same_pes_are_bitwise_identical() {
                 .run()
                 .unwrap();
             for other in [&second, &third] {
-                assert_eq!(first.iterations, other.iterations);
-                assert_eq!(first.rel_residual.to_bits(), other.rel_residual.to_bits());
-                assert!(
-                    first
-                        .x
-                        .iter()
-                        .zip(&other.x)
-                        .all(|(u, v)| u.to_bits() == v.to_bits()),
-                    "{variant:?}, {pes} PEs: x differs between runs"
-                );
+                common::assert_same_cg_run(other, &first, &format!("{variant:?}, {pes} PEs"));
             }
         }
     }
@@ -227,14 +220,7 @@ fn one_pe_fused_and_two_task_allreduces_are_bitwise_identical() {
             );
             let (f, t) = (fused.run().unwrap(), two.run().unwrap());
             assert!(f.converged, "{variant:?} {precond:?}: {f:?}");
-            assert_eq!(f.iterations, t.iterations, "{variant:?} {precond:?}");
-            assert_eq!(f.rel_residual.to_bits(), t.rel_residual.to_bits());
-            assert!(
-                f.x.iter()
-                    .zip(&t.x)
-                    .all(|(u, v)| u.to_bits() == v.to_bits()),
-                "{variant:?} {precond:?}: x differs"
-            );
+            common::assert_same_cg_run(&f, &t, &format!("{variant:?} {precond:?}"));
         }
     }
 }
@@ -269,18 +255,7 @@ fn the_default_tiling_does_not_depend_on_the_block_count() {
         );
         x.push(s.run().unwrap());
     }
-    assert_eq!(x[0].iterations, x[1].iterations);
-    assert_eq!(x[0].rel_residual.to_bits(), x[1].rel_residual.to_bits());
-    let differ = x[0]
-        .x
-        .iter()
-        .zip(&x[1].x)
-        .filter(|(u, v)| u.to_bits() != v.to_bits())
-        .count();
-    assert_eq!(
-        differ, 0,
-        "x differs between 2 and 5 compute workers in {differ} entries"
-    );
+    common::assert_same_cg_run(&x[1], &x[0], "2 against 5 compute workers");
 }
 
 /// Each send list is split over the comm blocks (chunks of at least
@@ -319,18 +294,7 @@ fn gathers_split_over_comm_blocks_give_bitwise_the_same_x() {
             runs.push(s.run().unwrap());
         }
         assert_eq!(runs[0].iterations, 12);
-        assert_eq!(runs[0].iterations, runs[1].iterations);
-        assert_eq!(
-            runs[0].rel_residual.to_bits(),
-            runs[1].rel_residual.to_bits()
-        );
-        let differ = runs[0]
-            .x
-            .iter()
-            .zip(&runs[1].x)
-            .filter(|(u, v)| u.to_bits() != v.to_bits())
-            .count();
-        assert_eq!(differ, 0, "{pes} PEs: x differs in {differ} entries");
+        common::assert_same_cg_run(&runs[1], &runs[0], &format!("{pes} PEs"));
     }
 }
 

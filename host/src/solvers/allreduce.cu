@@ -87,14 +87,21 @@ __device__ inline void lane_tree_sum_w(const double* in, unsigned count, unsigne
     }
 }
 
-// This PE's partials summed (lane_tree_sum), then threads 0..pes-1 put the
+// This PE's partials of iteration n (their parity's half), summed by the
+// lane tree into s: the local task's sum and a fused global task's.
+__device__ inline void partials_sum(const AllreduceArgs& a, unsigned n, double s[4]) {
+    const double* part =
+        reinterpret_cast<const double*>(a.partials) + (unsigned long long)(n % 2) * a.contributors * a.width;
+    lane_tree_sum_w(part, a.contributors, a.width, s);
+}
+
+// This PE's partials summed (partials_sum), then threads 0..pes-1 put the
 // sums, one PE per thread.
 __device__ inline void local_put(autarky::TaskCtx& ctx, const AllreduceArgs& a) {
     __shared__ double sums[4];
     const unsigned n = ctx.iteration, w = a.width;
-    const double* part = reinterpret_cast<const double*>(a.partials) + (unsigned long long)(n % 2) * a.contributors * w;
     double s[4];
-    lane_tree_sum_w(part, a.contributors, w, s);
+    partials_sum(a, n, s);
     if (threadIdx.x == 0)
         for (unsigned j = 0; j < 4; ++j) sums[j] = s[j];
     __syncthreads();  // publish sums[] to the putting threads
@@ -130,10 +137,7 @@ __device__ inline void global_sum(autarky::TaskCtx& ctx, const AllreduceArgs& a,
 // no local task and no slots in between.
 __device__ inline void sum(autarky::TaskCtx& ctx, const AllreduceArgs& a, double s[4]) {
     if (a.flags & FUSED) {
-        const unsigned w = a.width;
-        const double* part =
-            reinterpret_cast<const double*>(a.partials) + (unsigned long long)(ctx.iteration % 2) * a.contributors * w;
-        lane_tree_sum_w(part, a.contributors, w, s);
+        partials_sum(a, ctx.iteration, s);
         for (unsigned j = 0; j < 4; ++j) s[j] = 0.0 + s[j];
         return;
     }
