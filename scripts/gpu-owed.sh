@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s20-dir     # 1 GPU: CG's direction formed where it is read (fused) against direction tiles, A/B; gpu_cg; CG bench
 #   bash scripts/gpu-owed.sh s19-fuse    # 1 GPU: one-PE allreduces as one task (fused) against two tasks, A/B; gpu_cg; CG bench
 #   bash scripts/gpu-owed.sh s19-cg      # 1 GPU: (branch exp/cg-staged-spmv) CG bodies' loads in flight (SpMV entries, vector elements), out of line, A/B
 #   bash scripts/gpu-owed.sh s19-cg3     # 1 GPU: (branch exp/cg-staged-spmv) traces and ncu of the former, staged and padded-shared-memory CG bodies
@@ -199,6 +200,28 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s20-dir)
+  # Session 20 (1 GPU): the Standard recurrence's next direction formed
+  # where it is read (SpMV column loads, the update, the gathers; default)
+  # against direction tiles (--unfused-direction), one binary, interleaved;
+  # rel_residual after a fixed count must be bitwise the same. gpu_cg (its
+  # new fused-against-separate test) first, the CG bench last.
+  [ -x .gpu/tests/gpu_cg ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 200 .gpu/tests/gpu_cg --test-threads=1
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in fused sep; do
+      case $x in fused) e=;; sep) e=--unfused-direction;; esac
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $e
+      OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg64-pj-$x" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --precond jacobi $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg128-pes2-$x" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 --pes 2 $e
+    done
+  done
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench 300 $B/cg --quick
   pack
   ;;
 s19-fuse)

@@ -48,11 +48,11 @@ fn every_cg_kind_declares_the_argument_size_its_cuda_struct_has() {
         .collect();
     let want = [
         ("allreduce_local", 40),
-        ("cg_spmv", 96),
-        ("cg_update", 112),
-        ("cg_direction", 112),
-        ("cg_axpy", 112),
-        ("cg_gather", 48),
+        ("cg_spmv", 112),
+        ("cg_update", 120),
+        ("cg_direction", 120),
+        ("cg_axpy", 120),
+        ("cg_gather", 64),
         ("cg_reduce", 72),
     ];
     assert_eq!(

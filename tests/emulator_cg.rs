@@ -225,6 +225,41 @@ fn one_pe_fused_and_two_task_allreduces_are_bitwise_identical() {
     }
 }
 
+/// The next direction formed where it is read (the SpMV, the update, the
+/// gathers; the default) and in direction tiles of its own give bitwise the
+/// same x, residual and iteration count, on one PE and on several (whose
+/// gathers then send `z + β p` formed from the owner's z and p); the fused
+/// graph has one task fewer per tile.
+#[test]
+fn fused_and_separate_directions_are_bitwise_identical() {
+    let a = random_spd(500, 9, 21).unwrap();
+    for pes in [1, 2, 3] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            let rt = rt_for(&a, pes);
+            let fused = CgSolver::new(&rt, &a, cfg(CgVariant::Standard, precond)).unwrap();
+            let separate = CgSolver::new(
+                &rt,
+                &a,
+                CgConfig {
+                    fuse_direction: false,
+                    ..cfg(CgVariant::Standard, precond)
+                },
+            )
+            .unwrap();
+            let what = format!("{pes} PEs, {precond:?}");
+            let tiles: usize = fused.tiles_per_pe().iter().sum();
+            assert_eq!(
+                fused.graph().num_tasks() + tiles,
+                separate.graph().num_tasks(),
+                "{what}"
+            );
+            let (f, s) = (fused.run().unwrap(), separate.run().unwrap());
+            assert!(f.converged && f.iterations > 10, "{what}: {f:?}");
+            common::assert_same_cg_run(&f, &s, &what);
+        }
+    }
+}
+
 /// The default tiling depends on the matrix and the PE count, not on the
 /// backend's block count: runtimes with 2 and 5 compute workers per PE give
 /// bitwise the same x. (The GPU bench checks the same between 2 GPUs and

@@ -104,6 +104,11 @@ pub struct Args {
     /// results are bitwise the same).
     #[arg(long)]
     unfused_allreduce: bool,
+    /// Standard recurrence: compute the next direction in tasks of its own
+    /// instead of where it is read (for comparison; the results are bitwise
+    /// the same).
+    #[arg(long)]
+    unfused_direction: bool,
 }
 
 /// A finite, non-negative tolerance.
@@ -208,6 +213,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             .as_deref()
             .map(|l| l.parse().expect("clap checked it")),
         fuse_single_pe_allreduce: !a.unfused_allreduce,
+        fuse_direction: !a.unfused_direction,
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;

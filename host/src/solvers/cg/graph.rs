@@ -33,6 +33,19 @@
 //!    the receiver's SpMV tiles that read those ghosts wait for it
 //!    (distance 1, cross-PE: a signal).
 //!
+//! With the direction fused ([`CgConfig::fuse_direction`], the default),
+//! there is no step 5: the SpMV of `n + 1` forms each owned entry of
+//! `p_{n+1}` it reads as `z + β_n p_n` (`p_n` in `v[n % 2]`), waiting for
+//! the reduce of step 4 (distance 1) instead of direction tiles; the update
+//! of `n + 1` forms its rows' `p_{n+1}` the same way before it overwrites
+//! `z`, and stores them into `v[(n + 1) % 2]`; a gather of `n` sends
+//! `z + β_n p_n` of its entries, after the reduce of step 4 (and before the
+//! update of `n + 1`, which overwrites `z`: an edge of distance 1 to the
+//! tiles it reads). Every place evaluates the same expression (an `fma` on
+//! the GPU), so the results are bitwise those of the direction tiles; an
+//! iteration saves one pass over `z` and `p` and one hand-off. Iteration 0
+//! reads `p₀` from `v[0]` (written on the host).
+//!
 //! # Single reduction (Chronopoulos–Gear), iteration `n`
 //!
 //! 1. `cg_axpy` tile (with `α_n`, `β_n` of the previous iteration's reduce):
@@ -62,7 +75,14 @@
 //!   the reduce of iteration `n` or `n − 1`) for every tile of every PE at
 //!   `n` / `n − 1`, hence for the SpMV of `n − 1` that read it; the owner's
 //!   gathers of `n − 2` that read it are ordered by an explicit distance-2
-//!   edge gather → producing tile.
+//!   edge gather → producing tile. Fused direction: the update of `n`
+//!   rewrites `v[n % 2]`'s owned part after the first reduce of `n`, which
+//!   follows every PE's SpMV of `n` — the SpMVs of `n − 1` that read it as
+//!   `p_{n−2}` came before those; the gathers of `n − 2` read it before
+//!   the update of `n − 1` (distance-1 edge gather → update tile), and
+//!   that one comes before the update of `n`. The same edge keeps `z`
+//!   (read by the gather of `n`) until the update of `n + 1`; the SpMVs of
+//!   `n + 1` read `z` before the first reduce of `n + 1`.
 //! * the receiver's ghosts of `v[(n + 1) % 2]` are rewritten by gather `n`,
 //!   which follows the owner's tiles at `n`, which follow the owner's reduce
 //!   of `n` (or `n − 1`), which follows every PE's partials of that
@@ -162,6 +182,14 @@ pub struct CgConfig {
     /// sum task and the reduce task, as on several PEs (for comparison).
     /// Bitwise the same results either way.
     pub fuse_single_pe_allreduce: bool,
+    /// Standard recurrence: form the next direction `p = z + β p` where it
+    /// is read — the SpMV's column loads, the update (which stores it) and
+    /// the gathers — instead of in a phase of its own (default true): one
+    /// pass over two vectors and one hand-off fewer an iteration. False:
+    /// `cg_direction` tiles (for comparison). Bitwise the same results
+    /// either way (every place evaluates the same `fma`). No effect on the
+    /// single-reduction recurrence.
+    pub fuse_direction: bool,
 }
 
 /// Most tiles per PE by default ([`CgConfig::tile_rows`] unset): about one
@@ -195,6 +223,7 @@ impl CgConfig {
             tile_rows: None,
             spmv_lanes: None,
             fuse_single_pe_allreduce: true,
+            fuse_direction: true,
         }
     }
 }
@@ -276,10 +305,19 @@ struct SpmvArgs {
     tile: u32,
     tiles: u32,
     /// 0: Standard (reads `v[n % 2]`, partial `Σ v y`); 1: single reduction
-    /// (reads `v[(n + 1) % 2]`, partials `Σ r v`, `Σ y v`, [`Σ r r`]).
+    /// (reads `v[(n + 1) % 2]`, partials `Σ r v`, `Σ y v`, [`Σ r r`]);
+    /// 2: Standard with the direction fused (after iteration 0, owned
+    /// entries `z + β p_{n−1}` from `z` and `v[(n + 1) % 2]`, ghosts from
+    /// `v[n % 2]`).
     mode: u32,
     width: u32,
-    pad: u32,
+    /// Entries of `v` this PE owns (columns below it are owned, the rest
+    /// ghosts).
+    owned: u32,
+    /// Mode 2: `z` (`r` without a preconditioner).
+    z: u64,
+    /// Mode 2: this PE's scalars (`β_{n−1}`).
+    scalars: u64,
 }
 
 #[repr(C)]
@@ -302,6 +340,10 @@ struct VecArgs {
     tiles: u32,
     precond: u32,
     width: u32,
+    /// `cg_update` forms `p_n = z + β p_{n−1}` and stores it in `v[n % 2]`
+    /// (after iteration 0; the direction fused, no `cg_direction` tasks).
+    fused: u32,
+    pad: u32,
 }
 
 #[repr(C)]
@@ -316,7 +358,12 @@ struct GatherArgs {
     count: u32,
     dest: u32,
     to_pe: u32,
-    pad: u32,
+    /// Send `z + β_n p_n` (`p_n` in `v[n % 2]`) instead of `v[(n + 1) % 2]`.
+    fused: u32,
+    /// Fused: `z` (`r` without a preconditioner).
+    z: u64,
+    /// Fused: this PE's scalars (`β_n`).
+    scalars: u64,
 }
 
 #[repr(C)]
@@ -630,6 +677,7 @@ impl<'a> CgSolver<'a> {
             CgVariant::SingleReduction => Recurrence::Single,
             _ => Recurrence::Standard,
         };
+        let fuse_dir = cfg.fuse_direction && rec == Recurrence::Standard;
         let diag = a.diagonal();
         if precond {
             if let Some(row) = diag.iter().position(|&d| d <= 0.0) {
@@ -793,9 +841,19 @@ impl<'a> CgSolver<'a> {
                     lanes,
                     tile: t as u32,
                     tiles: tiles[q].len() as u32,
-                    mode: (rec == Recurrence::Single) as u32,
+                    mode: match rec {
+                        Recurrence::Single => 1,
+                        Recurrence::Standard if fuse_dir => 2,
+                        Recurrence::Standard => 0,
+                    },
                     width: width_spmv as u32,
-                    pad: 0,
+                    owned: pe.n_local() as u32,
+                    z: if precond {
+                        addr(&bufs.z, q)
+                    } else {
+                        addr(&bufs.r, q)
+                    },
+                    scalars: addr(&bufs.scalars, q),
                 };
                 let va = VecArgs {
                     x: addr(&bufs.x, q),
@@ -815,6 +873,8 @@ impl<'a> CgSolver<'a> {
                     tiles: tiles[q].len() as u32,
                     precond: precond as u32,
                     width: width_update as u32,
+                    fused: fuse_dir as u32,
+                    pad: 0,
                 };
                 let s = graph.add_task(k_spmv, &sa);
                 graph.set_name(s, format!("spmv tile {t} of PE {q}"));
@@ -822,14 +882,17 @@ impl<'a> CgSolver<'a> {
                 match rec {
                     Recurrence::Standard => {
                         let u = graph.add_task(k_update, &va);
-                        let d = graph.add_task(k_dir, &va);
                         graph.set_name(u, format!("update tile {t} of PE {q}"));
-                        graph.set_name(d, format!("direction tile {t} of PE {q}"));
                         graph.add_edge(s, u);
-                        graph.add_edge(u, d);
-                        mine.extend([u, d]);
+                        mine.push(u);
                         v1.push(u);
-                        dr.push(d);
+                        if !fuse_dir {
+                            let d = graph.add_task(k_dir, &va);
+                            graph.set_name(d, format!("direction tile {t} of PE {q}"));
+                            graph.add_edge(u, d);
+                            mine.push(d);
+                            dr.push(d);
+                        }
                     }
                     Recurrence::Single => {
                         let x = graph.add_task(k_axpy, &va);
@@ -854,27 +917,34 @@ impl<'a> CgSolver<'a> {
         }
         // The producers of v (direction tiles / axpy tiles), and the
         // distance from a producer's instance to the SpMV that reads it.
+        // With the direction fused, the update tiles store p_n (read by the
+        // next update and the gathers; the SpMV forms p from z and p_{n−1}
+        // after the reduce that gives β, its only local predecessor, below).
         let (producers, prod_dist) = match rec {
+            Recurrence::Standard if fuse_dir => (&vec1_ids, 1u32),
             Recurrence::Standard => (&dir_ids, 1u32),
             Recurrence::Single => (&vec1_ids, 0u32),
         };
-        // SpMV tiles wait for the tiles that produce the owned v they read.
-        for (q, pe) in plan.pes().iter().enumerate() {
-            let m = pe.matrix();
-            let nl = pe.n_local();
-            for (t, rows) in tiles[q].iter().enumerate() {
-                let lo = m.row_ptr()[rows.start] as usize;
-                let hi = m.row_ptr()[rows.end] as usize;
-                let mut from: Vec<usize> = m.col_idx()[lo..hi]
-                    .iter()
-                    .filter(|&&c| (c as usize) < nl)
-                    .map(|&c| tile_of(q, c as usize))
-                    .collect();
-                from.push(t);
-                from.sort_unstable();
-                from.dedup();
-                for j in from {
-                    graph.add_edge_with_distance(producers[q][j], spmv_ids[q][t], prod_dist);
+        // SpMV tiles wait for the tiles that produce the owned v they read
+        // (fused: for the reduce that follows all of them, below).
+        if !fuse_dir {
+            for (q, pe) in plan.pes().iter().enumerate() {
+                let m = pe.matrix();
+                let nl = pe.n_local();
+                for (t, rows) in tiles[q].iter().enumerate() {
+                    let lo = m.row_ptr()[rows.start] as usize;
+                    let hi = m.row_ptr()[rows.end] as usize;
+                    let mut from: Vec<usize> = m.col_idx()[lo..hi]
+                        .iter()
+                        .filter(|&&c| (c as usize) < nl)
+                        .map(|&c| tile_of(q, c as usize))
+                        .collect();
+                    from.push(t);
+                    from.sort_unstable();
+                    from.dedup();
+                    for j in from {
+                        graph.add_edge_with_distance(producers[q][j], spmv_ids[q][t], prod_dist);
+                    }
                 }
             }
         }
@@ -890,6 +960,7 @@ impl<'a> CgSolver<'a> {
         let gather_slots: Vec<u32> = (0..comm_blocks)
             .filter(|&c| comm_blocks < 3 || c != reduce_slot)
             .collect();
+        let mut gather_ids: Vec<Vec<TaskId>> = vec![Vec::new(); pes];
         for (q, pe) in plan.pes().iter().enumerate() {
             let mut off = 0usize;
             let mut turn = 0usize;
@@ -921,9 +992,16 @@ impl<'a> CgSolver<'a> {
                             count: range.len() as u32,
                             dest: (send.dest_start() + range.start) as u32,
                             to_pe: to as u32,
-                            pad: 0,
+                            fused: fuse_dir as u32,
+                            z: if precond {
+                                addr(&bufs.z, q)
+                            } else {
+                                addr(&bufs.r, q)
+                            },
+                            scalars: addr(&bufs.scalars, q),
                         },
                     );
+                    gather_ids[q].push(g);
                     graph.set_pe(g, q as u32);
                     graph.pin(g, gather_slots[turn % gather_slots.len()]);
                     turn += 1;
@@ -946,8 +1024,16 @@ impl<'a> CgSolver<'a> {
                     src.sort_unstable();
                     src.dedup();
                     for j in src {
-                        graph.add_edge(producers[q][j], g);
-                        graph.add_edge_with_distance(g, producers[q][j], 2);
+                        if fuse_dir {
+                            // Gather n reads z and p_n of these rows (after
+                            // the reduce that gives β_n, edge below); the
+                            // update of n + 1 overwrites z, and that of
+                            // n + 2 the half holding p_n.
+                            graph.add_edge_with_distance(g, producers[q][j], 1);
+                        } else {
+                            graph.add_edge(producers[q][j], g);
+                            graph.add_edge_with_distance(g, producers[q][j], 2);
+                        }
                     }
                     // The receiver's SpMV tiles that read this chunk's ghosts.
                     let c0 = (block.start() + range.start) as u32;
@@ -1004,6 +1090,17 @@ impl<'a> CgSolver<'a> {
                     }
                     for &d in &dir_ids[q] {
                         graph.add_edge(r2[q].global, d);
+                    }
+                    if fuse_dir {
+                        // β_n, and through the reduce every update tile of
+                        // n (z and p_n of every row): the next SpMV, and
+                        // the gathers, which send p_{n+1}.
+                        for &s in &spmv_ids[q] {
+                            graph.add_edge_with_distance(r2[q].global, s, 1);
+                        }
+                        for &g in &gather_ids[q] {
+                            graph.add_edge(r2[q].global, g);
+                        }
                     }
                 }
             }
@@ -1363,11 +1460,39 @@ mod cpu {
         }
     }
 
+    /// `z + β p`, the next direction: every place evaluates it alike, so
+    /// the fused and unfused graphs give bitwise the same iterates. (Two
+    /// roundings here, one in `kernels.cu`'s fma: the emulator and the GPU
+    /// differ in the last bits anyway, their row sums do.)
+    fn next_dir(z: f64, beta: f64, p: f64) -> f64 {
+        z + beta * p
+    }
+
     pub(super) fn spmv(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: SpmvArgs = ctx.args();
         let n = ctx.iteration;
-        let par = if a.mode == 0 { n % 2 } else { (n + 1) % 2 };
+        let par = if a.mode == 1 { (n + 1) % 2 } else { n % 2 };
         let v = a.v + 8 * par as u64 * a.vlen;
+        // The direction fused (mode 2, after iteration 0): owned entries of
+        // p_n are z + β_{n−1} p_{n−1}, ghosts come from v[n % 2].
+        let fused = a.mode == 2 && n > 0;
+        let pold = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
+        // SAFETY: module docs (this PE's scalars).
+        let beta: f64 = if fused {
+            unsafe { rd(a.scalars, slot::BETA + ((n + 1) % 2) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY (the closure's reads): module docs (this PE's z, v halves).
+        let p = |c: usize| -> f64 {
+            unsafe {
+                if fused && c < a.owned as usize {
+                    next_dir(rd(a.z, c), beta, rd(pold, c))
+                } else {
+                    rd(v, c)
+                }
+            }
+        };
         let mut acc = [0.0f64; 3];
         for row in a.lo as usize..a.hi as usize {
             // SAFETY: module docs (this PE's matrix, its v half, its rows).
@@ -1375,12 +1500,12 @@ mod cpu {
             let mut s = 0.0f64;
             for k in lo as usize..hi as usize {
                 // SAFETY: as above.
-                s += unsafe { rd::<f64>(a.val, k) * rd::<f64>(v, rd::<u32>(a.col, k) as usize) };
+                s += unsafe { rd::<f64>(a.val, k) * p(rd::<u32>(a.col, k) as usize) };
             }
+            let vi = p(row);
             // SAFETY: as above.
-            let vi: f64 = unsafe { rd(v, row) };
             unsafe { wr(a.y, row, s) };
-            if a.mode == 0 {
+            if a.mode != 1 {
                 acc[0] += vi * s;
             } else {
                 // SAFETY: as above (r of this tile's rows).
@@ -1400,11 +1525,28 @@ mod cpu {
         // SAFETY: module docs (scalars of this PE).
         let alpha: f64 = unsafe { rd(a.scalars, slot::ALPHA + (n % 2) as usize) };
         let p = a.v + 8 * (n % 2) as u64 * a.vlen;
+        // The direction fused (after iteration 0): p_n = z + β_{n−1} p_{n−1}
+        // formed before z is overwritten, and stored.
+        let form = a.fused != 0 && n > 0;
+        let pold = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
+        let zsrc = if a.precond != 0 { a.z } else { a.r };
+        // SAFETY: module docs (this PE's scalars).
+        let beta: f64 = if form {
+            unsafe { rd(a.scalars, slot::BETA + ((n + 1) % 2) as usize) }
+        } else {
+            0.0
+        };
         let mut acc = [0.0f64; 2];
         for i in a.lo as usize..a.hi as usize {
             // SAFETY: module docs (this tile's rows of x, r, q, p, z).
             unsafe {
-                let pi: f64 = rd(p, i);
+                let pi: f64 = if form {
+                    let pi = next_dir(rd(zsrc, i), beta, rd(pold, i));
+                    wr(p, i, pi);
+                    pi
+                } else {
+                    rd(p, i)
+                };
                 let qi: f64 = rd(a.y, i);
                 wr(a.x, i, rd::<f64>(a.x, i) + alpha * pi);
                 let ri = rd::<f64>(a.r, i) - alpha * qi;
@@ -1433,7 +1575,7 @@ mod cpu {
         let z = if a.precond != 0 { a.z } else { a.r };
         for i in a.lo as usize..a.hi as usize {
             // SAFETY: module docs (this tile's rows of both halves of v).
-            unsafe { wr(pn, i, rd::<f64>(z, i) + beta * rd::<f64>(p, i)) };
+            unsafe { wr(pn, i, next_dir(rd(z, i), beta, rd(p, i))) };
         }
         Ok(())
     }
@@ -1473,14 +1615,28 @@ mod cpu {
 
     pub(super) fn gather(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: GatherArgs = ctx.args();
-        let off = ((ctx.iteration + 1) % 2) as usize * a.vlen as usize;
+        let n = ctx.iteration;
+        let off = ((n + 1) % 2) as usize * a.vlen as usize;
+        let cur = (n % 2) as usize * a.vlen as usize;
         let dst = ctx.peer_addr(a.v, a.to_pe);
+        // SAFETY: module docs (this PE's scalars).
+        let beta: f64 = if a.fused != 0 {
+            unsafe { rd(a.scalars, slot::BETA + (n % 2) as usize) }
+        } else {
+            0.0
+        };
         for k in 0..a.count as usize {
-            // SAFETY: module docs (the send list; the receiver's ghost block
-            // of the same half, which no one else touches now).
+            // SAFETY: module docs (the send list, its entries of z and v; the
+            // receiver's ghost block of the same half, which no one else
+            // touches now).
             unsafe {
                 let i = rd::<u32>(a.idx, k) as usize;
-                wr(dst, off + a.dest as usize + k, rd::<f64>(a.v, off + i));
+                let value = if a.fused != 0 {
+                    next_dir(rd(a.z, i), beta, rd(a.v, cur + i))
+                } else {
+                    rd::<f64>(a.v, off + i)
+                };
+                wr(dst, off + a.dest as usize + k, value);
             }
         }
         Ok(())
@@ -1601,14 +1757,26 @@ mod tests {
     /// Every ghost column an SpMV tile reads has an edge (distance 1) from
     /// the one gather chunk that writes it, the chunks of a send list cover
     /// it once, and every chunk waits for (and holds back by 2 iterations)
-    /// the direction tiles that produce the entries it sends. (A chunk
-    /// edge to the wrong receiver tiles still gives the right x on the
-    /// emulator most of the time: only this check sees it.)
+    /// the direction tiles that produce the entries it sends — with the
+    /// direction fused, for its PE's second reduce (β_n, after every update
+    /// tile), holding back by one iteration the update tiles whose z and
+    /// p_n it reads; and there every SpMV tile waits for that reduce of the
+    /// previous iteration. (A chunk edge to the wrong receiver tiles still
+    /// gives the right x on the emulator most of the time: only this check
+    /// sees it.)
     #[test]
     fn every_ghost_read_waits_for_the_gather_chunk_that_writes_it() {
         use std::collections::HashSet;
         let a = super::super::poisson3d(48).unwrap();
-        for (pes, comm) in [(2, 3), (3, 4), (3, 2), (2, 1)] {
+        for (pes, comm, fuse) in [
+            (2, 3, false),
+            (3, 4, false),
+            (3, 2, false),
+            (2, 1, false),
+            (2, 3, true),
+            (3, 2, true),
+            (2, 1, true),
+        ] {
             let rt = Runtime::builder()
                 .emulator(2)
                 .pes(pes)
@@ -1616,7 +1784,11 @@ mod tests {
                 .symmetric_heap_bytes(heap_bytes_needed(&a, pes).unwrap())
                 .build()
                 .unwrap();
-            let s = CgSolver::new(&rt, &a, CgConfig::new(0.0, 3)).unwrap();
+            let c = CgConfig {
+                fuse_direction: fuse,
+                ..CgConfig::new(0.0, 3)
+            };
+            let s = CgSolver::new(&rt, &a, c).unwrap();
             assert_eq!(s.rec, Recurrence::Standard);
             let g = &s.graph;
             let kind = |t: TaskId| g.kinds()[g.task_kind(t).0 as usize].name().to_string();
@@ -1637,11 +1809,31 @@ mod tests {
                 .into_iter()
                 .map(|t| (t, *bytemuck::from_bytes::<GatherArgs>(g.task_args(t))))
                 .collect();
+            // The tiles that produce v: direction tiles, or with the
+            // direction fused update tiles (there are no direction tiles).
             let dirs: Vec<(TaskId, VecArgs)> = of("cg_direction")
                 .into_iter()
                 .map(|t| (t, *bytemuck::from_bytes::<VecArgs>(g.task_args(t))))
                 .collect();
-            let what = format!("{pes} PEs, {comm} comm blocks");
+            let updates: Vec<(TaskId, VecArgs)> = of("cg_update")
+                .into_iter()
+                .map(|t| (t, *bytemuck::from_bytes::<VecArgs>(g.task_args(t))))
+                .collect();
+            assert_eq!(dirs.is_empty(), fuse);
+            let producers = if fuse { &updates } else { &dirs };
+            // Each PE's second reduce (stage 2: β).
+            let beta_reduce = |q: usize| {
+                let r: Vec<TaskId> = of("cg_reduce")
+                    .into_iter()
+                    .filter(|&t| {
+                        g.pe_of(t) == q as u32
+                            && bytemuck::from_bytes::<ReduceArgs>(g.task_args(t)).stage == 2
+                    })
+                    .collect();
+                assert_eq!(r.len(), 1);
+                r[0]
+            };
+            let what = format!("{pes} PEs, {comm} comm blocks, direction fused: {fuse}");
             // Chunks: each send list covered once, in order; each chunk
             // waits for its entries' producer tiles.
             for (q, pe) in s.plan.pes().iter().enumerate() {
@@ -1660,21 +1852,35 @@ mod tests {
                             "{what}: chunks of PE {q}'s list leave a gap"
                         );
                         let k0 = at - send.dest_start();
+                        assert_eq!(ga.fused, fuse as u32);
+                        if fuse {
+                            assert!(
+                                edges.contains(&(beta_reduce(q).index(), t.index(), 0)),
+                                "{what}: chunk without the reduce that gives beta"
+                            );
+                        }
                         for &i in &send.indices()[k0..k0 + ga.count as usize] {
-                            let (p, _) = dirs
+                            let (p, _) = producers
                                 .iter()
                                 .find(|(p, va)| {
                                     g.pe_of(*p) == q as u32 && (va.lo..va.hi).contains(&i)
                                 })
-                                .expect("a direction tile owns every row");
-                            assert!(
-                                edges.contains(&(p.index(), t.index(), 0)),
-                                "{what}: chunk without its producer"
-                            );
-                            assert!(
-                                edges.contains(&(t.index(), p.index(), 2)),
-                                "{what}: chunk without its back edge"
-                            );
+                                .expect("a producer tile owns every row");
+                            if fuse {
+                                assert!(
+                                    edges.contains(&(t.index(), p.index(), 1)),
+                                    "{what}: chunk without its back edge"
+                                );
+                            } else {
+                                assert!(
+                                    edges.contains(&(p.index(), t.index(), 0)),
+                                    "{what}: chunk without its producer"
+                                );
+                                assert!(
+                                    edges.contains(&(t.index(), p.index(), 2)),
+                                    "{what}: chunk without its back edge"
+                                );
+                            }
                         }
                         at += ga.count as usize;
                     }
@@ -1696,6 +1902,14 @@ mod tests {
             for t in of("cg_spmv") {
                 let sa = *bytemuck::from_bytes::<SpmvArgs>(g.task_args(t));
                 let r = g.pe_of(t) as usize;
+                assert_eq!(sa.mode, if fuse { 2 } else { 0 });
+                if fuse {
+                    assert!(
+                        edges.contains(&(beta_reduce(r).index(), t.index(), 1)),
+                        "{what}: SpMV tile {} of PE {r} without the previous beta",
+                        sa.tile
+                    );
+                }
                 let rp = s.plan.pe(r);
                 let m = rp.matrix();
                 let lo = m.row_ptr()[sa.lo as usize] as usize;

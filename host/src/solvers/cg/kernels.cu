@@ -4,11 +4,16 @@
 // and autarky_allreduce::sum):
 //   cg_spmv       a tile of rows: y = A v (v: the double-buffered vector,
 //                 owned entries then ghosts), plus the tile's partials;
+//                 with the direction fused (Standard, mode 2), the owned
+//                 entries of p_n are formed as they are read, z + b p_{n-1};
 //   cg_update     (Standard) x += a p, r -= a q, z = r / diag, partials;
-//   cg_direction  (Standard) p_{n+1} = z + b p_n into the other half of v;
+//                 fused: p_n = z + b p_{n-1} formed and stored first;
+//   cg_direction  (Standard, not fused) p_{n+1} = z + b p_n into the other
+//                 half of v;
 //   cg_axpy       (single reduction) p, s, x, r updates, z_{n+1} into v;
-//   cg_gather     (comm) a send list of v's next half, stored into the
-//                 receiver's ghost block of its copy of v;
+//   cg_gather     (comm) a send list of v's next half (fused: formed from
+//                 z + b p_n), stored into the receiver's ghost block of its
+//                 copy of v;
 //   cg_reduce     (comm) the allreduce's global sum, then the recurrence's
 //                 scalars, the stop test (finish_at) and the breakdown
 //                 checks (fail) — the same on every PE.
@@ -25,13 +30,17 @@ struct CgSpmv {
     unsigned lo, hi;  // rows
     unsigned lanes;   // threads per row (power of two <= 32)
     unsigned tile, tiles;
-    unsigned mode;  // 0: Standard; 1: single reduction
-    unsigned width, pad;
+    unsigned mode;  // 0: Standard; 1: single reduction; 2: Standard, direction fused
+    unsigned width;
+    unsigned owned;  // entries of v owned by this PE (the rest are ghosts)
+    unsigned long long z;        // fused: z (r without preconditioner)
+    unsigned long long scalars;  // fused: this PE's scalars (beta)
 };
 
 struct CgVec {
     unsigned long long x, r, y, v, p, s, z, dinv, scalars, partials, vlen;
     unsigned lo, hi, tile, tiles, precond, width;
+    unsigned fused, pad;  // fused: cg_update forms and stores p_n (no cg_direction)
 };
 
 // Entries a thread moves per round of a gather (cg_gather).
@@ -44,7 +53,10 @@ struct CgGather {
     unsigned long long idx;  // unsigned[count]: owned indices to send
     unsigned long long vlen;
     unsigned long long stage;  // double[count] (symmetric): values staged for an NVSHMEM put
-    unsigned count, dest, to_pe, pad;
+    unsigned count, dest, to_pe;
+    unsigned fused;              // send z + b p_n (v[n % 2] holds p_n) instead of v[(n + 1) % 2]
+    unsigned long long z;        // fused: z (r without preconditioner)
+    unsigned long long scalars;  // fused: this PE's scalars (beta)
 };
 
 struct CgReduce {
@@ -56,9 +68,9 @@ struct CgReduce {
 };
 
 // The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
-static_assert(sizeof(CgSpmv) == 96, "CgSpmv drifted from graph.rs SpmvArgs");
-static_assert(sizeof(CgVec) == 112, "CgVec drifted from graph.rs VecArgs");
-static_assert(sizeof(CgGather) == 48, "CgGather drifted from graph.rs GatherArgs");
+static_assert(sizeof(CgSpmv) == 112, "CgSpmv drifted from graph.rs SpmvArgs");
+static_assert(sizeof(CgVec) == 120, "CgVec drifted from graph.rs VecArgs");
+static_assert(sizeof(CgGather) == 64, "CgGather drifted from graph.rs GatherArgs");
 static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
 
 namespace cg {
@@ -92,6 +104,12 @@ __device__ inline void put_partials(unsigned n, const unsigned long long partial
     }
 }
 
+// The next search direction, z + b p: the one expression cg_direction, and
+// with the direction fused cg_spmv, cg_update and cg_gather, evaluate (an
+// explicit fma, so every place rounds the same way: the fused and unfused
+// graphs give bitwise the same iterates).
+__device__ __forceinline__ double direction(double z, double beta, double p) { return fma(beta, p, z); }
+
 __device__ inline void fail(autarky::TaskCtx& ctx, double* sc, unsigned code, unsigned what, double value, unsigned k) {
     sc[FAIL_VALUE] = value;
     sc[FAIL_WHAT] = (double)what;
@@ -106,7 +124,7 @@ __device__ inline void fail(autarky::TaskCtx& ctx, double* sc, unsigned code, un
 __device__ void cg_spmv(autarky::TaskCtx& ctx) {
     const CgSpmv& a = ctx.args<CgSpmv>();
     const unsigned n = ctx.iteration;
-    const unsigned par = a.mode == 0 ? n % 2 : (n + 1) % 2;
+    const unsigned par = a.mode == 1 ? (n + 1) % 2 : n % 2;
     const double* v = reinterpret_cast<const double*>(a.v) + par * a.vlen;
     const unsigned long long* rp = reinterpret_cast<const unsigned long long*>(a.row_ptr);
     const unsigned* ci = reinterpret_cast<const unsigned*>(a.col);
@@ -116,6 +134,32 @@ __device__ void cg_spmv(autarky::TaskCtx& ctx) {
     const unsigned lanes = a.lanes, groups = blockDim.x / lanes;
     const unsigned g = threadIdx.x / lanes, l = threadIdx.x % lanes;
     double acc[3] = {0, 0, 0};
+    if (a.mode == 2 && n > 0) {
+        // The direction fused: p_n's owned entries are z + b p_{n-1} (p_{n-1}
+        // in the other half of v, b = beta_{n-1}); its ghosts arrived in
+        // v[n % 2] from the owners' gathers. (Iteration 0 reads p_0 from
+        // v[0], written on the host.)
+        const double* pold = reinterpret_cast<const double*>(a.v) + ((n + 1) % 2) * a.vlen;
+        const double* z = reinterpret_cast<const double*>(a.z);
+        const double beta = reinterpret_cast<const double*>(a.scalars)[cg::BETA + (n + 1) % 2];
+        const unsigned owned = a.owned;
+        for (unsigned base = a.lo; base < a.hi; base += groups) {
+            const unsigned row = base + g;
+            double s = 0;
+            if (row < a.hi)
+                for (unsigned long long k = rp[row] + l; k < rp[row + 1]; k += lanes) {
+                    const unsigned c = ci[k];
+                    s += va[k] * (c < owned ? cg::direction(z[c], beta, pold[c]) : v[c]);
+                }
+            for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
+            if (row < a.hi && l == 0) {
+                y[row] = s;
+                acc[0] += cg::direction(z[row], beta, pold[row]) * s;
+            }
+        }
+        cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+        return;
+    }
     for (unsigned base = a.lo; base < a.hi; base += groups) {
         const unsigned row = base + g;
         double s = 0;
@@ -125,7 +169,7 @@ __device__ void cg_spmv(autarky::TaskCtx& ctx) {
         if (row < a.hi && l == 0) {
             y[row] = s;
             const double vi = v[row];
-            if (a.mode == 0) {
+            if (a.mode != 1) {
                 acc[0] += vi * s;
             } else {
                 const double ri = r[row];
@@ -142,15 +186,29 @@ __device__ void cg_update(autarky::TaskCtx& ctx) {
     const CgVec& a = ctx.args<CgVec>();
     const unsigned n = ctx.iteration;
     const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + n % 2];
-    const double* p = reinterpret_cast<const double*>(a.v) + (n % 2) * a.vlen;
+    double* p = reinterpret_cast<double*>(a.v) + (n % 2) * a.vlen;
     const double* q = reinterpret_cast<const double*>(a.y);
     double* x = reinterpret_cast<double*>(a.x);
     double* r = reinterpret_cast<double*>(a.r);
     double* z = reinterpret_cast<double*>(a.z);
     const double* dinv = reinterpret_cast<const double*>(a.dinv);
+    // The direction fused (after iteration 0): p_n = z + b p_{n-1} formed
+    // from z (r without preconditioner) before this update overwrites it,
+    // and stored into v[n % 2] for the next iteration and the gathers.
+    const bool form = a.fused && n > 0;
+    const double* pold = reinterpret_cast<const double*>(a.v) + ((n + 1) % 2) * a.vlen;
+    const double* zsrc = a.precond ? z : r;
+    const double beta = form ? reinterpret_cast<const double*>(a.scalars)[cg::BETA + (n + 1) % 2] : 0.0;
     double acc[2] = {0, 0};
     for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
-        x[i] += alpha * p[i];
+        double pi;
+        if (form) {
+            pi = cg::direction(zsrc[i], beta, pold[i]);
+            p[i] = pi;
+        } else {
+            pi = p[i];
+        }
+        x[i] += alpha * pi;
         const double ri = r[i] - alpha * q[i];
         r[i] = ri;
         if (a.precond) {
@@ -172,7 +230,7 @@ __device__ void cg_direction(autarky::TaskCtx& ctx) {
     const double* p = reinterpret_cast<const double*>(a.v) + (n % 2) * a.vlen;
     double* pn = reinterpret_cast<double*>(a.v) + ((n + 1) % 2) * a.vlen;
     const double* z = reinterpret_cast<const double*>(a.precond ? a.z : a.r);
-    for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) pn[i] = z[i] + beta * p[i];
+    for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) pn[i] = cg::direction(z[i], beta, p[i]);
 }
 
 __device__ void cg_axpy(autarky::TaskCtx& ctx) {
@@ -205,6 +263,12 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
     const unsigned long long off = ((ctx.iteration + 1) % 2) * a.vlen;
     const double* src = reinterpret_cast<const double*>(a.v) + off;
     const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
+    // The direction fused: entry i of p_{n+1} is z[i] + b_n p_n[i] (p_n in
+    // v[n % 2], stored by this iteration's cg_update).
+    const double* pcur = reinterpret_cast<const double*>(a.v) + (ctx.iteration % 2) * a.vlen;
+    const double* z = reinterpret_cast<const double*>(a.z);
+    const double beta = a.fused ? reinterpret_cast<const double*>(a.scalars)[cg::BETA + ctx.iteration % 2] : 0.0;
+    auto value = [&](unsigned i) { return a.fused ? cg::direction(z[i], beta, pcur[i]) : src[i]; };
 #ifdef AUTARKY_NVSHMEM
     if (!ctx.reachable(a.to_pe)) {
         // A receiver reachable only through NVSHMEM: stage the values
@@ -212,7 +276,7 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
         // copy of the symmetric v is at this PE's address of it), completed
         // by every thread's quiet() before the completion signals it.
         double* stage = reinterpret_cast<double*>(a.stage);
-        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = src[idx[k]];
+        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = value(idx[k]);
         __syncthreads();
         ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
         ctx.quiet();
@@ -238,7 +302,7 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
 #pragma unroll
         for (unsigned b = 0; b < B; ++b) {
             const unsigned k = base + b * blockDim.x;
-            if (k < a.count) v[b] = src[id[b]];
+            if (k < a.count) v[b] = value(id[b]);
         }
 #pragma unroll
         for (unsigned b = 0; b < B; ++b) {
