@@ -29,6 +29,9 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s20-sizes   # 1 GPU: CG direction fused against separate over sizes (2D 512²…2048², 3D 48³…160³), A/B
+#   bash scripts/gpu-owed.sh s20-stream  # 1 GPU: CG SpMV's matrix loads evict-first (ld.global.cs) against plain, with the direction fused and separate, A/B; ncu of 2D 1024²
+#   bash scripts/gpu-owed.sh s20-dir2    # 1 GPU: CG direction: separate / fused / fused with a coalesced pre-pass (-DCG_DIR_PREPASS), A/B; ncu of 2D 1024²
 #   bash scripts/gpu-owed.sh s20-dir     # 1 GPU: CG's direction formed where it is read (fused) against direction tiles, A/B; gpu_cg; CG bench
 #   bash scripts/gpu-owed.sh s19-fuse    # 1 GPU: one-PE allreduces as one task (fused) against two tasks, A/B; gpu_cg; CG bench
 #   bash scripts/gpu-owed.sh s19-cg      # 1 GPU: (branch exp/cg-staged-spmv) CG bodies' loads in flight (SpMV entries, vector elements), out of line, A/B
@@ -202,17 +205,93 @@ s19-final)
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
   pack
   ;;
+s20-sizes)
+  # Session 20 (1 GPU): where the fused direction wins and loses (64³,
+  # 32³, 128³ faster; 2D 1024² slower): fused against separate over sizes,
+  # interleaved, iteration counts for ~20-40 ms of run each.
+  F='"us_per_iteration"|rror'
+  for c in "poisson2d 512 1000" "poisson2d 724 1000" "poisson2d 1024 500" "poisson2d 1448 300" "poisson2d 2048 200" \
+           "poisson3d 48 2000" "poisson3d 80 1000" "poisson3d 96 500" "poisson3d 112 400" "poisson3d 160 150"; do
+    read -r kind size iters <<< "$c"
+    for x in fused sep; do
+      e="--direction fused"
+      [ $x = sep ] && e="--direction separate"
+      OK_RC=4 FILTER="$F" run "cg-$kind-$size-$x" 60 $B/autarky --json cg --$kind $size --tol 0 --max-iters $iters $e
+    done
+  done
+  pack
+  ;;
+s20-stream)
+  # Session 20 (1 GPU): the SpMV's matrix loads marked evict-first
+  # (ld.global.cs; then the default) against plain loads (-DCG_SPMV_PLAIN_LOADS;
+  # the evict-first loads lost and were backed out: both flags are gone,
+  # the variants now run the same code), each with the direction fused and
+  # separate, interleaved; then ncu of 2D 1024² for each. (Stages s20-dir,
+  # s20-dir2 and s20-stream ran with --unfused-direction / the fused
+  # default, which became --direction separate / fused.)
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in fused-cs sep-cs fused-plain sep-plain; do
+      e='--direction fused'; x_=
+      case $x in sep-*) e='--direction separate';; esac
+      case $x in *-plain) x_=-DCG_SPMV_PLAIN_LOADS;; esac
+      AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
+      AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $e
+      [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg32-$x" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
+      case $x in sep-*) ;; *)
+        [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction
+        [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg64-sr-$x" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --variant single-reduction;;
+      esac
+    done
+  done
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct"
+  for x in fused-cs sep-cs fused-plain sep-plain; do
+    e='--direction fused'; x_=
+    case $x in sep-*) e='--direction separate';; esac
+    case $x in *-plain) x_=-DCG_SPMV_PLAIN_LOADS;; esac
+    AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER='\.(sum|pct)' LINES_SHOWN=10 run "ncu-cg2d-$x" 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100 $e
+  done
+  pack
+  ;;
+s20-dir2)
+  # Session 20 (1 GPU; -DCG_DIR_PREPASS was a variant of the working tree,
+  # not committed: it lost): why the fused direction is slower at 2D 1024²
+  # (79.0 against 77.6 µs) and faster in 3D: separate direction tiles
+  # (sep), the fused default (fused), and the fused SpMV writing its own
+  # rows of p first in a coalesced pass, forming only other tiles' entries
+  # (pre), interleaved; then ncu of 2D 1024² for each (DRAM bytes,
+  # instructions, duration).
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in sep fused pre; do
+      e='--direction fused'; x_=
+      case $x in sep) e='--direction separate';; pre) x_=-DCG_DIR_PREPASS;; esac
+      AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
+      AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $e
+      [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER="$F" run "cg32-$x" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
+    done
+  done
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+  for x in sep fused pre; do
+    e='--direction fused'; x_=
+    case $x in sep) e='--direction separate';; pre) x_=-DCG_DIR_PREPASS;; esac
+    AUTARKY_NVRTC_EXTRA="$x_" OK_RC=4 FILTER='\.(sum|pct)' LINES_SHOWN=10 run "ncu-cg2d-$x" 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100 $e
+  done
+  pack
+  ;;
 s20-dir)
   # Session 20 (1 GPU): the Standard recurrence's next direction formed
   # where it is read (SpMV column loads, the update, the gathers; default)
-  # against direction tiles (--unfused-direction), one binary, interleaved;
+  # against direction tiles (--direction separate), one binary, interleaved;
   # rel_residual after a fixed count must be bitwise the same. gpu_cg (its
   # new fused-against-separate test) first, the CG bench last.
   [ -x .gpu/tests/gpu_cg ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 200 .gpu/tests/gpu_cg --test-threads=1
   F='"us_per_iteration"|"rel_residual"|rror'
   for r in 1 2; do
     for x in fused sep; do
-      case $x in fused) e=;; sep) e=--unfused-direction;; esac
+      case $x in fused) e='--direction fused';; sep) e='--direction separate';; esac
       OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
       OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
       OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $e

@@ -28,9 +28,13 @@ fn cg_solves_a_matrix_market_file_on_the_emulator_and_prints_json() {
     let path = dir.join("a.mtx");
     write_matrix_market(&a, &path).unwrap();
     let n = a.n_rows();
-    for (variant, ref_variant) in [
-        ("standard", CgVariant::Standard),
-        ("single-reduction", CgVariant::SingleReduction),
+    // The Standard recurrence with each form of the direction (auto fuses
+    // on the emulator), and single reduction (no direction phase).
+    for (variant, direction, ref_variant, form) in [
+        ("standard", "auto", CgVariant::Standard, "fused"),
+        ("standard", "separate", CgVariant::Standard, "separate"),
+        ("standard", "fused", CgVariant::Standard, "fused"),
+        ("single-reduction", "auto", CgVariant::SingleReduction, ""),
     ] {
         let o = autarky(&[
             "--emulator=2",
@@ -44,11 +48,18 @@ fn cg_solves_a_matrix_market_file_on_the_emulator_and_prints_json() {
             "1e-9",
             "--variant",
             variant,
+            "--direction",
+            direction,
         ]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(0), "{variant}: {err}");
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
         assert_eq!(v["backend"], "emulator");
+        if form.is_empty() {
+            assert!(v["direction"].is_null(), "{v}");
+        } else {
+            assert_eq!(v["direction"], form, "{direction}: {v}");
+        }
         assert_eq!(v["rows"], n);
         assert_eq!(v["converged"], true, "{v}");
         assert!(v["true_rel_residual"].as_f64().unwrap() <= 1e-8, "{v}");
@@ -480,7 +491,7 @@ fn cg_header_says_equal_tile_counts_once_and_agrees_with_its_counts() {
     };
     assert_eq!(
         header(&["--poisson2d", "1"]),
-        "cg poisson2d 1: 1 row, 1 nonzero, standard CG, preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
+        "cg poisson2d 1: 1 row, 1 nonzero, standard CG (direction fused), preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
     );
     let h = header(&["--poisson2d", "8", "--pes", "4"]);
     assert!(

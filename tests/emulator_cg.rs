@@ -9,7 +9,7 @@ use std::time::Duration;
 use autarky::solvers::cg::{
     cg_reference, heap_bytes_needed, poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso,
     random_spd, read_matrix_market, write_matrix_market, CgConfig, CgError, CgOptions, CgRun,
-    CgSolveError, CgSolver, CgVariant, Csr, Precond,
+    CgSolveError, CgSolver, CgVariant, Csr, DirectionForm, Precond,
 };
 use autarky::Runtime;
 
@@ -236,12 +236,20 @@ fn fused_and_separate_directions_are_bitwise_identical() {
     for pes in [1, 2, 3] {
         for precond in [Precond::None, Precond::Jacobi] {
             let rt = rt_for(&a, pes);
-            let fused = CgSolver::new(&rt, &a, cfg(CgVariant::Standard, precond)).unwrap();
+            let fused = CgSolver::new(
+                &rt,
+                &a,
+                CgConfig {
+                    direction: DirectionForm::Fused,
+                    ..cfg(CgVariant::Standard, precond)
+                },
+            )
+            .unwrap();
             let separate = CgSolver::new(
                 &rt,
                 &a,
                 CgConfig {
-                    fuse_direction: false,
+                    direction: DirectionForm::Separate,
                     ..cfg(CgVariant::Standard, precond)
                 },
             )

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use autarky::solvers::cg::{
     cg_reference, heap_bytes_needed, poisson2d, poisson3d, poisson3d_aniso, random_spd, CgConfig,
-    CgError, CgOptions, CgRun, CgSolveError, CgSolver, CgVariant, Csr, Precond,
+    CgError, CgOptions, CgRun, CgSolveError, CgSolver, CgVariant, Csr, DirectionForm, Precond,
 };
 use autarky::Runtime;
 use common::*;
@@ -224,14 +224,16 @@ fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
             let rt = rt(&a, pes);
             let c = CgConfig {
                 tile_rows: Some(37),
+                direction: DirectionForm::Fused,
                 ..cfg(CgVariant::Standard, precond)
             };
             let fused = CgSolver::new(&rt, &a, c.clone()).unwrap();
+            assert_eq!(fused.direction_fused(), Some(true));
             let separate = CgSolver::new(
                 &rt,
                 &a,
                 CgConfig {
-                    fuse_direction: false,
+                    direction: DirectionForm::Separate,
                     ..c
                 },
             )

@@ -117,6 +117,8 @@ pub struct DeviceProps {
     pub cc: (u32, u32),
     /// Total memory in bytes.
     pub total_mem: usize,
+    /// L2 cache in bytes.
+    pub l2_bytes: usize,
 }
 
 impl DeviceProps {
@@ -208,6 +210,7 @@ impl Context {
                 attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)?,
             ),
             total_mem: total,
+            l2_bytes: attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)? as usize,
         };
         if attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev)? == 0 {
             return Err(Error::NoGpu {

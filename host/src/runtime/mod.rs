@@ -291,6 +291,15 @@ impl Runtime {
         self.cfg.pes
     }
 
+    /// PEs that share one GPU (one megakernel launch): all of them on the
+    /// emulator and on one GPU, `num_pes / (GPUs × ranks)` otherwise.
+    pub fn pes_per_gpu(&self) -> u32 {
+        match self.backend {
+            Backend::Gpu(_) => self.cfg.pes_per_gpu(),
+            Backend::Emulator(_) => self.cfg.pes,
+        }
+    }
+
     /// The PEs this process hosts: all of them in one process; with
     /// [`Transport::MpiIpc`], this rank's `pes_per_rank` consecutive PEs.
     /// Host-side work per PE (filling a PE's symmetric buffers) belongs to

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use autarky::solvers::cg::{
     heap_bytes_needed, poisson2d, poisson3d, read_matrix_market, CgConfig, CgError, CgSolveError,
-    CgSolver, CgVariant, Csr, Precond,
+    CgSolver, CgVariant, Csr, DirectionForm, Precond,
 };
 use autarky::{RunOptions, Runtime};
 use serde_json::json;
@@ -33,6 +33,18 @@ pub enum PrecondArg {
     None,
     /// Jacobi (diagonal); the matrix needs a positive diagonal.
     Jacobi,
+}
+
+/// Where the Standard recurrence forms its next direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DirectionArg {
+    /// Fused when the rows on one GPU fit its L2 (80 bytes a row), else
+    /// separate.
+    Auto,
+    /// Where it is read (the SpMV, the update, the gathers).
+    Fused,
+    /// In direction tasks of its own.
+    Separate,
 }
 
 /// Solve `A x = 1` by CG on a task graph (SpMV tiles, halo gathers, in-kernel
@@ -104,11 +116,10 @@ pub struct Args {
     /// results are bitwise the same).
     #[arg(long)]
     unfused_allreduce: bool,
-    /// Standard recurrence: compute the next direction in tasks of its own
-    /// instead of where it is read (for comparison; the results are bitwise
-    /// the same).
-    #[arg(long)]
-    unfused_direction: bool,
+    /// Standard recurrence: where the next direction p = z + βp is formed
+    /// (the results are bitwise the same; the speed is not).
+    #[arg(long, value_enum, default_value_t = DirectionArg::Auto)]
+    direction: DirectionArg,
 }
 
 /// A finite, non-negative tolerance.
@@ -213,7 +224,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             .as_deref()
             .map(|l| l.parse().expect("clap checked it")),
         fuse_single_pe_allreduce: !a.unfused_allreduce,
-        fuse_direction: !a.unfused_direction,
+        direction: match a.direction {
+            DirectionArg::Auto => DirectionForm::Auto,
+            DirectionArg::Fused => DirectionForm::Fused,
+            DirectionArg::Separate => DirectionForm::Separate,
+        },
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;
@@ -226,9 +241,14 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         PrecondArg::Jacobi => "jacobi",
     };
     ctx.say(format_args!(
-        "cg {name}: {}, {}, {variant} CG, preconditioner {precond}, {}{} (tiles: {}), up to {} on the {} backend",
+        "cg {name}: {}, {}, {variant} CG{}, preconditioner {precond}, {}{} (tiles: {}), up to {} on the {} backend",
         plural(matrix.n_rows() as u64, "row", "rows"),
         plural(matrix.nnz() as u64, "nonzero", "nonzeros"),
+        match solver.direction_fused() {
+            Some(true) => " (direction fused)",
+            Some(false) => " (direction separate)",
+            None => "",
+        },
         plural(a.pes as u64, "PE", "PEs"),
         if a.gpus > 1 {
             format!(" on {} GPUs", a.gpus)
@@ -297,6 +317,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "comm_blocks": rt.blocks_per_pe_of(solver.graph()).map(|b| b.0).ok().or(a.comm_blocks),
         "tiles_per_pe": solver.tiles_per_pe(),
         "variant": variant,
+        // Standard: where the next direction is formed ("fused" or
+        // "separate"); null for the single-reduction recurrence.
+        "direction": solver.direction_fused().map(|f| if f { "fused" } else { "separate" }),
         "precond": precond,
         "tol": a.tol,
         "max_iters": a.max_iters,

@@ -33,7 +33,8 @@
 //!    the receiver's SpMV tiles that read those ghosts wait for it
 //!    (distance 1, cross-PE: a signal).
 //!
-//! With the direction fused ([`CgConfig::fuse_direction`], the default),
+//! With the direction fused ([`CgConfig::direction`]; chosen by default
+//! for problems whose vectors fit the GPU's L2, see [`DirectionForm`]),
 //! there is no step 5: the SpMV of `n + 1` forms each owned entry of
 //! `p_{n+1}` it reads as `z + β_n p_n` (`p_n` in `v[n % 2]`), waiting for
 //! the reduce of step 4 (distance 1) instead of direction tiles; the update
@@ -182,14 +183,61 @@ pub struct CgConfig {
     /// sum task and the reduce task, as on several PEs (for comparison).
     /// Bitwise the same results either way.
     pub fuse_single_pe_allreduce: bool,
-    /// Standard recurrence: form the next direction `p = z + β p` where it
-    /// is read — the SpMV's column loads, the update (which stores it) and
-    /// the gathers — instead of in a phase of its own (default true): one
-    /// pass over two vectors and one hand-off fewer an iteration. False:
-    /// `cg_direction` tiles (for comparison). Bitwise the same results
-    /// either way (every place evaluates the same `fma`). No effect on the
+    /// Standard recurrence: where the next direction `p = z + β p` is
+    /// formed (default [`DirectionForm::Auto`]). Bitwise the same results
+    /// either way (every place evaluates the same `fma`); no effect on the
     /// single-reduction recurrence.
-    pub fuse_direction: bool,
+    pub direction: DirectionForm,
+}
+
+/// Where the Standard recurrence forms its next direction `p = z + β p`.
+///
+/// Fused, it is formed where it is read — each owned entry the SpMV loads
+/// is `z + β p_{n−1}`, the update forms and stores its rows', the gathers
+/// send it — and an iteration has one phase (a pass over `z` and `p`, and
+/// a hand-off) fewer, but the SpMV reads two vectors instead of one.
+/// Measured on one H200 (50 MiB L2; µs an iteration, fused / separate):
+/// 3D 48³ 27.4 / 29.0, 64³ 31.3 / 34.4, 80³ 53.9 / 54.8, 2D 512² 27.2 /
+/// 29.2, 724² 45.2 / 48.1 — but 3D 96³ 79.9 / 77.5, 112³ 117.2 / 113.2,
+/// 160³ 325.7 / 310.3, 2D 1024² 79.0 / 77.6 (ncu there: 11.5 MB more DRAM
+/// reads an iteration fused: the separate phase's vectors were L2 hits),
+/// 1448² 153.3 / 151.8; 2048² equal; 128³ 161.8 / 164.4 (the exception).
+/// [`DirectionForm::Auto`] follows that split.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DirectionForm {
+    /// Fused while the rows on one GPU take at most 80 bytes a row of its
+    /// L2 (≤ 655 360 rows on 50 MiB: between the measured 524 176 rows,
+    /// fused 6 % faster, and 884 736, 3 % slower), separate above; fused
+    /// on the emulator.
+    #[default]
+    Auto,
+    /// Formed where it is read (no direction tiles).
+    Fused,
+    /// `cg_direction` tiles of its own.
+    Separate,
+}
+
+/// [`DirectionForm::Auto`]'s rows a GPU may hold for the fused form: L2
+/// bytes / this.
+pub const FUSED_DIRECTION_L2_BYTES_PER_ROW: usize = 80;
+
+impl DirectionForm {
+    /// Whether the direction is fused for `rows` rows on each GPU of `rt`.
+    pub fn fused_for(self, rt: &Runtime, rows: usize) -> bool {
+        self.fused_with_l2(rows, rt.device_props().map(|d| d.l2_bytes))
+    }
+
+    /// The same for a GPU of `l2_bytes` of L2 (None: the emulator).
+    pub fn fused_with_l2(self, rows: usize, l2_bytes: Option<usize>) -> bool {
+        match self {
+            DirectionForm::Fused => true,
+            DirectionForm::Separate => false,
+            DirectionForm::Auto => match l2_bytes {
+                None => true,
+                Some(l2) => rows.saturating_mul(FUSED_DIRECTION_L2_BYTES_PER_ROW) <= l2,
+            },
+        }
+    }
 }
 
 /// Most tiles per PE by default ([`CgConfig::tile_rows`] unset): about one
@@ -223,7 +271,7 @@ impl CgConfig {
             tile_rows: None,
             spmv_lanes: None,
             fuse_single_pe_allreduce: true,
-            fuse_direction: true,
+            direction: DirectionForm::Auto,
         }
     }
 }
@@ -486,6 +534,8 @@ pub struct CgSolver<'a> {
     cfg: CgConfig,
     rec: Recurrence,
     precond: bool,
+    /// The direction is fused (Standard; false for single reduction).
+    fuse_dir: bool,
     graph: Graph,
     plan: HaloPlan<f64>,
     bufs: Buffers,
@@ -677,7 +727,11 @@ impl<'a> CgSolver<'a> {
             CgVariant::SingleReduction => Recurrence::Single,
             _ => Recurrence::Standard,
         };
-        let fuse_dir = cfg.fuse_direction && rec == Recurrence::Standard;
+        // Rows on one GPU: its PEs' share (PEs are balanced by nonzeros,
+        // about the same rows each).
+        let rows_per_gpu = (a.n_rows() as u64 * rt.pes_per_gpu() as u64)
+            .div_ceil(rt.num_pes().max(1) as u64) as usize;
+        let fuse_dir = rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu);
         let diag = a.diagonal();
         if precond {
             if let Some(row) = diag.iter().position(|&d| d <= 0.0) {
@@ -1130,6 +1184,7 @@ impl<'a> CgSolver<'a> {
             cfg,
             rec,
             precond,
+            fuse_dir,
             graph,
             plan,
             bufs,
@@ -1142,6 +1197,13 @@ impl<'a> CgSolver<'a> {
             tiles,
             _reductions: (ar1, ar2),
         })
+    }
+
+    /// The Standard recurrence: whether its next direction is formed where
+    /// it is read (true) or by direction tiles (false), as
+    /// [`CgConfig::direction`] chose; None for single reduction.
+    pub fn direction_fused(&self) -> Option<bool> {
+        (self.rec == Recurrence::Standard).then_some(self.fuse_dir)
     }
 
     /// The task graph (for benches and inspection).
@@ -1764,6 +1826,48 @@ mod tests {
     /// previous iteration. (A chunk edge to the wrong receiver tiles still
     /// gives the right x on the emulator most of the time: only this check
     /// sees it.)
+    /// Auto fuses the direction up to 80 bytes of L2 a row on one GPU (on
+    /// the H200's 50 MiB: the measured 64³ and 724² fused, 96³ and 1024²
+    /// separate) and always on the emulator; the explicit forms are kept.
+    #[test]
+    fn auto_fuses_the_direction_while_the_rows_fit_l2() {
+        let l2 = Some(50 << 20);
+        let auto = DirectionForm::Auto;
+        assert!(auto.fused_with_l2(64 * 64 * 64, l2));
+        assert!(auto.fused_with_l2(724 * 724, l2));
+        assert!(auto.fused_with_l2(655_360, l2));
+        assert!(!auto.fused_with_l2(655_361, l2));
+        assert!(!auto.fused_with_l2(96 * 96 * 96, l2));
+        assert!(!auto.fused_with_l2(1024 * 1024, l2));
+        assert!(auto.fused_with_l2(usize::MAX, None));
+        assert!(!auto.fused_with_l2(usize::MAX, l2));
+        assert!(DirectionForm::Fused.fused_with_l2(1 << 30, l2));
+        assert!(!DirectionForm::Separate.fused_with_l2(1, None));
+        // The solver reports what it chose: the emulator fuses Standard;
+        // single reduction has no direction phase.
+        let a = super::super::poisson2d(20).unwrap();
+        let rt = Runtime::builder()
+            .emulator(2)
+            .symmetric_heap_bytes(4 * heap_bytes_needed(&a, 1).unwrap())
+            .build()
+            .unwrap();
+        let std = CgSolver::new(&rt, &a, CgConfig::new(1e-8, 100)).unwrap();
+        assert_eq!(std.direction_fused(), Some(true));
+        let sep = CgConfig {
+            direction: DirectionForm::Separate,
+            ..CgConfig::new(1e-8, 100)
+        };
+        assert_eq!(
+            CgSolver::new(&rt, &a, sep).unwrap().direction_fused(),
+            Some(false)
+        );
+        let sr = CgConfig {
+            variant: CgVariant::SingleReduction,
+            ..CgConfig::new(1e-8, 100)
+        };
+        assert_eq!(CgSolver::new(&rt, &a, sr).unwrap().direction_fused(), None);
+    }
+
     #[test]
     fn every_ghost_read_waits_for_the_gather_chunk_that_writes_it() {
         use std::collections::HashSet;
@@ -1785,7 +1889,11 @@ mod tests {
                 .build()
                 .unwrap();
             let c = CgConfig {
-                fuse_direction: fuse,
+                direction: if fuse {
+                    DirectionForm::Fused
+                } else {
+                    DirectionForm::Separate
+                },
                 ..CgConfig::new(0.0, 3)
             };
             let s = CgSolver::new(&rt, &a, c).unwrap();
