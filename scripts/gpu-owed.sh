@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s20-final   # 1 GPU: the CLI's automatic direction form on the bench's cases; CG bench
 #   bash scripts/gpu-owed.sh s20-sizes   # 1 GPU: CG direction fused against separate over sizes (2D 512²…2048², 3D 48³…160³), A/B
 #   bash scripts/gpu-owed.sh s20-stream  # 1 GPU: CG SpMV's matrix loads evict-first (ld.global.cs) against plain, with the direction fused and separate, A/B; ncu of 2D 1024²
 #   bash scripts/gpu-owed.sh s20-dir2    # 1 GPU: CG direction: separate / fused / fused with a coalesced pre-pass (-DCG_DIR_PREPASS), A/B; ncu of 2D 1024²
@@ -203,6 +204,18 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s20-final)
+  # Session 20 (1 GPU): the default (--direction auto) on the CG bench's
+  # cases — which form it picked ("direction") and the time — then the
+  # CG bench.
+  F='"us_per_iteration"|"direction"|rror'
+  OK_RC=4 FILTER="$F" run cg2d1024-auto 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+  OK_RC=4 FILTER="$F" run cg64-auto 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+  OK_RC=4 FILTER="$F" run cg128-auto 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+  OK_RC=4 FILTER="$F" run cg32-auto 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench 300 $B/cg --quick
   pack
   ;;
 s20-sizes)
