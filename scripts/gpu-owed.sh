@@ -29,6 +29,8 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s20-l2b     # 1 GPU: L2-kept CG vectors (RunOptions::l2_persist, the default on one PE): tests, A/B, CG bench
+#   bash scripts/gpu-owed.sh s20-l2      # 1 GPU: (branch exp/l2-persist) CG vectors as an L2 persisting window, A/B
 #   bash scripts/gpu-owed.sh s20-final   # 1 GPU: the CLI's automatic direction form on the bench's cases; CG bench
 #   bash scripts/gpu-owed.sh s20-sizes   # 1 GPU: CG direction fused against separate over sizes (2D 512²…2048², 3D 48³…160³), A/B
 #   bash scripts/gpu-owed.sh s20-stream  # 1 GPU: CG SpMV's matrix loads evict-first (ld.global.cs) against plain, with the direction fused and separate, A/B; ncu of 2D 1024²
@@ -204,6 +206,58 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s20-l2b)
+  # Session 20 (1 GPU): the CG vectors kept in L2 through
+  # RunOptions::l2_persist (the default on a run of one PE when they fit
+  # 1.1× the L2 the device sets aside) against --no-l2-persist: the test
+  # binaries whose runs it changes or whose launch paths it touches, then
+  # the A/B (same binary, interleaved), then the CG bench.
+  for t in gpu_cg gpu gpu_unstoppable gpu_multipe; do
+    f=$(ls .gpu/tests/$t-* 2>/dev/null | head -1)
+    [ -n "$f" ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked|gpu_cg_vectors' run "test-$t" 240 "$f" --test-threads=1
+  done
+  F='"us_per_iteration"|"direction"|"l2_persist_bytes"|rror'
+  for r in 1 2; do
+    for x in kept plain; do
+      e=
+      [ $x = plain ] && e=--no-l2-persist
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
+      OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg128-$x" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction $e
+    done
+  done
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench 300 $B/cg --quick
+  pack
+  ;;
+s20-l2)
+  # Session 20 (1 GPU; branch exp/l2-persist): the CG vectors (x, r, v,
+  # y, p, s, z of the one PE) as an L2 access-policy window with
+  # persisting hits (AUTARKY_CG_L2_PERSIST = the hit ratio), against none,
+  # with the direction separate and fused, interleaved; ncu DRAM bytes.
+  F='"us_per_iteration"|"direction"|rror|L2 window'
+  for r in 1 2; do
+    for w in none 1.0 0.7; do
+      for d in separate fused; do
+        if [ $w = none ]; then unset AUTARKY_CG_L2_PERSIST; else export AUTARKY_CG_L2_PERSIST=$w; fi
+        OK_RC=4 FILTER="$F" run "cg2d1024-$w-$d-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --direction $d
+        if [ $r = 1 ]; then
+          OK_RC=4 FILTER="$F" run "cg128-$w-$d" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 --direction $d
+          OK_RC=4 FILTER="$F" run "cg64-$w-$d" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --direction $d
+        fi
+      done
+    done
+  done
+  unset AUTARKY_CG_L2_PERSIST
+  M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct"
+  for w in none 1.0; do
+    if [ $w = none ]; then unset AUTARKY_CG_L2_PERSIST; else export AUTARKY_CG_L2_PERSIST=$w; fi
+    OK_RC=4 FILTER='\.(sum|pct)|L2 window' LINES_SHOWN=10 run "ncu-cg2d-$w" 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100 --direction separate
+  done
+  unset AUTARKY_CG_L2_PERSIST
   pack
   ;;
 s20-final)

@@ -55,6 +55,8 @@ fn cg_solves_a_matrix_market_file_on_the_emulator_and_prints_json() {
         assert_eq!(o.status.code(), Some(0), "{variant}: {err}");
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
         assert_eq!(v["backend"], "emulator");
+        // No L2 on the emulator to keep the vectors in.
+        assert!(v["l2_persist_bytes"].is_null(), "{v}");
         if form.is_empty() {
             assert!(v["direction"].is_null(), "{v}");
         } else {

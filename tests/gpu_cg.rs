@@ -39,6 +39,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_fused_and_separate_directions_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_vectors_kept_in_l2_change_nothing_but_speed",
+            1,
+            gpu_cg_vectors_kept_in_l2_change_nothing_but_speed,
+        ),
+        gpus_trial(
             "gpu_cg_indefinite_matrix_fails_at_the_reference_iteration",
             1,
             gpu_cg_indefinite_matrix_fails_at_the_reference_iteration,
@@ -249,6 +254,96 @@ fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
             assert!(f.converged && f.iterations > 10, "{what}: {f:?}");
             assert_same_cg_run(&f, &s, &what);
         }
+    }
+}
+
+/// The vectors kept in L2 during the run (the default on a run of one PE
+/// on a GPU) and not: bitwise the same run, still one launch and only stream
+/// queries until it ends, and the set-aside L2 released after it (also
+/// after a run of a plain graph through `Runtime::launch`). With two PEs
+/// on the GPU the solver keeps none, and `RunOptions::l2_persist` is
+/// refused there.
+fn gpu_cg_vectors_kept_in_l2_change_nothing_but_speed() {
+    use autarky::{L2Persist, RunOptions};
+    let a = poisson2d(96).unwrap();
+    let rt1 = rt(&a, 1);
+    let kept = CgSolver::new(&rt1, &a, cfg(CgVariant::Standard, Precond::Jacobi)).unwrap();
+    let w = kept
+        .l2_window()
+        .expect("one PE on the GPU: the vectors are kept");
+    assert!(w.bytes >= 5 * 8 * a.n_rows(), "{w:?}");
+    let plain = CgSolver::new(
+        &rt1,
+        &a,
+        CgConfig {
+            l2_persist_vectors: false,
+            ..cfg(CgVariant::Standard, Precond::Jacobi)
+        },
+    )
+    .unwrap();
+    assert!(plain.l2_window().is_none());
+    let (k, p) = (kept.run().unwrap(), plain.run().unwrap());
+    assert!(k.converged, "{k:?}");
+    assert_same_cg_run(&k, &p, "vectors kept in L2 against not");
+    let calls = &k.report.as_ref().unwrap().driver_calls;
+    assert_eq!(
+        calls.first(),
+        Some(&"cuLaunchCooperativeKernel"),
+        "{calls:?}"
+    );
+    assert!(
+        calls[1..].iter().all(|c| *c == "cuStreamQuery"),
+        "{calls:?}"
+    );
+    let ctx = rt1.context().unwrap();
+    ctx.bind().unwrap();
+    assert_eq!(ctx.persisting_l2().unwrap(), 0, "released after the CG run");
+    // A plain graph: the set-aside holds while the kernel runs, and is
+    // released when the run is waited for.
+    let empty = || autarky::TaskKind::new("empty", "__device__ void empty(autarky::TaskCtx&) {}");
+    let mut g = autarky::Graph::new();
+    let k = g.add_kind(empty()).unwrap();
+    g.add_task_bytes(k, &[]);
+    let buf = rt1.alloc_symmetric::<f64>(1 << 16).unwrap();
+    let window = L2Persist {
+        offset: buf.offset(),
+        bytes: 8 << 16,
+    };
+    let run = rt1
+        .launch(
+            &g,
+            RunOptions {
+                l2_persist: Some(window),
+                ..RunOptions::iterations(4)
+            },
+        )
+        .unwrap();
+    ctx.bind().unwrap();
+    // (The driver sets aside whole units: 3.75 MiB on the H200.)
+    let set = ctx.persisting_l2().unwrap();
+    assert!(set >= 8 << 16, "set aside for the run: {set}");
+    run.wait().unwrap();
+    ctx.bind().unwrap();
+    assert_eq!(ctx.persisting_l2().unwrap(), 0, "released after the run");
+    // Two PEs on the GPU: none kept, and the option is refused.
+    let rt2 = rt(&a, 2);
+    let two = CgSolver::new(&rt2, &a, cfg(CgVariant::Standard, Precond::None)).unwrap();
+    assert!(two.l2_window().is_none());
+    let mut g2 = autarky::Graph::new();
+    let k2 = g2.add_kind(empty()).unwrap();
+    for pe in 0..2 {
+        let t = g2.add_task_bytes(k2, &[]);
+        g2.set_pe(t, pe);
+    }
+    match rt2.run_with(
+        &g2,
+        RunOptions {
+            l2_persist: Some(window),
+            ..RunOptions::iterations(1)
+        },
+    ) {
+        Err(autarky::Error::InvalidConfig(m)) => assert!(m.contains("l2_persist"), "{m}"),
+        other => panic!("{other:?}"),
     }
 }
 

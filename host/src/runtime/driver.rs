@@ -119,6 +119,11 @@ pub struct DeviceProps {
     pub total_mem: usize,
     /// L2 cache in bytes.
     pub l2_bytes: usize,
+    /// The most L2 a context may set aside for persisting lines
+    /// ([`crate::L2Persist`]).
+    pub max_persisting_l2: usize,
+    /// The longest L2 access-policy window.
+    pub max_l2_window: usize,
 }
 
 impl DeviceProps {
@@ -211,6 +216,9 @@ impl Context {
             ),
             total_mem: total,
             l2_bytes: attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)? as usize,
+            max_persisting_l2: attr(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, dev)?
+                as usize,
+            max_l2_window: attr(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, dev)? as usize,
         };
         if attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev)? == 0 {
             return Err(Error::NoGpu {
@@ -235,6 +243,33 @@ impl Context {
     pub fn mem_info(&self) -> Result<(usize, usize), Error> {
         self.bind()?;
         via("cuMemGetInfo_v2", result::mem_get_info())
+    }
+
+    /// The L2 now set aside for persisting lines, in bytes. This context
+    /// must be current.
+    pub fn persisting_l2(&self) -> Result<usize, Error> {
+        let mut v = 0usize;
+        // SAFETY: a plain driver call on the current context, writing `v`.
+        check("cuCtxGetLimit", unsafe {
+            sys::cuCtxGetLimit(&mut v, sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE)
+        })?;
+        Ok(v)
+    }
+
+    /// Sets `bytes` of L2 aside for persisting lines (0: none, and the
+    /// lines persisting so far become normal first). This context must be
+    /// current.
+    pub fn set_persisting_l2(&self, bytes: usize) -> Result<(), Error> {
+        if bytes == 0 {
+            // SAFETY: a plain driver call on the current context.
+            check("cuCtxResetPersistingL2Cache", unsafe {
+                sys::cuCtxResetPersistingL2Cache()
+            })?;
+        }
+        // SAFETY: as above.
+        check("cuCtxSetLimit", unsafe {
+            sys::cuCtxSetLimit(sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE, bytes)
+        })
     }
 
     /// Blocks until all work in the context is done.
@@ -769,6 +804,33 @@ impl Stream {
             return Ok(false);
         }
         check("cuStreamQuery", r).map(|_| true)
+    }
+
+    /// An L2 access-policy window on this stream: kernels launched on it
+    /// afterwards treat `hit_ratio` of `[base, base + bytes)` as persisting
+    /// (kept in the context's set-aside L2, [`Context::set_persisting_l2`])
+    /// and the rest as streaming.
+    pub fn set_l2_window(&self, base: u64, bytes: usize, hit_ratio: f32) -> Result<(), Error> {
+        // SAFETY: zero is a valid bit pattern of the attribute union, whose
+        // window member is set in full below; the stream is live.
+        unsafe {
+            let mut v: sys::CUstreamAttrValue = std::mem::zeroed();
+            v.accessPolicyWindow = sys::CUaccessPolicyWindow {
+                base_ptr: base as *mut c_void,
+                num_bytes: bytes,
+                hitRatio: hit_ratio,
+                hitProp: sys::CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING,
+                missProp: sys::CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING,
+            };
+            check(
+                "cuStreamSetAttribute",
+                sys::cuStreamSetAttribute(
+                    self.s,
+                    sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,
+                    &v,
+                ),
+            )
+        }
     }
 
     /// Blocks until all work on the stream has finished.

@@ -71,6 +71,27 @@ pub struct GpuRun<'a> {
     compute_blocks: u32,
     started: Instant,
     waited: bool,
+    /// L2 set aside for windows (RunOptions::l2_persist), released when
+    /// this drops: after GpuRun's own Drop, which waits for the kernels
+    /// (a field drops after the struct's Drop::drop).
+    l2: L2Guard<'a>,
+}
+
+/// The GPUs whose contexts set L2 aside for a run's window: released (the
+/// persisting lines made normal, the set-aside given back) when this
+/// drops, so nothing lingers into later work. Emptied for a kernel that
+/// would not stop (the lines are only a cache hint; the context is left
+/// alone while the kernel may still run).
+struct L2Guard<'a> {
+    gpus: Vec<&'a Gpu>,
+}
+
+impl Drop for L2Guard<'_> {
+    fn drop(&mut self) {
+        for gp in self.gpus.drain(..) {
+            let _ = gp.ctx.bind().and_then(|_| gp.ctx.set_persisting_l2(0));
+        }
+    }
 }
 
 /// Device allocations of one PE.
@@ -365,6 +386,26 @@ impl<'a> GpuRun<'a> {
             tables.extend(t);
             streams.push(Stream::new(ctx)?);
         }
+        // L2 windows (RunOptions::l2_persist); the guard releases the
+        // set-aside L2 when it drops (an error below, or the GpuRun's end).
+        let mut l2 = L2Guard { gpus: Vec::new() };
+        if let Some(w) = opts.l2_persist {
+            if local_pes != 1 {
+                return Err(Error::InvalidConfig(format!(
+                    "RunOptions::l2_persist keeps one PE's heap range in its GPU's L2; this run has {local_pes} PEs on each GPU"
+                )));
+            }
+            for (g, gp) in gpus.iter().enumerate() {
+                gp.ctx.bind()?;
+                let props = &gp.ctx.props;
+                let bytes = w.bytes.min(props.max_l2_window);
+                let persist = bytes.min(props.max_persisting_l2);
+                gp.ctx.set_persisting_l2(persist)?;
+                l2.gpus.push(gp);
+                let base = heaps[(local.start + g as u32) as usize] + w.offset as u64;
+                streams[g].set_l2_window(base, bytes, persist as f32 / bytes as f32)?;
+            }
+        }
         // Timing: device events on GPU 0's stream (the run ends when every
         // GPU's kernel has; with several GPUs this times GPU 0's kernel).
         gpu.ctx.bind()?;
@@ -432,12 +473,14 @@ impl<'a> GpuRun<'a> {
             compute_blocks,
             started,
             waited: false,
+            l2,
         })
     }
 
     /// Never free what a kernel that would not stop still uses: device
     /// memory and the host-mapped control words are leaked.
     fn leak_for_running_kernel(&mut self) {
+        self.l2.gpus.clear();
         std::mem::forget(self.mem.take());
         std::mem::forget(self._peer_tables.take());
         std::mem::forget(self.mappings.take());

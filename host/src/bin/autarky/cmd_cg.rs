@@ -120,6 +120,11 @@ pub struct Args {
     /// (the results are bitwise the same; the speed is not).
     #[arg(long, value_enum, default_value_t = DirectionArg::Auto)]
     direction: DirectionArg,
+    /// Do not keep the vectors in L2 while the matrix streams through (by
+    /// default they are on a run of one PE on a GPU, when they fit the L2
+    /// the device can set aside; the results are the same).
+    #[arg(long)]
+    no_l2_persist: bool,
 }
 
 /// A finite, non-negative tolerance.
@@ -229,6 +234,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             DirectionArg::Fused => DirectionForm::Fused,
             DirectionArg::Separate => DirectionForm::Separate,
         },
+        l2_persist_vectors: !a.no_l2_persist,
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;
@@ -320,6 +326,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         // Standard: where the next direction is formed ("fused" or
         // "separate"); null for the single-reduction recurrence.
         "direction": solver.direction_fused().map(|f| if f { "fused" } else { "separate" }),
+        // Bytes of vectors kept in L2 during the run (null: none).
+        "l2_persist_bytes": solver.l2_window().map(|w| w.bytes),
         "precond": precond,
         "tol": a.tol,
         "max_iters": a.max_iters,

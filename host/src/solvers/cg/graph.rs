@@ -188,7 +188,21 @@ pub struct CgConfig {
     /// either way (every place evaluates the same `fma`); no effect on the
     /// single-reduction recurrence.
     pub direction: DirectionForm,
+    /// Keep the vectors (`x`, `r`, `v`, `q`/`w`, `p`, `s`, `z`) in L2 while
+    /// the matrix streams through ([`crate::L2Persist`]; default true): on
+    /// a run of one PE on a GPU, when their span is at most
+    /// [`L2_PERSIST_MAX_SHARE`] × the L2 the device can set aside. Results
+    /// are the same either way.
+    pub l2_persist_vectors: bool,
 }
+
+/// [`CgConfig::l2_persist_vectors`]: the longest span of vectors kept in
+/// L2, as a multiple of the device's `max_persisting_l2`. Measured on one
+/// H200 (37.5 MiB may be set aside): 2D 1024²'s 42 MB of vectors (1.07×)
+/// 76.4 → 72.2 µs an iteration, 64³'s 10 MB 34.4 → 33.2 (separate
+/// direction) and 32.9 → 31.9 (fused); 128³'s 84 MB (2.1×) 164.8 → 277.5:
+/// a window much larger than the set-aside part evicts its own lines.
+pub const L2_PERSIST_MAX_SHARE: f64 = 1.1;
 
 /// Where the Standard recurrence forms its next direction `p = z + β p`.
 ///
@@ -196,7 +210,7 @@ pub struct CgConfig {
 /// is `z + β p_{n−1}`, the update forms and stores its rows', the gathers
 /// send it — and an iteration has one phase (a pass over `z` and `p`, and
 /// a hand-off) fewer, but the SpMV reads two vectors instead of one.
-/// Measured on one H200 (50 MiB L2; µs an iteration, fused / separate):
+/// Measured on one H200 (60 MiB L2; µs an iteration, fused / separate):
 /// 3D 48³ 27.4 / 29.0, 64³ 31.3 / 34.4, 80³ 53.9 / 54.8, 2D 512² 27.2 /
 /// 29.2, 724² 45.2 / 48.1 — but 3D 96³ 79.9 / 77.5, 112³ 117.2 / 113.2,
 /// 160³ 325.7 / 310.3, 2D 1024² 79.0 / 77.6 (ncu there: 11.5 MB more DRAM
@@ -206,7 +220,7 @@ pub struct CgConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DirectionForm {
     /// Fused while the rows on one GPU take at most 80 bytes a row of its
-    /// L2 (≤ 655 360 rows on 50 MiB: between the measured 524 176 rows,
+    /// L2 (≤ 786 432 rows on 60 MiB: between the measured 524 176 rows,
     /// fused 6 % faster, and 884 736, 3 % slower), separate above; fused
     /// on the emulator.
     #[default]
@@ -272,6 +286,7 @@ impl CgConfig {
             spmv_lanes: None,
             fuse_single_pe_allreduce: true,
             direction: DirectionForm::Auto,
+            l2_persist_vectors: true,
         }
     }
 }
@@ -536,6 +551,8 @@ pub struct CgSolver<'a> {
     precond: bool,
     /// The direction is fused (Standard; false for single reduction).
     fuse_dir: bool,
+    /// The vectors' heap range kept in L2 during runs, if any.
+    l2_window: Option<crate::L2Persist>,
     graph: Graph,
     plan: HaloPlan<f64>,
     bufs: Buffers,
@@ -796,6 +813,33 @@ impl<'a> CgSolver<'a> {
                 1
             })?,
             scalars: rt.alloc_symmetric(slot::LEN)?,
+        };
+        // The vectors' span of the heap, kept in L2 during runs when it
+        // fits (CgConfig::l2_persist_vectors).
+        let l2_window = {
+            let b = &bufs;
+            let spans = [
+                (b.x.offset(), b.x.len()),
+                (b.r.offset(), b.r.len()),
+                (b.v.offset(), b.v.len()),
+                (b.y.offset(), b.y.len()),
+                (b.p.offset(), b.p.len()),
+                (b.s.offset(), b.s.len()),
+                (b.z.offset(), b.z.len()),
+            ];
+            let lo = spans.iter().map(|s| s.0).min().unwrap_or(0);
+            let hi = spans.iter().map(|s| s.0 + 8 * s.1).max().unwrap_or(0);
+            let fits = rt.device_props().is_some_and(|d| {
+                (hi - lo) as f64 <= L2_PERSIST_MAX_SHARE * d.max_persisting_l2 as f64
+            });
+            // One PE in all: measured on one GPU only so far (a run of one
+            // PE per GPU on several GPUs could take it too).
+            (cfg.l2_persist_vectors && fits && rt.num_pes() == 1 && hi > lo).then_some(
+                crate::L2Persist {
+                    offset: lo,
+                    bytes: hi - lo,
+                },
+            )
         };
         // The matrix and the send lists, once, into the PEs this process
         // hosts (every PE in one process; each rank writes its own under
@@ -1185,6 +1229,7 @@ impl<'a> CgSolver<'a> {
             rec,
             precond,
             fuse_dir,
+            l2_window,
             graph,
             plan,
             bufs,
@@ -1204,6 +1249,12 @@ impl<'a> CgSolver<'a> {
     /// [`CgConfig::direction`] chose; None for single reduction.
     pub fn direction_fused(&self) -> Option<bool> {
         (self.rec == Recurrence::Standard).then_some(self.fuse_dir)
+    }
+
+    /// The heap range of the vectors kept in L2 during runs
+    /// ([`CgConfig::l2_persist_vectors`]), if any.
+    pub fn l2_window(&self) -> Option<crate::L2Persist> {
+        self.l2_window
     }
 
     /// The task graph (for benches and inspection).
@@ -1251,6 +1302,7 @@ impl<'a> CgSolver<'a> {
         };
         self.reset(init)?;
         opts.iterations = self.cfg.max_iters;
+        opts.l2_persist = opts.l2_persist.or(self.l2_window);
         let report = match self.rt.run_with(&self.graph, opts) {
             Ok(r) => r,
             Err(Error::TaskFailed { pe, code, .. })
@@ -1827,16 +1879,16 @@ mod tests {
     /// gives the right x on the emulator most of the time: only this check
     /// sees it.)
     /// Auto fuses the direction up to 80 bytes of L2 a row on one GPU (on
-    /// the H200's 50 MiB: the measured 64³ and 724² fused, 96³ and 1024²
+    /// the H200's 60 MiB: the measured 64³ and 724² fused, 96³ and 1024²
     /// separate) and always on the emulator; the explicit forms are kept.
     #[test]
     fn auto_fuses_the_direction_while_the_rows_fit_l2() {
-        let l2 = Some(50 << 20);
+        let l2 = Some(60 << 20);
         let auto = DirectionForm::Auto;
         assert!(auto.fused_with_l2(64 * 64 * 64, l2));
         assert!(auto.fused_with_l2(724 * 724, l2));
-        assert!(auto.fused_with_l2(655_360, l2));
-        assert!(!auto.fused_with_l2(655_361, l2));
+        assert!(auto.fused_with_l2(786_432, l2));
+        assert!(!auto.fused_with_l2(786_433, l2));
         assert!(!auto.fused_with_l2(96 * 96 * 96, l2));
         assert!(!auto.fused_with_l2(1024 * 1024, l2));
         assert!(auto.fused_with_l2(usize::MAX, None));
