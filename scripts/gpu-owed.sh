@@ -30,7 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
 #   bash scripts/gpu-owed.sh s20-l2b     # 1 GPU: L2-kept CG vectors (RunOptions::l2_persist, the default on one PE): tests, A/B, CG bench
-#   bash scripts/gpu-owed.sh s20-l2      # 1 GPU: (branch exp/l2-persist) CG vectors as an L2 persisting window, A/B
+#   bash scripts/gpu-owed.sh s20-l2      # 1 GPU: (an uncommitted hook; see s20-l2b) CG vectors as an L2 persisting window, A/B
 #   bash scripts/gpu-owed.sh s20-final   # 1 GPU: the CLI's automatic direction form on the bench's cases; CG bench
 #   bash scripts/gpu-owed.sh s20-sizes   # 1 GPU: CG direction fused against separate over sizes (2D 512²…2048², 3D 48³…160³), A/B
 #   bash scripts/gpu-owed.sh s20-stream  # 1 GPU: CG SpMV's matrix loads evict-first (ld.global.cs) against plain, with the direction fused and separate, A/B; ncu of 2D 1024²
@@ -234,6 +234,9 @@ s20-l2b)
   pack
   ;;
 s20-l2)
+  # (Ran with an environment hook of the working tree, AUTARKY_CG_L2_PERSIST,
+  # since replaced by RunOptions::l2_persist and never committed: on main
+  # this stage runs without a window; s20-l2b is its successor.)
   # Session 20 (1 GPU; branch exp/l2-persist): the CG vectors (x, r, v,
   # y, p, s, z of the one PE) as an L2 access-policy window with
   # persisting hits (AUTARKY_CG_L2_PERSIST = the hit ratio), against none,

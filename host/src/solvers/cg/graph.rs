@@ -199,9 +199,10 @@ pub struct CgConfig {
 /// [`CgConfig::l2_persist_vectors`]: the longest span of vectors kept in
 /// L2, as a multiple of the device's `max_persisting_l2`. Measured on one
 /// H200 (37.5 MiB may be set aside): 2D 1024²'s 42 MB of vectors (1.07×)
-/// 76.4 → 72.2 µs an iteration, 64³'s 10 MB 34.4 → 33.2 (separate
-/// direction) and 32.9 → 31.9 (fused); 128³'s 84 MB (2.1×) 164.8 → 277.5:
-/// a window much larger than the set-aside part evicts its own lines.
+/// 77.1 → 74.4 µs an iteration (76.4 → 72.2 in a first experiment), 64³'s
+/// 10 MB 33.1 → 33.0, 32³ 24.6 → 24.1; 128³'s 84 MB (2.1×) 164.8 → 277.5
+/// with a window: one much larger than the set-aside part evicts its own
+/// lines.
 pub const L2_PERSIST_MAX_SHARE: f64 = 1.1;
 
 /// Where the Standard recurrence forms its next direction `p = z + β p`.
