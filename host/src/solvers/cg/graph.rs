@@ -1583,6 +1583,13 @@ mod cpu {
         z + beta * p
     }
 
+    /// β of iteration `k` (its parity's slot of this PE's scalars).
+    fn beta(scalars: u64, k: u32) -> f64 {
+        // SAFETY: module docs (this PE's scalars; the slot of k is
+        // rewritten only after every reader of k).
+        unsafe { rd(scalars, slot::BETA + (k % 2) as usize) }
+    }
+
     pub(super) fn spmv(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: SpmvArgs = ctx.args();
         let n = ctx.iteration;
@@ -1592,12 +1599,7 @@ mod cpu {
         // p_n are z + β_{n−1} p_{n−1}, ghosts come from v[n % 2].
         let fused = a.mode == 2 && n > 0;
         let pold = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
-        // SAFETY: module docs (this PE's scalars).
-        let beta: f64 = if fused {
-            unsafe { rd(a.scalars, slot::BETA + ((n + 1) % 2) as usize) }
-        } else {
-            0.0
-        };
+        let beta = if fused { beta(a.scalars, n - 1) } else { 0.0 };
         // SAFETY (the closure's reads): module docs (this PE's z, v halves).
         let p = |c: usize| -> f64 {
             unsafe {
@@ -1645,12 +1647,7 @@ mod cpu {
         let form = a.fused != 0 && n > 0;
         let pold = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
         let zsrc = if a.precond != 0 { a.z } else { a.r };
-        // SAFETY: module docs (this PE's scalars).
-        let beta: f64 = if form {
-            unsafe { rd(a.scalars, slot::BETA + ((n + 1) % 2) as usize) }
-        } else {
-            0.0
-        };
+        let beta = if form { beta(a.scalars, n - 1) } else { 0.0 };
         let mut acc = [0.0f64; 2];
         for i in a.lo as usize..a.hi as usize {
             // SAFETY: module docs (this tile's rows of x, r, q, p, z).
@@ -1683,8 +1680,7 @@ mod cpu {
     pub(super) fn direction(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: VecArgs = ctx.args();
         let n = ctx.iteration;
-        // SAFETY: module docs.
-        let beta: f64 = unsafe { rd(a.scalars, slot::BETA + (n % 2) as usize) };
+        let beta = beta(a.scalars, n);
         let p = a.v + 8 * (n % 2) as u64 * a.vlen;
         let pn = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
         let z = if a.precond != 0 { a.z } else { a.r };
@@ -1734,9 +1730,8 @@ mod cpu {
         let off = ((n + 1) % 2) as usize * a.vlen as usize;
         let cur = (n % 2) as usize * a.vlen as usize;
         let dst = ctx.peer_addr(a.v, a.to_pe);
-        // SAFETY: module docs (this PE's scalars).
-        let beta: f64 = if a.fused != 0 {
-            unsafe { rd(a.scalars, slot::BETA + (n % 2) as usize) }
+        let beta = if a.fused != 0 {
+            beta(a.scalars, n)
         } else {
             0.0
         };
