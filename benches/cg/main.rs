@@ -104,6 +104,12 @@ fn skip(reason: &str) -> BoxResult<()> {
 
 /// Standard or single-reduction CG, no preconditioner, tolerance 0 (so
 /// exactly `k` iterations), `b = 1`, `x₀ = 0`.
+/// What a solver keeps in L2 during its runs, for the log.
+fn kept(s: &CgSolver<'_>) -> String {
+    s.l2_window()
+        .map_or("no".into(), |w| format!("{} MB", w.bytes / 1_000_000))
+}
+
 fn cg_config(variant: CgVariant, k: u32) -> CgConfig {
     CgConfig {
         variant,
@@ -233,9 +239,15 @@ fn run_case(
     let std_cg = CgSolver::new(&rt, &a, cg_config(CgVariant::Standard, k))?;
     let sr_cg = CgSolver::new(&rt, &a, cg_config(CgVariant::SingleReduction, k))?;
     eprintln!(
-        "{name}: autarky tiles per PE {:?} (standard), {:?} (single reduction)",
+        "{name}: autarky tiles per PE {:?} (standard), {:?} (single reduction); standard's direction {}; vectors kept in L2: {} (standard), {} (single reduction)",
         std_cg.tiles_per_pe(),
-        sr_cg.tiles_per_pe()
+        sr_cg.tiles_per_pe(),
+        match std_cg.direction_fused() {
+            Some(true) => "fused",
+            _ => "separate",
+        },
+        kept(&std_cg),
+        kept(&sr_cg),
     );
     // Declared after `rt`, so dropped before it: the baseline's handles go
     // while autarky's context reference is still held.
