@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s21-compact # 1 GPU: CG's matrix packed (4 bytes a nonzero) against plain CSR: gpu_cg, A/B, ncu DRAM bytes
 #   bash scripts/gpu-owed.sh s20-l2b     # 1 GPU: L2-kept CG vectors (RunOptions::l2_persist, the default on one PE): tests, A/B, CG bench
 #   bash scripts/gpu-owed.sh s20-l2      # 1 GPU: (an uncommitted hook; see s20-l2b) CG vectors as an L2 persisting window, A/B
 #   bash scripts/gpu-owed.sh s20-final   # 1 GPU: the CLI's automatic direction form on the bench's cases; CG bench
@@ -206,6 +207,35 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s21-compact)
+  # Session 21 (1 GPU): the SpMV reading the matrix packed (one u32 a
+  # nonzero into a table of values, u32 row offsets; the default where it
+  # fits) against plain CSR (--plain-matrix): gpu_cg (its bitwise test of
+  # the two), the A/B (same binary, interleaved), ncu's DRAM bytes at 2D
+  # 1024² for each.
+  f=$(ls .gpu/tests/gpu_cg-* 2>/dev/null | head -1)
+  [ -n "$f" ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked|packed' run test-gpu_cg 300 "$f" --test-threads=1
+  F='"us_per_iteration"|"direction"|"compact_matrix"|rror'
+  for r in 1 2; do
+    for x in packed plain; do
+      e=
+      [ $x = plain ] && e=--plain-matrix
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg32-$x" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg256-$x" 120 $B/autarky --json cg --poisson3d 256 --tol 0 --max-iters 100 $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction $e
+    done
+  done
+  M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct"
+  for x in packed plain; do
+    e=
+    [ $x = plain ] && e=--plain-matrix
+    OK_RC=4 FILTER='\.(sum|pct)' LINES_SHOWN=10 run "ncu-cg2d-$x" 150 /usr/local/cuda/bin/ncu --clock-control none --metrics $M -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100 $e
+  done
   pack
   ;;
 s20-l2b)

@@ -57,6 +57,8 @@ fn cg_solves_a_matrix_market_file_on_the_emulator_and_prints_json() {
         assert_eq!(v["backend"], "emulator");
         // No L2 on the emulator to keep the vectors in.
         assert!(v["l2_persist_bytes"].is_null(), "{v}");
+        // A random SPD matrix has a value per entry: too many to pack.
+        assert_eq!(v["compact_matrix"], false, "{v}");
         if form.is_empty() {
             assert!(v["direction"].is_null(), "{v}");
         } else {
@@ -83,6 +85,47 @@ fn cg_solves_a_matrix_market_file_on_the_emulator_and_prints_json() {
         assert!(v["us_per_iteration"].as_f64().unwrap() > 0.0);
     }
     std::fs::remove_file(&path).ok();
+}
+
+/// A Poisson matrix is given to the SpMV packed by default, plain with
+/// `--plain-matrix`; the JSON says which, and the runs are bitwise the same
+/// (the printed residuals are equal).
+#[test]
+fn cg_packs_the_matrix_unless_told_not_to_and_the_runs_agree() {
+    let run = |plain: bool| {
+        let mut args = vec![
+            "--emulator=2",
+            "--json",
+            "cg",
+            "--poisson3d",
+            "12",
+            "--pes",
+            "2",
+            "--tol",
+            "0",
+            "--max-iters",
+            "25",
+        ];
+        if plain {
+            args.push("--plain-matrix");
+        }
+        let o = autarky(&args);
+        // Status 4: stopped at --max-iters (the tolerance is 0).
+        assert_eq!(
+            o.status.code(),
+            Some(4),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+        assert_eq!(v["compact_matrix"], !plain, "{v}");
+        assert_eq!(v["iterations"], 25, "{v}");
+        v
+    };
+    let (packed, plain) = (run(false), run(true));
+    for key in ["rel_residual", "true_rel_residual"] {
+        assert_eq!(packed[key], plain[key], "{key}");
+    }
 }
 
 /// `--comm-blocks` sets the comm blocks (threads, on the emulator) a PE
@@ -493,11 +536,12 @@ fn cg_header_says_equal_tile_counts_once_and_agrees_with_its_counts() {
     };
     assert_eq!(
         header(&["--poisson2d", "1"]),
-        "cg poisson2d 1: 1 row, 1 nonzero, standard CG (direction fused), preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
+        "cg poisson2d 1: 1 row, 1 nonzero (packed matrix), standard CG (direction fused), preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
     );
     let h = header(&["--poisson2d", "8", "--pes", "4"]);
     assert!(
-        h.contains(": 64 rows, 288 nonzeros,") && h.contains(", 4 PEs (tiles: 1 per PE),"),
+        h.contains(": 64 rows, 288 nonzeros (packed matrix),")
+            && h.contains(", 4 PEs (tiles: 1 per PE),"),
         "{h}"
     );
 }

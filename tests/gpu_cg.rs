@@ -39,6 +39,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_fused_and_separate_directions_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_packed_and_plain_matrices_are_bitwise_identical",
+            1,
+            gpu_cg_packed_and_plain_matrices_are_bitwise_identical,
+        ),
+        gpus_trial(
             "gpu_cg_vectors_kept_in_l2_change_nothing_but_speed",
             1,
             gpu_cg_vectors_kept_in_l2_change_nothing_but_speed,
@@ -193,27 +198,26 @@ fn gpu_cg_one_pe_fused_and_two_task_allreduces_are_bitwise_identical() {
     let a = poisson2d(96).unwrap();
     for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
         for precond in [Precond::None, Precond::Jacobi] {
-            // Two solvers a runtime (its heap has room for four).
-            let rt = rt(&a, 1);
+            let what = format!("{variant:?} {precond:?}");
             let c = CgConfig {
                 tile_rows: Some(37),
                 ..cfg(variant, precond)
             };
-            let fused = CgSolver::new(&rt, &a, c.clone()).unwrap();
-            let two = CgSolver::new(
-                &rt,
+            let two = CgConfig {
+                fuse_single_pe_allreduce: false,
+                ..c.clone()
+            };
+            let (f, _) = same_cg_runs(
+                &rt(&a, 1),
                 &a,
-                CgConfig {
-                    fuse_single_pe_allreduce: false,
-                    ..c
+                (c, two),
+                |fused, two| {
+                    assert!(fused.tiles_per_pe()[0] > 128);
+                    assert!(fused.graph().num_tasks() < two.graph().num_tasks());
                 },
-            )
-            .unwrap();
-            assert!(fused.tiles_per_pe()[0] > 128);
-            assert!(fused.graph().num_tasks() < two.graph().num_tasks());
-            let (f, t) = (fused.run().unwrap(), two.run().unwrap());
-            assert!(f.converged, "{variant:?} {precond:?}: {f:?}");
-            assert_same_cg_run(&f, &t, &format!("{variant:?} {precond:?}"));
+                &what,
+            );
+            assert!(f.converged, "{what}: {f:?}");
         }
     }
 }
@@ -226,33 +230,72 @@ fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
     let a = poisson2d(96).unwrap();
     for pes in [1, 2, 4] {
         for precond in [Precond::None, Precond::Jacobi] {
-            let rt = rt(&a, pes);
-            let c = CgConfig {
+            let what = format!("{pes} PEs, {precond:?}");
+            let with = |direction| CgConfig {
                 tile_rows: Some(37),
-                direction: DirectionForm::Fused,
+                direction,
                 ..cfg(CgVariant::Standard, precond)
             };
-            let fused = CgSolver::new(&rt, &a, c.clone()).unwrap();
-            assert_eq!(fused.direction_fused(), Some(true));
-            let separate = CgSolver::new(
-                &rt,
+            let (f, _) = same_cg_runs(
+                &rt(&a, pes),
                 &a,
-                CgConfig {
-                    direction: DirectionForm::Separate,
-                    ..c
+                (with(DirectionForm::Fused), with(DirectionForm::Separate)),
+                |fused, separate| {
+                    assert_eq!(fused.direction_fused(), Some(true));
+                    let tiles: usize = fused.tiles_per_pe().iter().sum();
+                    assert_eq!(
+                        fused.graph().num_tasks() + tiles,
+                        separate.graph().num_tasks(),
+                        "{what}"
+                    );
                 },
-            )
-            .unwrap();
-            let what = format!("{pes} PEs, {precond:?}");
-            let tiles: usize = fused.tiles_per_pe().iter().sum();
-            assert_eq!(
-                fused.graph().num_tasks() + tiles,
-                separate.graph().num_tasks(),
-                "{what}"
+                &what,
             );
-            let (f, s) = (fused.run().unwrap(), separate.run().unwrap());
             assert!(f.converged && f.iterations > 10, "{what}: {f:?}");
-            assert_same_cg_run(&f, &s, &what);
+        }
+    }
+}
+
+/// The matrix packed for the SpMV (one word a nonzero; the default where it
+/// fits) and plain CSR give bitwise the same x, residual and iteration
+/// count: each of the SpMV's modes (Standard with the direction fused and
+/// separate, single reduction), with and without the preconditioner, on 1,
+/// 2 and 4 virtual PEs (ghost columns far from their rows), in 2D and 3D.
+fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
+    for a in [
+        poisson2d(96).unwrap(),
+        poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
+    ] {
+        for pes in [1, 2, 4] {
+            for (variant, direction) in [
+                (CgVariant::Standard, DirectionForm::Fused),
+                (CgVariant::Standard, DirectionForm::Separate),
+                (CgVariant::SingleReduction, DirectionForm::Auto),
+            ] {
+                for precond in [Precond::None, Precond::Jacobi] {
+                    let what = format!(
+                        "{} rows, {pes} PEs, {variant:?} {direction:?} {precond:?}",
+                        a.n_rows()
+                    );
+                    let with = |compact_matrix| CgConfig {
+                        tile_rows: Some(37),
+                        direction,
+                        compact_matrix,
+                        ..cfg(variant, precond)
+                    };
+                    let (p, _) = same_cg_runs(
+                        &rt(&a, pes),
+                        &a,
+                        (with(true), with(false)),
+                        |packed, plain| {
+                            assert!(packed.compact_matrix(), "{what}");
+                            assert!(!plain.compact_matrix(), "{what}");
+                        },
+                        &what,
+                    );
+                    assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
+                }
+            }
         }
     }
 }
@@ -267,24 +310,26 @@ fn gpu_cg_vectors_kept_in_l2_change_nothing_but_speed() {
     use autarky::{L2Persist, RunOptions};
     let a = poisson2d(96).unwrap();
     let rt1 = rt(&a, 1);
-    let kept = CgSolver::new(&rt1, &a, cfg(CgVariant::Standard, Precond::Jacobi)).unwrap();
-    let w = kept
-        .l2_window()
-        .expect("one PE on the GPU: the vectors are kept");
-    assert!(w.bytes >= 5 * 8 * a.n_rows(), "{w:?}");
-    let plain = CgSolver::new(
+    let (k, _) = same_cg_runs(
         &rt1,
         &a,
-        CgConfig {
-            l2_persist_vectors: false,
-            ..cfg(CgVariant::Standard, Precond::Jacobi)
+        (
+            cfg(CgVariant::Standard, Precond::Jacobi),
+            CgConfig {
+                l2_persist_vectors: false,
+                ..cfg(CgVariant::Standard, Precond::Jacobi)
+            },
+        ),
+        |kept, plain| {
+            let w = kept
+                .l2_window()
+                .expect("one PE on the GPU: the vectors are kept");
+            assert!(w.bytes >= 5 * 8 * a.n_rows(), "{w:?}");
+            assert!(plain.l2_window().is_none());
         },
-    )
-    .unwrap();
-    assert!(plain.l2_window().is_none());
-    let (k, p) = (kept.run().unwrap(), plain.run().unwrap());
+        "vectors kept in L2 against not",
+    );
     assert!(k.converged, "{k:?}");
-    assert_same_cg_run(&k, &p, "vectors kept in L2 against not");
     let calls = &k.report.as_ref().unwrap().driver_calls;
     assert_eq!(
         calls.first(),

@@ -239,9 +239,14 @@ fn run_case(
     let std_cg = CgSolver::new(&rt, &a, cg_config(CgVariant::Standard, k))?;
     let sr_cg = CgSolver::new(&rt, &a, cg_config(CgVariant::SingleReduction, k))?;
     eprintln!(
-        "{name}: autarky tiles per PE {:?} (standard), {:?} (single reduction); standard's direction {}; vectors kept in L2: {} (standard), {} (single reduction)",
+        "{name}: autarky tiles per PE {:?} (standard), {:?} (single reduction); matrix {}; standard's direction {}; vectors kept in L2: {} (standard), {} (single reduction)",
         std_cg.tiles_per_pe(),
         sr_cg.tiles_per_pe(),
+        if std_cg.compact_matrix() {
+            "packed (4 bytes a nonzero)"
+        } else {
+            "plain CSR (12 bytes a nonzero)"
+        },
         match std_cg.direction_fused() {
             Some(true) => "fused",
             _ => "separate",

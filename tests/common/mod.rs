@@ -183,6 +183,36 @@ pub fn assert_same_cg_run(
     assert_eq!(diff, 0, "{what}: x differs in {diff} entries");
 }
 
+/// Two CG solvers of `a` on `rt` whose configurations differ in one
+/// setting that must not change the numbers (where the direction is
+/// formed, how one PE's allreduces are split, the matrix's encoding, the
+/// L2 window): builds both, gives them to `check` (what the setting must
+/// change in the solvers: task counts, getters), runs both and asserts the
+/// runs are bitwise the same ([`assert_same_cg_run`]). Returns the runs.
+pub fn same_cg_runs(
+    rt: &Runtime,
+    a: &autarky::solvers::cg::Csr<f64>,
+    (first, second): (
+        autarky::solvers::cg::CgConfig,
+        autarky::solvers::cg::CgConfig,
+    ),
+    check: impl FnOnce(&autarky::solvers::cg::CgSolver<'_>, &autarky::solvers::cg::CgSolver<'_>),
+    what: &str,
+) -> (autarky::solvers::cg::CgRun, autarky::solvers::cg::CgRun) {
+    use autarky::solvers::cg::CgSolver;
+    let s1 = CgSolver::new(rt, a, first).unwrap_or_else(|e| panic!("{what}: first solver: {e}"));
+    let s2 = CgSolver::new(rt, a, second).unwrap_or_else(|e| panic!("{what}: second solver: {e}"));
+    check(&s1, &s2);
+    let r1 = s1
+        .run()
+        .unwrap_or_else(|e| panic!("{what}: first run: {e}"));
+    let r2 = s2
+        .run()
+        .unwrap_or_else(|e| panic!("{what}: second run: {e}"));
+    assert_same_cg_run(&r1, &r2, what);
+    (r1, r2)
+}
+
 /// `n` u64s, poisoned with all-ones, so a value never written shows.
 pub fn poisoned(rt: &Runtime, n: usize) -> Buffer<u64> {
     let b = rt.alloc::<u64>(n).unwrap();

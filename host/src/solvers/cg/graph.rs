@@ -115,6 +115,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
+use super::compact::{CompactCsr, MAX_VALUES};
 use super::error::{CgError, PartitionError};
 use super::halo::HaloPlan;
 use super::partition::partition_rows;
@@ -194,6 +195,11 @@ pub struct CgConfig {
     /// [`L2_PERSIST_MAX_SHARE`] × the L2 the device can set aside. Results
     /// are the same either way.
     pub l2_persist_vectors: bool,
+    /// Give the SpMV the matrix in the packed form of [`super::compact`]
+    /// (one `u32` a nonzero and `u32` row offsets, against 12 bytes a
+    /// nonzero and `u64` row offsets) when every PE's rows fit it; default
+    /// true. Exact: bitwise the same results either way.
+    pub compact_matrix: bool,
 }
 
 /// [`CgConfig::l2_persist_vectors`]: the longest span of vectors kept in
@@ -288,6 +294,7 @@ impl CgConfig {
             fuse_single_pe_allreduce: true,
             direction: DirectionForm::Auto,
             l2_persist_vectors: true,
+            compact_matrix: true,
         }
     }
 }
@@ -382,6 +389,10 @@ struct SpmvArgs {
     z: u64,
     /// Mode 2: this PE's scalars (`β_{n−1}`).
     scalars: u64,
+    /// 1: the matrix is packed ([`super::compact`]): `row_ptr` is `u32`,
+    /// `col` the packed words, `val` the table of values; 0: plain CSR.
+    compact: u32,
+    pad: u32,
 }
 
 #[repr(C)]
@@ -508,9 +519,14 @@ enum Recurrence {
 
 /// Per-PE buffers (symmetric, sized for the largest PE).
 struct Buffers {
+    /// Plain CSR (length 1 each when the matrix is packed).
     row_ptr: SymBuffer<u64>,
     col: SymBuffer<u32>,
     val: SymBuffer<f64>,
+    /// The packed matrix ([`super::compact`]; length 1 each when plain).
+    crow_ptr: SymBuffer<u32>,
+    packed: SymBuffer<u32>,
+    table: SymBuffer<f64>,
     dinv: SymBuffer<f64>,
     send_idx: SymBuffer<u32>,
     /// Values of the send lists, staged for NVSHMEM puts (same offsets as
@@ -554,6 +570,8 @@ pub struct CgSolver<'a> {
     fuse_dir: bool,
     /// The vectors' heap range kept in L2 during runs, if any.
     l2_window: Option<crate::L2Persist>,
+    /// The SpMV reads the packed matrix ([`CgConfig::compact_matrix`]).
+    compact: bool,
     graph: Graph,
     plan: HaloPlan<f64>,
     bufs: Buffers,
@@ -794,11 +812,36 @@ impl<'a> CgSolver<'a> {
             .into());
         }
 
+        // The matrix packed (super::compact) when every PE's rows fit: one
+        // decision for all PEs, taken alike in every process (each encodes
+        // every PE; under MPI a rank keeps its own PEs').
+        let packed: Option<Vec<Option<CompactCsr>>> = if cfg.compact_matrix {
+            let local = rt.local_pes();
+            plan.pes()
+                .iter()
+                .enumerate()
+                .map(|(q, pe)| {
+                    let m = pe.matrix();
+                    CompactCsr::encode(m.row_ptr(), m.col_idx(), m.values())
+                        .ok()
+                        .map(|c| local.contains(&(q as u32)).then_some(c))
+                })
+                .collect()
+        } else {
+            None
+        };
+        let compact = packed.is_some();
+        // Entries of a buffer: n where used, 1 where not.
+        let len = |used: bool, n: usize| if used { n } else { 1 };
+
         // ---- buffers -------------------------------------------------------
         let bufs = Buffers {
-            row_ptr: rt.alloc_symmetric(maxn + 1)?,
-            col: rt.alloc_symmetric(max_nnz)?,
-            val: rt.alloc_symmetric(max_nnz)?,
+            row_ptr: rt.alloc_symmetric(len(!compact, maxn + 1))?,
+            col: rt.alloc_symmetric(len(!compact, max_nnz))?,
+            val: rt.alloc_symmetric(len(!compact, max_nnz))?,
+            crow_ptr: rt.alloc_symmetric(len(compact, maxn + 1))?,
+            packed: rt.alloc_symmetric(len(compact, max_nnz))?,
+            table: rt.alloc_symmetric(len(compact, MAX_VALUES))?,
             dinv: rt.alloc_symmetric(if precond { maxn } else { 1 })?,
             send_idx: rt.alloc_symmetric(max_sends)?,
             stage: rt.alloc_symmetric(max_sends)?,
@@ -852,9 +895,18 @@ impl<'a> CgSolver<'a> {
                 continue;
             }
             let m = pe.matrix();
-            bufs.row_ptr.copy_from(q, &padded(m.row_ptr(), maxn + 1))?;
-            bufs.col.copy_from(q, &padded(m.col_idx(), max_nnz))?;
-            bufs.val.copy_from(q, &padded(m.values(), max_nnz))?;
+            match packed.as_ref().and_then(|p| p[q as usize].as_ref()) {
+                Some(c) => {
+                    bufs.crow_ptr.copy_from(q, &padded(c.row_ptr(), maxn + 1))?;
+                    bufs.packed.copy_from(q, &padded(c.packed(), max_nnz))?;
+                    bufs.table.copy_from(q, &padded(c.table(), MAX_VALUES))?;
+                }
+                None => {
+                    bufs.row_ptr.copy_from(q, &padded(m.row_ptr(), maxn + 1))?;
+                    bufs.col.copy_from(q, &padded(m.col_idx(), max_nnz))?;
+                    bufs.val.copy_from(q, &padded(m.values(), max_nnz))?;
+                }
+            }
             if precond {
                 bufs.dinv.copy_from(q, &padded(&dinv[pe.rows()], maxn))?;
             }
@@ -927,9 +979,21 @@ impl<'a> CgSolver<'a> {
                 let lanes = cfg.spmv_lanes.unwrap_or_else(|| default_spmv_lanes(avg));
                 let slot_c = (t % compute_blocks as usize) as u32;
                 let sa = SpmvArgs {
-                    row_ptr: bufs.row_ptr.addr(q as u32),
-                    col: bufs.col.addr(q as u32),
-                    val: addr(&bufs.val, q),
+                    row_ptr: if compact {
+                        bufs.crow_ptr.addr(q as u32)
+                    } else {
+                        bufs.row_ptr.addr(q as u32)
+                    },
+                    col: if compact {
+                        bufs.packed.addr(q as u32)
+                    } else {
+                        bufs.col.addr(q as u32)
+                    },
+                    val: if compact {
+                        addr(&bufs.table, q)
+                    } else {
+                        addr(&bufs.val, q)
+                    },
                     v: addr(&bufs.v, q),
                     y: addr(&bufs.y, q),
                     r: addr(&bufs.r, q),
@@ -953,6 +1017,8 @@ impl<'a> CgSolver<'a> {
                         addr(&bufs.r, q)
                     },
                     scalars: addr(&bufs.scalars, q),
+                    compact: compact as u32,
+                    pad: 0,
                 };
                 let va = VecArgs {
                     x: addr(&bufs.x, q),
@@ -1231,6 +1297,7 @@ impl<'a> CgSolver<'a> {
             precond,
             fuse_dir,
             l2_window,
+            compact,
             graph,
             plan,
             bufs,
@@ -1250,6 +1317,12 @@ impl<'a> CgSolver<'a> {
     /// [`CgConfig::direction`] chose; None for single reduction.
     pub fn direction_fused(&self) -> Option<bool> {
         (self.rec == Recurrence::Standard).then_some(self.fuse_dir)
+    }
+
+    /// Whether the SpMV reads the matrix packed ([`super::compact`]), as
+    /// [`CgConfig::compact_matrix`] asked and the matrix allowed.
+    pub fn compact_matrix(&self) -> bool {
+        self.compact
     }
 
     /// The heap range of the vectors kept in L2 during runs
@@ -1610,14 +1683,35 @@ mod cpu {
                 }
             }
         };
+        // The packed matrix's table of values (its buffer holds MAX_VALUES).
+        let table: &[f64] = if a.compact != 0 {
+            // SAFETY: module docs (this PE's table, written before the run).
+            unsafe { std::slice::from_raw_parts(a.val as *const f64, super::MAX_VALUES) }
+        } else {
+            &[]
+        };
         let mut acc = [0.0f64; 3];
         for row in a.lo as usize..a.hi as usize {
-            // SAFETY: module docs (this PE's matrix, its v half, its rows).
-            let (lo, hi): (u64, u64) = unsafe { (rd(a.row_ptr, row), rd(a.row_ptr, row + 1)) };
             let mut s = 0.0f64;
-            for k in lo as usize..hi as usize {
-                // SAFETY: as above.
-                s += unsafe { rd::<f64>(a.val, k) * p(rd::<u32>(a.col, k) as usize) };
+            if a.compact != 0 {
+                // The packed matrix (super::compact): u32 row offsets, one
+                // word a nonzero, the table of values in `val`.
+                // SAFETY: module docs (this PE's matrix, its v half, its
+                // rows; codes index the table's MAX_VALUES entries).
+                let (lo, hi): (u32, u32) = unsafe { (rd(a.row_ptr, row), rd(a.row_ptr, row + 1)) };
+                for k in lo as usize..hi as usize {
+                    // SAFETY: as above.
+                    let word: u32 = unsafe { rd(a.col, k) };
+                    let (c, val) = crate::solvers::cg::compact::decode(row, word, table);
+                    s += val * p(c as usize);
+                }
+            } else {
+                // SAFETY: module docs (this PE's matrix, its v half, its rows).
+                let (lo, hi): (u64, u64) = unsafe { (rd(a.row_ptr, row), rd(a.row_ptr, row + 1)) };
+                for k in lo as usize..hi as usize {
+                    // SAFETY: as above.
+                    s += unsafe { rd::<f64>(a.val, k) * p(rd::<u32>(a.col, k) as usize) };
+                }
             }
             let vi = p(row);
             // SAFETY: as above.

@@ -35,6 +35,8 @@ struct CgSpmv {
     unsigned owned;  // entries of v owned by this PE (the rest are ghosts)
     unsigned long long z;        // fused: z (r without preconditioner)
     unsigned long long scalars;  // fused: this PE's scalars (beta)
+    unsigned compact;  // 1: row_ptr is u32, col the packed words, val the table (compact.rs)
+    unsigned pad;
 };
 
 struct CgVec {
@@ -68,7 +70,7 @@ struct CgReduce {
 };
 
 // The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
-static_assert(sizeof(CgSpmv) == 112, "CgSpmv drifted from graph.rs SpmvArgs");
+static_assert(sizeof(CgSpmv) == 120, "CgSpmv drifted from graph.rs SpmvArgs");
 static_assert(sizeof(CgVec) == 120, "CgVec drifted from graph.rs VecArgs");
 static_assert(sizeof(CgGather) == 64, "CgGather drifted from graph.rs GatherArgs");
 static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
@@ -119,16 +121,42 @@ __device__ inline void fail(autarky::TaskCtx& ctx, double* sc, unsigned code, un
 
 }  // namespace cg
 
+namespace cg {
+
+// A row's sum of products, this lane's share (entries l, l + lanes, ...),
+// in stored order. Packed (compact.rs): one word a nonzero, column = row +
+// (word >> 8, signed), value = table[word & 255] — the same values and
+// columns as plain CSR, so bitwise the same sums.
+template <bool Packed, typename V>
+__device__ __forceinline__ double row_sum(const CgSpmv& a, unsigned row, unsigned l, unsigned lanes, V vec) {
+    double s = 0;
+    if (Packed) {
+        const unsigned* rp = reinterpret_cast<const unsigned*>(a.row_ptr);
+        const unsigned* w = reinterpret_cast<const unsigned*>(a.col);
+        const double* table = reinterpret_cast<const double*>(a.val);
+        for (unsigned k = rp[row] + l; k < rp[row + 1]; k += lanes) {
+            const unsigned word = w[k];
+            s += __ldg(table + (word & 255u)) * vec(row + (unsigned)((int)word >> 8));
+        }
+    } else {
+        const unsigned long long* rp = reinterpret_cast<const unsigned long long*>(a.row_ptr);
+        const unsigned* ci = reinterpret_cast<const unsigned*>(a.col);
+        const double* va = reinterpret_cast<const double*>(a.val);
+        for (unsigned long long k = rp[row] + l; k < rp[row + 1]; k += lanes) s += va[k] * vec(ci[k]);
+    }
+    return s;
+}
+
+}  // namespace cg
+
 // Sub-warp CSR: `lanes` threads per row, all threads of the block loop the
 // same number of times (shuffles need the whole warp).
-__device__ void cg_spmv(autarky::TaskCtx& ctx) {
+template <bool Packed>
+__device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
     const CgSpmv& a = ctx.args<CgSpmv>();
     const unsigned n = ctx.iteration;
     const unsigned par = a.mode == 1 ? (n + 1) % 2 : n % 2;
     const double* v = reinterpret_cast<const double*>(a.v) + par * a.vlen;
-    const unsigned long long* rp = reinterpret_cast<const unsigned long long*>(a.row_ptr);
-    const unsigned* ci = reinterpret_cast<const unsigned*>(a.col);
-    const double* va = reinterpret_cast<const double*>(a.val);
     double* y = reinterpret_cast<double*>(a.y);
     const double* r = reinterpret_cast<const double*>(a.r);
     const unsigned lanes = a.lanes, groups = blockDim.x / lanes;
@@ -143,14 +171,10 @@ __device__ void cg_spmv(autarky::TaskCtx& ctx) {
         const double* z = reinterpret_cast<const double*>(a.z);
         const double beta = reinterpret_cast<const double*>(a.scalars)[cg::BETA + (n + 1) % 2];
         const unsigned owned = a.owned;
+        auto p = [&](unsigned c) { return c < owned ? cg::direction(z[c], beta, pold[c]) : v[c]; };
         for (unsigned base = a.lo; base < a.hi; base += groups) {
             const unsigned row = base + g;
-            double s = 0;
-            if (row < a.hi)
-                for (unsigned long long k = rp[row] + l; k < rp[row + 1]; k += lanes) {
-                    const unsigned c = ci[k];
-                    s += va[k] * (c < owned ? cg::direction(z[c], beta, pold[c]) : v[c]);
-                }
+            double s = row < a.hi ? cg::row_sum<Packed>(a, row, l, lanes, p) : 0.0;
             for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
             if (row < a.hi && l == 0) {
                 y[row] = s;
@@ -162,9 +186,7 @@ __device__ void cg_spmv(autarky::TaskCtx& ctx) {
     }
     for (unsigned base = a.lo; base < a.hi; base += groups) {
         const unsigned row = base + g;
-        double s = 0;
-        if (row < a.hi)
-            for (unsigned long long k = rp[row] + l; k < rp[row + 1]; k += lanes) s += va[k] * v[ci[k]];
+        double s = row < a.hi ? cg::row_sum<Packed>(a, row, l, lanes, [&](unsigned c) { return v[c]; }) : 0.0;
         for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
         if (row < a.hi && l == 0) {
             y[row] = s;
@@ -180,6 +202,13 @@ __device__ void cg_spmv(autarky::TaskCtx& ctx) {
         }
     }
     cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+}
+
+__device__ void cg_spmv(autarky::TaskCtx& ctx) {
+    if (ctx.args<CgSpmv>().compact)
+        cg_spmv_as<true>(ctx);
+    else
+        cg_spmv_as<false>(ctx);
 }
 
 __device__ void cg_update(autarky::TaskCtx& ctx) {

@@ -15,6 +15,8 @@
 //!   who sends which `x` entries to whom; [`HaloPlan::simulate_spmv`] runs
 //!   the plan on the CPU. The [`halo`] module docs specify the layout and
 //!   the exchange.
+//! - [`CompactCsr`] ([`compact`]): the exact one-word-a-nonzero form the
+//!   device SpMV reads when a matrix fits it.
 //! - [`CgSolver`] ([`graph`]): the device solver — CG, Jacobi-preconditioned
 //!   CG and single-reduction CG as a CPU-free task graph.
 //!
@@ -34,6 +36,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod compact;
 mod csr;
 mod error;
 mod generate;
@@ -45,6 +48,7 @@ pub mod reference;
 mod rng;
 mod scalar;
 
+pub use compact::{CompactCsr, NotCompact};
 pub use csr::{Csr, SYMMETRY_RTOL};
 pub use error::{CgError, MatrixError, PartitionError};
 pub use generate::{poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso, random_spd};
