@@ -228,6 +228,9 @@ s21-compact)
       [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg32-$x" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
       [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg256-$x" 120 $B/autarky --json cg --poisson3d 256 --tol 0 --max-iters 100 $e
       [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction $e
+      # With less matrix to stream, the direction's crossover may move.
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1024-fused-$x" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --direction fused $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg128-fused-$x" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 --direction fused $e
     done
   done
   M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct"

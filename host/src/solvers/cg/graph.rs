@@ -223,13 +223,19 @@ pub const L2_PERSIST_MAX_SHARE: f64 = 1.1;
 /// 160³ 325.7 / 310.3, 2D 1024² 79.0 / 77.6 (ncu there: 11.5 MB more DRAM
 /// reads an iteration fused: the separate phase's vectors were L2 hits),
 /// 1448² 153.3 / 151.8; 2048² equal; 128³ 161.8 / 164.4 (the exception).
-/// [`DirectionForm::Auto`] follows that split.
+/// With the matrix packed ([`CgConfig::compact_matrix`]) it streams a third
+/// of the bytes and the crossover moves up: 2D 724² 31.8 / 35.0, 1024²
+/// 59.1–60.4 / 60.7–61.2, 96³ equal (57.0 / 56.8), 1448² 132.6 / 129.4,
+/// 112³ 95.4 / 92.9, 160³ 266.3 / 253.9 (2048² 229.0 / 232.8 and 128³
+/// 134.7 / 136.7 the exceptions). [`DirectionForm::Auto`] follows those
+/// splits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DirectionForm {
     /// Fused while the rows on one GPU take at most 80 bytes a row of its
     /// L2 (≤ 786 432 rows on 60 MiB: between the measured 524 176 rows,
-    /// fused 6 % faster, and 884 736, 3 % slower), separate above; fused
-    /// on the emulator.
+    /// fused 6 % faster, and 884 736, 3 % slower), 48 with the matrix
+    /// packed (≤ 1 310 720 rows: between 1 048 576, fused 2 % faster, and
+    /// 1 404 928, 3 % slower), separate above; fused on the emulator.
     #[default]
     Auto,
     /// Formed where it is read (no direction tiles).
@@ -239,23 +245,33 @@ pub enum DirectionForm {
 }
 
 /// [`DirectionForm::Auto`]'s rows a GPU may hold for the fused form: L2
-/// bytes / this.
+/// bytes / this, with the matrix in plain CSR.
 pub const FUSED_DIRECTION_L2_BYTES_PER_ROW: usize = 80;
 
+/// [`FUSED_DIRECTION_L2_BYTES_PER_ROW`] with the matrix packed
+/// ([`CgConfig::compact_matrix`]).
+pub const FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED: usize = 48;
+
 impl DirectionForm {
-    /// Whether the direction is fused for `rows` rows on each GPU of `rt`.
-    pub fn fused_for(self, rt: &Runtime, rows: usize) -> bool {
-        self.fused_with_l2(rows, rt.device_props().map(|d| d.l2_bytes))
+    /// Whether the direction is fused for `rows` rows on each GPU of `rt`,
+    /// the matrix `packed` or plain.
+    pub fn fused_for(self, rt: &Runtime, rows: usize, packed: bool) -> bool {
+        self.fused_with_l2(rows, rt.device_props().map(|d| d.l2_bytes), packed)
     }
 
     /// The same for a GPU of `l2_bytes` of L2 (None: the emulator).
-    pub fn fused_with_l2(self, rows: usize, l2_bytes: Option<usize>) -> bool {
+    pub fn fused_with_l2(self, rows: usize, l2_bytes: Option<usize>, packed: bool) -> bool {
+        let per_row = if packed {
+            FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED
+        } else {
+            FUSED_DIRECTION_L2_BYTES_PER_ROW
+        };
         match self {
             DirectionForm::Fused => true,
             DirectionForm::Separate => false,
             DirectionForm::Auto => match l2_bytes {
                 None => true,
-                Some(l2) => rows.saturating_mul(FUSED_DIRECTION_L2_BYTES_PER_ROW) <= l2,
+                Some(l2) => rows.saturating_mul(per_row) <= l2,
             },
         }
     }
@@ -767,7 +783,6 @@ impl<'a> CgSolver<'a> {
         // about the same rows each).
         let rows_per_gpu = (a.n_rows() as u64 * rt.pes_per_gpu() as u64)
             .div_ceil(rt.num_pes().max(1) as u64) as usize;
-        let fuse_dir = rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu);
         let diag = a.diagonal();
         if precond {
             if let Some(row) = diag.iter().position(|&d| d <= 0.0) {
@@ -831,6 +846,8 @@ impl<'a> CgSolver<'a> {
             None
         };
         let compact = packed.is_some();
+        let fuse_dir =
+            rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu, compact);
         // Entries of a buffer: n where used, 1 where not.
         let len = |used: bool, n: usize| if used { n } else { 1 };
 
@@ -1968,23 +1985,32 @@ mod tests {
     /// previous iteration. (A chunk edge to the wrong receiver tiles still
     /// gives the right x on the emulator most of the time: only this check
     /// sees it.)
-    /// Auto fuses the direction up to 80 bytes of L2 a row on one GPU (on
-    /// the H200's 60 MiB: the measured 64³ and 724² fused, 96³ and 1024²
-    /// separate) and always on the emulator; the explicit forms are kept.
+    /// Auto fuses the direction up to 80 bytes of L2 a row on one GPU with
+    /// plain CSR (on the H200's 60 MiB: the measured 64³ and 724² fused,
+    /// 96³ and 1024² separate), 48 with the matrix packed (1024² fused,
+    /// 112³ and 1448² separate), and always on the emulator; the explicit
+    /// forms are kept.
     #[test]
     fn auto_fuses_the_direction_while_the_rows_fit_l2() {
         let l2 = Some(60 << 20);
         let auto = DirectionForm::Auto;
-        assert!(auto.fused_with_l2(64 * 64 * 64, l2));
-        assert!(auto.fused_with_l2(724 * 724, l2));
-        assert!(auto.fused_with_l2(786_432, l2));
-        assert!(!auto.fused_with_l2(786_433, l2));
-        assert!(!auto.fused_with_l2(96 * 96 * 96, l2));
-        assert!(!auto.fused_with_l2(1024 * 1024, l2));
-        assert!(auto.fused_with_l2(usize::MAX, None));
-        assert!(!auto.fused_with_l2(usize::MAX, l2));
-        assert!(DirectionForm::Fused.fused_with_l2(1 << 30, l2));
-        assert!(!DirectionForm::Separate.fused_with_l2(1, None));
+        for packed in [false, true] {
+            assert!(auto.fused_with_l2(64 * 64 * 64, l2, packed));
+            assert!(auto.fused_with_l2(724 * 724, l2, packed));
+            assert!(auto.fused_with_l2(786_432, l2, packed));
+            assert!(auto.fused_with_l2(usize::MAX, None, packed));
+            assert!(!auto.fused_with_l2(usize::MAX, l2, packed));
+            assert!(DirectionForm::Fused.fused_with_l2(1 << 30, l2, packed));
+            assert!(!DirectionForm::Separate.fused_with_l2(1, None, packed));
+        }
+        assert!(!auto.fused_with_l2(786_433, l2, false));
+        assert!(!auto.fused_with_l2(96 * 96 * 96, l2, false));
+        assert!(!auto.fused_with_l2(1024 * 1024, l2, false));
+        assert!(auto.fused_with_l2(1024 * 1024, l2, true));
+        assert!(auto.fused_with_l2(1_310_720, l2, true));
+        assert!(!auto.fused_with_l2(1_310_721, l2, true));
+        assert!(!auto.fused_with_l2(112 * 112 * 112, l2, true));
+        assert!(!auto.fused_with_l2(1448 * 1448, l2, true));
         // The solver reports what it chose: the emulator fuses Standard;
         // single reduction has no direction phase.
         let a = super::super::poisson2d(20).unwrap();
