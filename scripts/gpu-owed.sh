@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s21-final   # 1 GPU: after .gpu/run: CG bench, CG 2D 1024² traced by phase, dispatch bench
 #   bash scripts/gpu-owed.sh s21-compact # 1 GPU: CG's matrix packed (4 bytes a nonzero) against plain CSR: gpu_cg, A/B, ncu DRAM bytes
 #   bash scripts/gpu-owed.sh s20-l2b     # 1 GPU: L2-kept CG vectors (RunOptions::l2_persist, the default on one PE): tests, A/B, CG bench
 #   bash scripts/gpu-owed.sh s20-l2      # 1 GPU: (an uncommitted hook; see s20-l2b) CG vectors as an L2 persisting window, A/B
@@ -207,6 +208,17 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s21-final)
+  # Session 21 (1 GPU), after `bash .gpu/run`: the CG bench with the packed
+  # matrix and the new Auto threshold; 2D 1024² traced (where an
+  # iteration's time goes between the phases now that the matrix streams
+  # in a third of the bytes); the dispatch bench (issue 8's table).
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met|matrix' LINES_SHOWN=40 run cg-bench 300 $B/cg --quick
+  OK_RC=4 FILTER='us_per|rror' run cg2d1024-trace 90 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 60 --trace /tmp/cg2d.trace.json
+  python3 scripts/trace-phases.py /tmp/cg2d.trace.json > "$LOGS/cg2d-phases.txt" 2>&1; tail -n 12 "$LOGS/cg2d-phases.txt"
+  [ -x $B/dispatch ] && FILTER='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span|rror' LINES_SHOWN=40 run dispatch 200 $B/dispatch --quick
   pack
   ;;
 s21-compact)
