@@ -86,6 +86,10 @@ impl CompactCsr {
             return Err(NotCompact::TooManyEntries);
         }
         let mut table: Vec<f64> = Vec::new();
+        // The table's bit patterns: searched in order while short (a
+        // stencil's two to four values: faster than hashing 10⁸ entries),
+        // through the map once longer.
+        let mut bits_of: Vec<u64> = Vec::new();
         let mut code_of: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
         let mut packed = Vec::with_capacity(col_idx.len());
         for row in 0..row_ptr.len() - 1 {
@@ -98,13 +102,19 @@ impl CompactCsr {
                     });
                 }
                 let bits = values[k].to_bits();
-                let code = match code_of.get(&bits) {
-                    Some(&c) => c,
+                let found = if bits_of.len() <= 16 {
+                    bits_of.iter().position(|&b| b == bits).map(|c| c as u32)
+                } else {
+                    code_of.get(&bits).copied()
+                };
+                let code = match found {
+                    Some(c) => c,
                     None => {
                         if table.len() == MAX_VALUES {
                             return Err(NotCompact::TooManyValues);
                         }
                         table.push(values[k]);
+                        bits_of.push(bits);
                         code_of.insert(bits, table.len() as u32 - 1);
                         table.len() as u32 - 1
                     }
