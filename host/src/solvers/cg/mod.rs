@@ -55,7 +55,8 @@ pub use generate::{poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso, rando
 pub use graph::{
     default_spmv_lanes, heap_bytes_for, heap_bytes_needed, CgConfig, CgRun, CgSolveError, CgSolver,
     DirectionForm, Precond, FUSED_DIRECTION_L2_BYTES_PER_ROW,
-    FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED, L2_PERSIST_MAX_SHARE, MAX_DEFAULT_TILES,
+    FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED, L2_PERSIST_HEAD_MAX_SHARE, L2_PERSIST_MAX_SHARE,
+    MAX_DEFAULT_TILES,
 };
 pub use halo::{GhostBlock, HaloPlan, LocalCsr, PePlan, SendList};
 pub use mtx::{
