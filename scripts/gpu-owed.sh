@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s21-l2head  # 1 GPU: after .gpu/run: CG's L2 window as landed (head up to 1.4x) against none; CG bench
 #   bash scripts/gpu-owed.sh s21-final   # 1 GPU: after .gpu/run: CG bench, CG 2D 1024² traced by phase, dispatch bench
 #   bash scripts/gpu-owed.sh s21-compact # 1 GPU: CG's matrix packed (4 bytes a nonzero) against plain CSR: gpu_cg, A/B, ncu DRAM bytes
 #   bash scripts/gpu-owed.sh s20-l2b     # 1 GPU: L2-kept CG vectors (RunOptions::l2_persist, the default on one PE): tests, A/B, CG bench
@@ -208,6 +209,25 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s21-l2head)
+  # Session 21 (1 GPU), after `bash .gpu/run`: the vectors' L2 window as
+  # landed (407080e: laid out most reused first; the whole span up to 1.1x
+  # the set-aside, its head up to 1.4x) against --no-l2-persist,
+  # interleaved; then the CG bench.
+  F='"us_per_iteration"|"l2_persist_bytes"|rror'
+  for r in 1 2; do
+    for x in kept none; do
+      e=
+      [ $x = none ] && e=--no-l2-persist
+      OK_RC=4 FILTER="$F" run "cg2d1024-pj-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --precond jacobi $e
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg100-pj-$x" 60 $B/autarky --json cg --poisson3d 100 --tol 0 --max-iters 500 --precond jacobi $e
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg2d1100-$x" 60 $B/autarky --json cg --poisson2d 1100 --tol 0 --max-iters 500 $e
+    done
+  done
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met|matrix' LINES_SHOWN=40 run cg-bench 300 $B/cg --quick
   pack
   ;;
 s21-final)

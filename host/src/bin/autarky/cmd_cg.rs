@@ -121,8 +121,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = DirectionArg::Auto)]
     direction: DirectionArg,
     /// Do not keep the vectors in L2 while the matrix streams through (by
-    /// default they are on a run of one PE on a GPU, when they fit the L2
-    /// the device can set aside; the results are the same).
+    /// default, on a run of one PE on a GPU, all of them are when they fit
+    /// the L2 the device can set aside, and the most reused ones when they
+    /// take up to 1.4× that; the results are the same).
     #[arg(long)]
     no_l2_persist: bool,
     /// Give the SpMV the matrix as plain CSR (12 bytes a nonzero) even when
