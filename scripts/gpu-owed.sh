@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s21-comm    # 1 GPU: comm blocks with only pinned work poll a wide task every round, limit read every 64 polls: tests, A/B
 #   bash scripts/gpu-owed.sh s21-l2head  # 1 GPU: after .gpu/run: CG's L2 window as landed (head up to 1.4x) against none; CG bench
 #   bash scripts/gpu-owed.sh s21-final   # 1 GPU: after .gpu/run: CG bench, CG 2D 1024² traced by phase, dispatch bench
 #   bash scripts/gpu-owed.sh s21-compact # 1 GPU: CG's matrix packed (4 bytes a nonzero) against plain CSR: gpu_cg, A/B, ncu DRAM bytes
@@ -209,6 +210,32 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s21-comm)
+  # Session 21 (1 GPU; test binaries and autarky rebuilt from the working
+  # tree into a bundle of 407080e): a comm block whose only work is its
+  # pinned list polls a wide pinned task every round (not every other
+  # one, no comm-ring pops) and reads the run's limit every 64 polls,
+  # against -DAUTARKY_EXP_COMM_POLL_ALL (the former loop). The test
+  # binaries that run comm blocks first, then the A/B, interleaved.
+  for t in gpu_cg gpu_faults gpu gpu_unstoppable gpu_jacobi gpu_trace; do
+    f=$(ls .gpu/tests/$t-* 2>/dev/null | head -1)
+    [ -n "$f" ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run "test-$t" 120 "$f" --test-threads=1
+  done
+  F='"us_per_iteration"|rror'
+  for r in 1 2; do
+    for x in new all; do
+      e=
+      [ $x = all ] && e=-DAUTARKY_EXP_COMM_POLL_ALL
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000
+      [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg128-$x" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+      [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-sr-$x" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --variant single-reduction
+      [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j1024-norm1-$x" 60 $B/autarky jacobi2d --size 1024 --iters 2000 --check-every 1
+    done
+  done
   pack
   ;;
 s21-l2head)

@@ -1680,6 +1680,24 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
     // relays) before the next, so a wide task never starves them.
     uint32_t polls = 0, idle = 0;
     [[maybe_unused]] bool wide_turn = true;  // unused in lean variants
+    // Whether anything but the pinned list can need this block: dynamic
+    // comm tasks (the comm ring) or proxies to relay. Without, a wide
+    // pinned task is polled every round, not every other one, and the ring
+    // is not looked at (each look is two dependent L2 round trips): the
+    // rounds of a wide wait go from ~5 round trips to ~1, and a reduce
+    // starts that much sooner after its last input (CG: twice an
+    // iteration). The pinned comm tasks are the comm slots' lists.
+    // (-DAUTARKY_EXP_COMM_POLL_ALL: every round polls everything, the
+    // control.)
+    [[maybe_unused]] bool others = true;  // unused in lean variants
+#ifndef AUTARKY_EXP_COMM_POLL_ALL
+    others = p.num_tasks - p.first_comm > pin[slots] - pin[p.pin_compute_slots] || p.num_proxies > 0;
+#endif
+    // The run's limit as last read: re-read every 64 polls and after every
+    // completion, not at every poll (a round trip each). A stale value only
+    // delays leaving a list past a lowered limit until the next read: an
+    // instance runs only if the limit read after its acquire allows it.
+    [[maybe_unused]] uint32_t limit_seen = run_limit(p);
     if (threadIdx.x == 0) sh.failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -1698,11 +1716,17 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                 const bool wake = polls % COMM_WAKE_EVERY == 0 && woken(p, w.block);
 #endif
 #ifndef AUTARKY_NO_PINNED
-                if (len > 0 && n < run_limit(p)) {
+#ifdef AUTARKY_EXP_COMM_POLL_ALL
+                limit_seen = run_limit(p);
+#endif
+                if (len > 0 && n < limit_seen) {
                     const uint32_t t = list[k];
                     const TaskDesc d = load_desc(p, t);
                     if (d.pred_count > WIDE_POLL_MIN) {
-                        if (wide_turn) {
+                        // With nothing else to poll, every round but each
+                        // 64th, which runs the checks below (abort, the
+                        // run's end, progress, the watchdog).
+                        if (others ? wide_turn : polls % 64 != 0) {
                             wide_turn = false;
                             run = 3;  // a block-wide poll of its predecessors
                             sh.task = t;
@@ -1723,7 +1747,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
 #endif
 #ifndef AUTARKY_NO_COMM_WORK
                 uint32_t t, it;
-                if (comm_try_pop(p, &t, &it)) {
+                if (others && comm_try_pop(p, &t, &it)) {
                     run = 1;
                     idle = 0;
                     sh.task = t;
@@ -1736,7 +1760,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                 }
 #endif
 #ifndef AUTARKY_NO_REMOTE
-                if (!relay_proxies(w)) break;  // a push was aborted
+                if (others && !relay_proxies(w)) break;  // a push was aborted
 #endif
                 AUTARKY_TRACE_WAIT_FAILED_POLL();  // trace: nothing to run: idle
                 // Woken (the run is over: see wake_word) or every 64th poll:
@@ -1745,6 +1769,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                     if (idle > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);
                     continue;
                 }
+                limit_seen = run_limit(p);
                 if (run_finished(p)) {
                     wake_all(p);
                     break;
@@ -1813,6 +1838,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
             } else {
                 ok = complete_serial(w, sh.desc, sh.task, sh.iter, clock);
             }
+            limit_seen = run_limit(p);
             sh.run = ok ? run : 0;
         }
         // Publish: sh.run (abort seen by thread 0) to the block.
