@@ -12,6 +12,7 @@ use autarky::solvers::cg::{
     CgSolveError, CgSolver, CgVariant, Csr, DirectionForm, Precond,
 };
 use autarky::Runtime;
+use common::{iterations_within, max_abs_diff};
 
 const TOL: f64 = 1e-8;
 
@@ -50,17 +51,6 @@ fn reference(a: &Csr<f64>, variant: CgVariant) -> autarky::solvers::cg::CgResult
     };
     let n = a.n_rows();
     cg_reference(a, &vec![1.0; n], &vec![0.0; n], &opts).unwrap()
-}
-
-fn within(got: u32, want: usize) -> bool {
-    (got as usize).abs_diff(want) <= (want / 50).max(2)
-}
-
-fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
 }
 
 fn cases() -> Vec<(&'static str, Csr<f64>)> {
@@ -121,7 +111,7 @@ fn graph_cg_converges_like_the_reference_for_every_variant() {
                 got.true_rel_residual
             );
             assert!(
-                within(got.iterations, want.iterations),
+                iterations_within(got.iterations, want.iterations),
                 "{what}: {} iterations, reference {}",
                 got.iterations,
                 want.iterations
@@ -142,7 +132,7 @@ fn single_reduction_needs_the_same_iterations_as_standard() {
         let std = solve(&a, 2, cfg(CgVariant::Standard, Precond::None)).iterations;
         let sr = solve(&a, 2, cfg(CgVariant::SingleReduction, Precond::None)).iterations;
         assert!(
-            within(sr, std as usize),
+            iterations_within(sr, std as usize),
             "{name}: standard {std}, single reduction {sr}"
         );
     }
@@ -394,7 +384,7 @@ fn a_matrix_market_file_written_and_read_back_solves_the_same() {
         got.converged && got.true_rel_residual <= 10.0 * TOL,
         "{got:?}"
     );
-    assert!(within(got.iterations, want.iterations));
+    assert!(iterations_within(got.iterations, want.iterations));
 }
 
 #[test]
@@ -458,7 +448,7 @@ fn a_custom_rhs_and_initial_guess_are_used() {
     )
     .unwrap();
     assert!(got.converged && got.true_rel_residual <= 10.0 * TOL);
-    assert!(within(got.iterations, want.iterations));
+    assert!(iterations_within(got.iterations, want.iterations));
 }
 
 #[test]

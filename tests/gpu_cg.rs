@@ -92,17 +92,6 @@ fn reference(a: &Csr<f64>, variant: CgVariant) -> autarky::solvers::cg::CgResult
     cg_reference(a, &vec![1.0; n], &vec![0.0; n], &opts).unwrap()
 }
 
-fn within(got: u32, want: usize) -> bool {
-    (got as usize).abs_diff(want) <= (want / 50).max(2)
-}
-
-fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 fn gpu_cg_converges_like_the_reference_for_every_variant() {
     let cases = [
         ("poisson2d(64)", poisson2d(64).unwrap()),
@@ -145,7 +134,7 @@ fn gpu_cg_converges_like_the_reference_for_every_variant() {
                     got.true_rel_residual
                 );
                 assert!(
-                    within(got.iterations, want.iterations),
+                    iterations_within(got.iterations, want.iterations),
                     "{what}: {} iterations, reference {}",
                     got.iterations,
                     want.iterations

@@ -213,6 +213,20 @@ pub fn same_cg_runs(
     (r1, r2)
 }
 
+/// The iteration check: a device run's `got` iterations within 2 %
+/// (at least 2) of the CPU reference's `want`.
+pub fn iterations_within(got: u32, want: usize) -> bool {
+    (got as usize).abs_diff(want) <= (want / 50).max(2)
+}
+
+/// Largest `|a[i] − b[i]|`.
+pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
 /// `n` u64s, poisoned with all-ones, so a value never written shows.
 pub fn poisoned(rt: &Runtime, n: usize) -> Buffer<u64> {
     let b = rt.alloc::<u64>(n).unwrap();

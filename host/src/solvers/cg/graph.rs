@@ -7,7 +7,9 @@
 //!
 //! Rows are split over the `P` PEs by [`partition_rows`]; [`HaloPlan`] gives
 //! each PE its local matrix over `[owned | ghosts]` columns and the send
-//! lists. The vector the SpMV multiplies (`p` for Standard, `z = M⁻¹r` for
+//! lists; the SpMV reads that matrix packed ([`super::compact`], 4 bytes a
+//! nonzero) when every PE's fits, as plain CSR otherwise. The vector the
+//! SpMV multiplies (`p` for Standard, `z = M⁻¹r` for
 //! single-reduction; `M = I` without preconditioner) lives in a symmetric
 //! buffer `v` of two halves (`v[par][0..L]`, `L` = the largest
 //! `n_local + n_ghost`), each half holding owned entries then ghosts. A PE's
