@@ -56,11 +56,14 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS
     // The scheduler's shared state: one object, live for the whole kernel
     // (see BlockShared).
     __shared__ BlockShared sh;
-    [[maybe_unused]] __shared__ PinnedCache pinned_cache;  // unused without pinned blocks
+    if (threadIdx.x == 0) sh.report.iteration = 0;  // read by thread 0 only, after the role loop's first barrier
+    // A pinned compute block's cache of its list; a comm block's copy of its
+    // pinned tasks' arguments.
+    [[maybe_unused]] __shared__ PinnedCache pinned_cache;
     const bool comm = block < p.comm_blocks;
     const Who w{&p, block, comm ? (uint32_t)Role::Comm : (uint32_t)Role::Compute};
     if (comm) {
-        comm_loop(w, sh);
+        comm_loop(w, sh, pinned_cache);
 #ifndef AUTARKY_NO_PINNED
     } else if (block - p.comm_blocks < p.pin_compute_slots) {
         const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);

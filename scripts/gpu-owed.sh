@@ -29,6 +29,8 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s22-pat     # 1 GPU: CG's packed rows as patterns (a byte a row) against packed rows and plain: gpu_cg, A/B
+#   bash scripts/gpu-owed.sh s22-ab      # 1 GPU: residual report after the publish, CG scalars read early, comm args in shared memory; each against its control, A/B
 #   bash scripts/gpu-owed.sh s21-comm    # 1 GPU: comm blocks with only pinned work poll a wide task every round, limit read every 64 polls: tests, A/B
 #   bash scripts/gpu-owed.sh s21-l2head  # 1 GPU: after .gpu/run: CG's L2 window as landed (head up to 1.4x) against none; CG bench
 #   bash scripts/gpu-owed.sh s21-final   # 1 GPU: after .gpu/run: CG bench, CG 2D 1024² traced by phase, dispatch bench
@@ -210,6 +212,68 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s22-pat)
+  # Session 22 (1 GPU; $B/autarky-s22b and .gpu/s22/gpu_cg built from the
+  # working tree): the packed matrix's rows as patterns (a byte a row, the
+  # patterns' words in L1) against the packed rows and offsets
+  # (--no-row-patterns) and plain CSR, interleaved; gpu_cg first.
+  X=${X:-$B/autarky-s22b}
+  [ -x .gpu/s22/gpu_cg ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 200 .gpu/s22/gpu_cg --test-threads=1
+  F='"us_per_iteration"|"row_patterns"|rror'
+  for r in 1 2; do
+    for x in pat packed; do
+      e=
+      [ $x = packed ] && e=--no-row-patterns
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500 $e
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $X --json cg --poisson3d 64 --tol 0 --max-iters 2000 $e
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $X --json cg --poisson3d 128 --tol 0 --max-iters 300 $e
+      OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $X --json cg --poisson3d 32 --tol 0 --max-iters 2000 $e
+      if [ $r = 1 ]; then
+        OK_RC=4 FILTER="$F" run "cg256-$x" 120 $X --json cg --poisson3d 256 --tol 0 --max-iters 50 $e
+        OK_RC=4 FILTER="$F" run "cg2d1024-pj-$x" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500 --precond jacobi $e
+        OK_RC=4 FILTER="$F" run "cg2d1024-sr-$x" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction $e
+      fi
+    done
+  done
+  OK_RC=4 FILTER="$F" run "cg2d1024-plain" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500 --plain-matrix
+  OK_RC=4 FILTER="$F" run "cg64-plain" 60 $X --json cg --poisson3d 64 --tol 0 --max-iters 2000 --plain-matrix
+  pack
+  ;;
+s22-ab)
+  # Session 22 (1 GPU; $B/autarky-s22 built from the working tree, beside a
+  # bundle of 5cd2e36): three changes on the path from a reduce's last
+  # input to its successors, each against its control, and all three
+  # controls at once (the former code), interleaved: the residual's
+  # host-memory stores after the completion's publish (control
+  # -DAUTARKY_EXP_REPORT_INLINE), cg_reduce's scalars loaded before the
+  # sums (-DAUTARKY_EXP_CG_SC_LATE), a comm block's pinned arguments in
+  # shared memory (-DAUTARKY_EXP_COMM_ARGS_GLOBAL); and the progress
+  # publish every 50 µs against none (-DAUTARKY_PROGRESS_PUBLISH_NS=1e9).
+  X=${X:-$B/autarky-s22}
+  F='"us_per_iteration"|rror'
+  OLD="-DAUTARKY_EXP_REPORT_INLINE -DAUTARKY_EXP_CG_SC_LATE -DAUTARKY_EXP_COMM_ARGS_GLOBAL"
+  for r in 1 2; do
+    for x in new old inline sclate args nopub; do
+      case $x in
+        new) e= ;;
+        old) e=$OLD ;;
+        inline) e=-DAUTARKY_EXP_REPORT_INLINE ;;
+        sclate) e=-DAUTARKY_EXP_CG_SC_LATE ;;
+        args) e=-DAUTARKY_EXP_COMM_ARGS_GLOBAL ;;
+        nopub) e=-DAUTARKY_PROGRESS_PUBLISH_NS=1000000000 ;;
+      esac
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $X --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      if [ $x = new ] || [ $x = old ]; then
+        AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $X --json cg --poisson3d 32 --tol 0 --max-iters 2000
+        [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg128-$x" 60 $X --json cg --poisson3d 128 --tol 0 --max-iters 300
+        [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-sr-$x" 60 $X --json cg --poisson3d 64 --tol 0 --max-iters 2000 --variant single-reduction
+        [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j1024-norm1-$x" 60 $X jacobi2d --size 1024 --iters 2000 --check-every 1
+      fi
+    done
+  done
   pack
   ;;
 s21-comm)

@@ -290,7 +290,9 @@ static_assert(alignof(Status) == 8, "alignof(Status) differs from Rust");
 // finished; only increases.
 // `last_residual` / `residual_iteration`: the latest value a task body
 // reported with `ctx.report_residual(r)` (relaxed, then release, system
-// scope); `residual_iteration` is the reporting instance's iteration
+// scope; written by the reporting block's thread 0 once the instance's
+// completion is published, so a report never delays the instance's
+// successors); `residual_iteration` is the reporting instance's iteration
 // + 1, 0 until the first report. Two words: a host read racing a new
 // report may pair one report's value with the next one's iteration.
 struct alignas(8) HostControl {

@@ -93,7 +93,10 @@ namespace autarky {
 constexpr uint32_t NONE = TASK_NONE;
 // Successors with more predecessors than this are checked by the whole block.
 constexpr uint32_t SMALL_FAN_IN = 8;
-constexpr uint64_t PROGRESS_PUBLISH_NS = 50000;
+#ifndef AUTARKY_PROGRESS_PUBLISH_NS
+#define AUTARKY_PROGRESS_PUBLISH_NS 50000
+#endif
+constexpr uint64_t PROGRESS_PUBLISH_NS = AUTARKY_PROGRESS_PUBLISH_NS;
 
 __device__ __forceinline__ uint64_t* state_of(const RunParams& p) { return reinterpret_cast<uint64_t*>(p.state); }
 __device__ __forceinline__ uint32_t done_of(uint64_t word) { return state_done(word); }
@@ -915,7 +918,8 @@ constexpr uint32_t CHAIN_BATCH = 32;
 //    goes on to rewrite chunk 0 while slow warps still read chunk 1, so the
 //    two must not share a vector load.
 struct alignas(16) BlockShared {
-    uint32_t task, iter, run, _pad0;
+    uint32_t task, iter, run;
+    uint32_t slot;  // comm blocks: the pinned list index of the instance to run
     uint32_t failed;
     uint32_t fast;  // this instance completes on the fast path (thread 0 alone)
     uint32_t _pad1, _pad2;
@@ -931,6 +935,7 @@ struct alignas(16) BlockShared {
     uint32_t next_task, _pad3[3];
     CompletionShared done;
     Pending pend;  // thread 0 only: publishes owed by fused completions
+    ResidualReport report;  // a body's residual, published after its completion (flush_report)
 #ifdef AUTARKY_CHAIN_LOOP
     // The chain loop's batch (run_chain_loop): descriptors of the next
     // tasks, and how many of them are links. Written by warp 0 before a
@@ -1194,6 +1199,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     if (threadIdx.x == 0) sh.self_stop[0][0] = sh.self_stop[1][0] = 0;
     for (;;) {
         if (threadIdx.x == 0) {
+            flush_report(p, sh.report);  // the last instance's residual, after its completion
             uint32_t run = stop ? 0 : 1;
             while (run) {
                 if (task == NONE) {
@@ -1303,9 +1309,9 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         // loaded it; the six zeroing moves were issued by every warp.)
         TaskDesc next_desc;
         if (threadIdx.x == 0 && d.succ_count > 0) next_desc = load_desc(p, edge.task);
-        TaskCtx ctx{d.global,  it,         p.iterations, p.pe, w.block,
+        TaskCtx ctx{d.global,  it,         p.iterations, p.pe,      w.block,
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
-                    d.arg_len, &p,         &sh_failed,   sh_task};
+                    d.arg_len, &p,         &sh_failed,   sh_task,   &sh.report};
         autarky_dispatch(ctx, d.kind);
         // Publish: every thread's body writes happen before thread 0's release
         // of done[t] in complete(); `sh_failed` to the block.
@@ -1341,6 +1347,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     }
     if (threadIdx.x == 0) {
         flush_pending(p, sh.pend);
+        flush_report(p, sh.report);
         publish_completed(p, w.block, clock);
     }
 }
@@ -1487,7 +1494,8 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const unsigned 
                 d.arg_len,
                 &p,
                 &sh.failed,
-                sh.task};
+                sh.task,
+                &sh.report};
     AUTARKY_TRACE_T0(p, TraceKind::TaskStart, sh.task, sh.iter, 0);
     autarky_dispatch(ctx, d.kind);
     // Publish: every thread's body writes happen before thread 0's release
@@ -1596,11 +1604,17 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             // run_body's barrier published the body's writes; thread 0
             // publishes done and, on abort, stops at the next loop top (no
             // third barrier per instance).
-            if (threadIdx.x == 0 && !complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) stop = true;
+            if (threadIdx.x == 0) {
+                if (!complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) stop = true;
+                flush_report(p, sh.report);
+            }
         }
     }
 out:
-    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
+    if (threadIdx.x == 0) {
+        flush_report(p, sh.report);
+        publish_completed(p, w.block, clock);
+    }
 }
 
 // A pinned comm task with more predecessors than this is polled by the
@@ -1657,7 +1671,7 @@ __device__ __noinline__ void detect_stop(const RunParams& p) {
 #ifndef COMM_WAKE_EVERY
 #define COMM_WAKE_EVERY 4
 #endif
-__device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
+__device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] PinnedCache& pc) {
     const RunParams& p = *w.p;
     const uint32_t* pin = reinterpret_cast<const uint32_t*>(p.pinned);
     const uint32_t slots = p.pin_compute_slots + p.pin_comm_slots;
@@ -1668,6 +1682,39 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
         list = pin + slots + 1 + pin[s];
         len = pin[s + 1] - pin[s];
     }
+#ifndef AUTARKY_NO_PINNED
+    // The pinned list's arguments in shared memory (as a pinned compute
+    // block keeps them: pc's args and arg_off only), the first
+    // PIN_CACHE_TASKS tasks' that fit: a body then reads them without a
+    // round trip to L2 — the acquire before every instance invalidates L1,
+    // so read from the arena they were one more round trip between a
+    // reduce's last input and its sum. (-DAUTARKY_EXP_COMM_ARGS_GLOBAL:
+    // from the arena, the A/B control.)
+    if (threadIdx.x == 0) {
+        uint32_t bytes = 0;
+        for (uint32_t k = 0; k < len && k < PIN_CACHE_TASKS; ++k) {
+            const TaskDesc d = load_desc(p, list[k]);
+            const uint32_t padded = (d.arg_len + 15u) & ~15u;
+#ifndef AUTARKY_EXP_COMM_ARGS_GLOBAL
+            if (padded <= PIN_CACHE_ARG_BYTES - bytes) {
+                pc.arg_off[k] = bytes;
+                bytes += padded;
+                continue;
+            }
+#endif
+            pc.arg_off[k] = PIN_ARG_NONE;
+        }
+    }
+    // Publish: arg_off to every thread, which copy the bytes; the loop's
+    // first barrier publishes the copies.
+    __syncthreads();
+    for (uint32_t k = 0; k < len && k < PIN_CACHE_TASKS; ++k) {
+        if (pc.arg_off[k] == PIN_ARG_NONE) continue;
+        const TaskDesc d = load_desc(p, list[k]);
+        const unsigned char* arena = reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset;
+        for (uint32_t b = threadIdx.x; b < d.arg_len; b += blockDim.x) pc.args[pc.arg_off[k] + b] = arena[b];
+    }
+#endif
     LoopClock clock;
     uint32_t k = 0, n = 0;  // thread 0: pinned cursor (list index, instance)
     uint64_t last_publish = 0, watch_start = 0, watch_progress = 0;
@@ -1729,6 +1776,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                         if (others ? wide_turn : polls % 64 != 0) {
                             wide_turn = false;
                             run = 3;  // a block-wide poll of its predecessors
+                            sh.slot = k;
                             sh.task = t;
                             sh.iter = n;
                             sh.desc = d;
@@ -1737,6 +1785,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
                         wide_turn = true;
                     } else if (preds_done_now(p, d, n) && n < run_limit(p)) {
                         run = 2;
+                        sh.slot = k;
                         sh.task = t;
                         sh.iter = n;
                         sh.desc = d;
@@ -1825,8 +1874,12 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
             if (sh.run != 2) continue;
             run = 2;
         }
-#endif
+        const uint32_t slot = sh.slot;
+        const bool cached = run == 2 && slot < PIN_CACHE_TASKS && pc.arg_off[slot] != PIN_ARG_NONE;
+        if (!run_body(w, sh, cached ? pc.args + pc.arg_off[slot] : nullptr)) break;
+#else
         if (!run_body(w, sh)) break;
+#endif
         if (threadIdx.x == 0) {
             bool ok;
             if (run == 2) {
@@ -1838,6 +1891,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
             } else {
                 ok = complete_serial(w, sh.desc, sh.task, sh.iter, clock);
             }
+            flush_report(p, sh.report);
             limit_seen = run_limit(p);
             sh.run = ok ? run : 0;
         }
@@ -1845,7 +1899,10 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh) {
         __syncthreads();
         if (sh.run == 0) break;
     }
-    if (threadIdx.x == 0) publish_completed(p, w.block, clock);
+    if (threadIdx.x == 0) {
+        flush_report(p, sh.report);
+        publish_completed(p, w.block, clock);
+    }
 }
 
 __device__ inline void block_exit(Who w) {

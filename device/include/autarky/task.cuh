@@ -23,6 +23,10 @@ struct TaskCtx {
     const RunParams* params;
     uint32_t* failed;  // shared-memory flag: nonzero once any thread of the block called fail()
     uint32_t local;    // the task's id in this PE's tables (what error records name)
+    // The block's pending residual report (shared memory; report_residual),
+    // published to the host by the block's thread 0 after the instance's
+    // completion. Null on paths that publish at once (the self loop).
+    ResidualReport* report = nullptr;
 
     // The task's arguments, as the type the kind declared. Read-only for
     // the whole run. They may be in shared memory (a pinned block keeps a
@@ -137,11 +141,22 @@ struct TaskCtx {
     // Publishes `r` as this PE's latest residual (HostControl::last_residual,
     // with this instance's iteration), for the host to read while the run
     // is in flight (GpuRun::progress_snapshot). Call from one thread.
+    //
+    // The stores to host memory come after the instance's completion is
+    // published (flush_report, by the block's thread 0): their system-scope
+    // release waits for the residual's store to cross PCIe (~1 µs), and in
+    // the body it delayed every successor by that much — CG reports once an
+    // iteration, from the reduce its next phase waits for.
+    // (-DAUTARKY_EXP_REPORT_INLINE: stored in the body, the A/B control.)
     __device__ void report_residual(double r) const {
-        HostControl* c = control_of(*params);
-        st_relaxed_sys_u64(reinterpret_cast<uint64_t*>(&c->last_residual), (uint64_t)__double_as_longlong(r));
-        // Release: a host that reads this iteration reads this residual or a later one.
-        st_release_sys_u32(&c->residual_iteration, iteration + 1);
+#ifndef AUTARKY_EXP_REPORT_INLINE
+        if (report != nullptr) {
+            report->value = r;
+            report->iteration = iteration + 1;
+            return;
+        }
+#endif
+        publish_residual(*params, r, iteration + 1);
     }
 
     // Marks a halo pulse in the trace (kind: TraceKind::PulsePack or

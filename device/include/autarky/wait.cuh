@@ -237,6 +237,31 @@ enum class WaitResult : uint32_t { Ready = 0, Stop = 1, Aborted = 2, TimedOut = 
 // the waiter should stop without error (the run finished), 0 to keep
 // waiting; it stores the awaited word's value in `seen`. Bounded: every
 // ABORT_POLLS polls it checks abort and the deadline; the deadline is
+// A residual reported by a task body (TaskCtx::report_residual), held in
+// shared memory until the block's thread 0 publishes it (flush_report).
+struct ResidualReport {
+    double value;
+    uint32_t iteration;  // the reporting instance's iteration + 1; 0: nothing pending
+    uint32_t _pad;
+};
+
+// Publishes a residual to the host: HostControl::last_residual, then
+// residual_iteration with a system-scope release (a host that reads this
+// iteration reads this residual or a later one). One thread.
+__device__ __forceinline__ void publish_residual(const RunParams& p, double r, uint32_t iteration) {
+    HostControl* c = control_of(p);
+    st_relaxed_sys_u64(reinterpret_cast<uint64_t*>(&c->last_residual), (uint64_t)__double_as_longlong(r));
+    st_release_sys_u32(&c->residual_iteration, iteration);
+}
+
+// Thread 0, after an instance's completion (and when the block leaves):
+// publishes the residual its body reported, if any.
+__device__ __forceinline__ void flush_report(const RunParams& p, ResidualReport& r) {
+    if (r.iteration == 0) return;
+    publish_residual(p, r.value, r.iteration);
+    r.iteration = 0;
+}
+
 // `timeout_ns` without progress anywhere on the PE (it re-arms while other
 // blocks complete instances, so a long task elsewhere is not a hang). On
 // timeout it records the error and raises abort. Called by one thread.

@@ -345,16 +345,32 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
 // block-wide), then thread 0 alone: the decisions must be taken once.
 __device__ void cg_reduce(autarky::TaskCtx& ctx) {
     const CgReduce& a = ctx.args<CgReduce>();
+    const unsigned n = ctx.iteration, cur = n % 2, nxt = (n + 1) % 2;
+    double* sc = reinterpret_cast<double*>(a.scalars);
+    // Thread 0 loads the scalars the decisions need before the sums, so
+    // their round trip overlaps the partials' instead of following the
+    // tree (they were written by earlier reduces, which this instance's
+    // predecessors' acquire ordered before it). -DAUTARKY_EXP_CG_SC_LATE:
+    // read after the sums, the A/B control.
+    double rho = 0, alpha_prev = 0;
+#ifndef AUTARKY_EXP_CG_SC_LATE
+    if (threadIdx.x == 0) {
+        rho = sc[cg::RHO + cur];
+        if (a.stage == 3) alpha_prev = sc[cg::ALPHA + cur];
+    }
+#endif
     double s[4];
     autarky_allreduce::sum(ctx, a.ar, s);
     if (threadIdx.x != 0) return;
-    const unsigned n = ctx.iteration, cur = n % 2, nxt = (n + 1) % 2;
-    double* sc = reinterpret_cast<double*>(a.scalars);
+#ifdef AUTARKY_EXP_CG_SC_LATE
+    rho = sc[cg::RHO + cur];
+    if (a.stage == 3) alpha_prev = sc[cg::ALPHA + cur];
+#endif
     if (a.stage == 1) {
         const double pap = s[0];
         if (!cg::finite(pap)) return cg::fail(ctx, sc, cg::NON_FINITE, 0, pap, n + 1);
         if (pap <= 0.0) return cg::fail(ctx, sc, cg::NOT_SPD, 0, pap, n + 1);
-        const double alpha = sc[cg::RHO + cur] / pap;
+        const double alpha = rho / pap;
         if (!cg::finite(alpha)) return cg::fail(ctx, sc, cg::NON_FINITE, 1, alpha, n + 1);
         sc[cg::ALPHA + cur] = alpha;
         return;
@@ -372,7 +388,7 @@ __device__ void cg_reduce(autarky::TaskCtx& ctx) {
     if (a.stage == 2) {
         const double rz = s[0];
         if (!cg::finite(rz)) return cg::fail(ctx, sc, cg::NON_FINITE, 4, rz, n + 1);
-        const double beta = rz / sc[cg::RHO + cur];
+        const double beta = rz / rho;
         if (!cg::finite(beta)) return cg::fail(ctx, sc, cg::NON_FINITE, 2, beta, n + 1);
         sc[cg::RHO + nxt] = rz;
         sc[cg::BETA + cur] = beta;
@@ -381,9 +397,9 @@ __device__ void cg_reduce(autarky::TaskCtx& ctx) {
     // Single reduction: the scalars of iteration n + 1 (reference iteration n + 2).
     const double gamma = s[0], delta = s[1];
     const unsigned k = n + 2;
-    const double beta = gamma / sc[cg::RHO + cur];
+    const double beta = gamma / rho;
     if (!cg::finite(beta)) return cg::fail(ctx, sc, cg::NON_FINITE, 2, beta, k);
-    const double pap = delta - beta * gamma / sc[cg::ALPHA + cur];
+    const double pap = delta - beta * gamma / alpha_prev;
     if (!cg::finite(pap)) return cg::fail(ctx, sc, cg::NON_FINITE, 0, pap, k);
     if (pap <= 0.0) return cg::fail(ctx, sc, cg::NOT_SPD, 0, pap, k);
     const double alpha = gamma / pap;
