@@ -29,6 +29,8 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s22-unroll  # 1 GPU: row-pattern rows' vector loads 1 / 2 / 4 / 8 in flight (-DCG_PAT_UNROLL), A/B
+#   bash scripts/gpu-owed.sh s22-dir     # 1 GPU: with row patterns, the CG direction fused against separate over sizes, A/B
 #   bash scripts/gpu-owed.sh s22-pat     # 1 GPU: CG's packed rows as patterns (a byte a row) against packed rows and plain: gpu_cg, A/B
 #   bash scripts/gpu-owed.sh s22-ab      # 1 GPU: residual report after the publish, CG scalars read early, comm args in shared memory; each against its control, A/B
 #   bash scripts/gpu-owed.sh s21-comm    # 1 GPU: comm blocks with only pinned work poll a wide task every round, limit read every 64 polls: tests, A/B
@@ -212,6 +214,41 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s22-unroll)
+  # Session 22 (1 GPU; $B/autarky-s22c): a row-pattern row's entries
+  # CG_PAT_UNROLL at a time (their vector loads in flight together)
+  # against one at a time; interleaved.
+  X=${X:-$B/autarky-s22c}
+  F='"us_per_iteration"|rror'
+  for r in 1 2; do
+    for u in 1 2 4 8; do
+      e=-DCG_PAT_UNROLL=$u
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-u$u-$r" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-u$u-$r" 60 $X --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg128-u$u-$r" 60 $X --json cg --poisson3d 128 --tol 0 --max-iters 300
+      [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg32-u$u" 60 $X --json cg --poisson3d 32 --tol 0 --max-iters 2000
+      [ $r = 1 ] && AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-pj-u$u" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500 --precond jacobi
+    done
+  done
+  pack
+  ;;
+s22-dir)
+  # Session 22 (1 GPU; $B/autarky-s22b): with the rows as patterns the
+  # SpMV reads far fewer matrix bytes; where does the fused direction
+  # (two vectors read a nonzero) stop paying? Fused against separate,
+  # interleaved, over 2D and 3D sizes around the packed matrix's crossover.
+  X=${X:-$B/autarky-s22b}
+  F='"us_per_iteration"|"direction"|rror'
+  for r in 1 2; do
+    for sz in "--poisson2d 724" "--poisson2d 1024" "--poisson2d 1448" "--poisson3d 64" "--poisson3d 96" "--poisson3d 128"; do
+      for d in fused separate; do
+        n=$(echo "$sz" | tr -d ' -')
+        OK_RC=4 FILTER="$F" run "$n-$d-$r" 60 $X --json cg $sz --tol 0 --max-iters 300 --direction $d
+      done
+    done
+  done
   pack
   ;;
 s22-pat)

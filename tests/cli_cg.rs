@@ -87,12 +87,13 @@ fn cg_solves_a_matrix_market_file_on_the_emulator_and_prints_json() {
     std::fs::remove_file(&path).ok();
 }
 
-/// A Poisson matrix is given to the SpMV packed by default, plain with
-/// `--plain-matrix`; the JSON says which, and the runs are bitwise the same
-/// (the printed residuals are equal).
+/// A Poisson matrix is given to the SpMV packed, its rows as patterns, by
+/// default; packed with rows and offsets with `--no-row-patterns`; plain
+/// with `--plain-matrix`. The JSON says which, and the runs are bitwise the
+/// same (the printed residuals are equal).
 #[test]
 fn cg_packs_the_matrix_unless_told_not_to_and_the_runs_agree() {
-    let run = |plain: bool| {
+    let run = |plain: bool, patterns: bool| {
         let mut args = vec![
             "--emulator=2",
             "--json",
@@ -109,6 +110,9 @@ fn cg_packs_the_matrix_unless_told_not_to_and_the_runs_agree() {
         if plain {
             args.push("--plain-matrix");
         }
+        if !patterns {
+            args.push("--no-row-patterns");
+        }
         let o = autarky(&args);
         // Status 4: stopped at --max-iters (the tolerance is 0).
         assert_eq!(
@@ -119,12 +123,14 @@ fn cg_packs_the_matrix_unless_told_not_to_and_the_runs_agree() {
         );
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
         assert_eq!(v["compact_matrix"], !plain, "{v}");
+        assert_eq!(v["row_patterns"], !plain && patterns, "{v}");
         assert_eq!(v["iterations"], 25, "{v}");
         v
     };
-    let (packed, plain) = (run(false), run(true));
+    let (patterns, packed, plain) = (run(false, true), run(false, false), run(true, true));
     for key in ["rel_residual", "true_rel_residual"] {
         assert_eq!(packed[key], plain[key], "{key}");
+        assert_eq!(patterns[key], plain[key], "{key}");
     }
 }
 
@@ -536,11 +542,11 @@ fn cg_header_says_equal_tile_counts_once_and_agrees_with_its_counts() {
     };
     assert_eq!(
         header(&["--poisson2d", "1"]),
-        "cg poisson2d 1: 1 row, 1 nonzero (packed matrix), standard CG (direction fused), preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
+        "cg poisson2d 1: 1 row, 1 nonzero (row-pattern matrix), standard CG (direction fused), preconditioner none, 1 PE (tiles: 1 per PE), up to 1 iteration on the emulator backend"
     );
     let h = header(&["--poisson2d", "8", "--pes", "4"]);
     assert!(
-        h.contains(": 64 rows, 288 nonzeros (packed matrix),")
+        h.contains(": 64 rows, 288 nonzeros (row-pattern matrix),")
             && h.contains(", 4 PEs (tiles: 1 per PE),"),
         "{h}"
     );

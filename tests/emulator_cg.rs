@@ -21,7 +21,8 @@ fn rt_for(a: &Csr<f64>, pes: u32) -> Runtime {
         .emulator(2)
         .pes(pes)
         .comm_blocks(2)
-        .symmetric_heap_bytes(heap_bytes_needed(a, pes).unwrap())
+        // Room for two solvers (common::same_cg_runs builds a pair).
+        .symmetric_heap_bytes(2 * heap_bytes_needed(a, pes).unwrap())
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap()
@@ -249,12 +250,12 @@ fn fused_and_separate_directions_are_bitwise_identical() {
     }
 }
 
-/// The matrix packed for the SpMV (one word a nonzero, the default where it
-/// fits) and plain give bitwise the same x, residual and iteration count,
-/// for each recurrence and form of the direction (the SpMV's three modes),
-/// with and without the preconditioner, on one PE and on several (ghost
-/// columns far from their rows); a matrix with too many distinct values
-/// stays plain.
+/// The matrix packed for the SpMV (one word a nonzero, where it fits), its
+/// rows as patterns (a byte a row, the default where they fit) and plain
+/// give bitwise the same x, residual and iteration count, for each
+/// recurrence and form of the direction (the SpMV's three modes), with and
+/// without the preconditioner, on one PE and on several (ghost columns far
+/// from their rows); a matrix with too many distinct values stays plain.
 #[test]
 fn packed_and_plain_matrices_are_bitwise_identical() {
     let a = poisson3d_aniso(9, [1.0, 0.5, 2.0]).unwrap();
@@ -266,27 +267,35 @@ fn packed_and_plain_matrices_are_bitwise_identical() {
         ] {
             for precond in [Precond::None, Precond::Jacobi] {
                 let what = format!("{pes} PEs, {variant:?} {direction:?} {precond:?}");
-                let with = |compact_matrix| CgConfig {
+                let with = |compact_matrix, row_patterns| CgConfig {
                     direction,
                     compact_matrix,
+                    row_patterns,
                     ..cfg(variant, precond)
                 };
-                let (p, _) = common::same_cg_runs(
-                    &rt_for(&a, pes),
-                    &a,
-                    (with(true), with(false)),
-                    |packed, plain| {
-                        assert!(packed.compact_matrix(), "{what}");
-                        assert!(!plain.compact_matrix(), "{what}");
-                        assert_eq!(
-                            packed.graph().num_tasks(),
-                            plain.graph().num_tasks(),
-                            "{what}"
-                        );
-                    },
-                    &what,
-                );
-                assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
+                let rt = rt_for(&a, pes);
+                // Packed with row offsets against plain, then packed rows as
+                // patterns (the default) against plain.
+                for patterns in [false, true] {
+                    let what = format!("{what}, row patterns {patterns}");
+                    let (p, _) = common::same_cg_runs(
+                        &rt,
+                        &a,
+                        (with(true, patterns), with(false, patterns)),
+                        |packed, plain| {
+                            assert!(packed.compact_matrix(), "{what}");
+                            assert_eq!(packed.row_patterns(), patterns, "{what}");
+                            assert!(!plain.compact_matrix() && !plain.row_patterns(), "{what}");
+                            assert_eq!(
+                                packed.graph().num_tasks(),
+                                plain.graph().num_tasks(),
+                                "{what}"
+                            );
+                        },
+                        &what,
+                    );
+                    assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
+                }
             }
         }
     }
@@ -294,6 +303,7 @@ fn packed_and_plain_matrices_are_bitwise_identical() {
     let rt = rt_for(&r, 1);
     let s = CgSolver::new(&rt, &r, cfg(CgVariant::Standard, Precond::None)).unwrap();
     assert!(!s.compact_matrix(), "a value an entry: plain");
+    assert!(!s.row_patterns(), "plain: no patterns");
 }
 
 /// The default tiling depends on the matrix and the PE count, not on the

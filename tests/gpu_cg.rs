@@ -245,9 +245,9 @@ fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
     }
 }
 
-/// The matrix packed for the SpMV (one word a nonzero; the default where it
-/// fits) and plain CSR give bitwise the same x, residual and iteration
-/// count: each of the SpMV's modes (Standard with the direction fused and
+/// The matrix packed for the SpMV (one word a nonzero where it fits), its
+/// rows as patterns (a byte a row; the default where they fit) and plain
+/// CSR give bitwise the same x, residual and iteration count: each of the SpMV's modes (Standard with the direction fused and
 /// separate, single reduction), with and without the preconditioner, on 1,
 /// 2 and 4 virtual PEs (ghost columns far from their rows), in 2D and 3D.
 fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
@@ -266,23 +266,31 @@ fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
                         "{} rows, {pes} PEs, {variant:?} {direction:?} {precond:?}",
                         a.n_rows()
                     );
-                    let with = |compact_matrix| CgConfig {
+                    let with = |compact_matrix, row_patterns| CgConfig {
                         tile_rows: Some(37),
                         direction,
                         compact_matrix,
+                        row_patterns,
                         ..cfg(variant, precond)
                     };
-                    let (p, _) = same_cg_runs(
-                        &rt(&a, pes),
-                        &a,
-                        (with(true), with(false)),
-                        |packed, plain| {
-                            assert!(packed.compact_matrix(), "{what}");
-                            assert!(!plain.compact_matrix(), "{what}");
-                        },
-                        &what,
-                    );
-                    assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
+                    let rt = rt(&a, pes);
+                    // Packed with row offsets, then packed rows as patterns
+                    // (the default), each against plain.
+                    for patterns in [false, true] {
+                        let what = format!("{what}, row patterns {patterns}");
+                        let (p, _) = same_cg_runs(
+                            &rt,
+                            &a,
+                            (with(true, patterns), with(false, patterns)),
+                            |packed, plain| {
+                                assert!(packed.compact_matrix(), "{what}");
+                                assert_eq!(packed.row_patterns(), patterns, "{what}");
+                                assert!(!plain.compact_matrix(), "{what}");
+                            },
+                            &what,
+                        );
+                        assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
+                    }
                 }
             }
         }

@@ -242,7 +242,9 @@ fn run_case(
         "{name}: autarky tiles per PE {:?} (standard), {:?} (single reduction); matrix {}; standard's direction {}; vectors kept in L2: {} (standard), {} (single reduction)",
         std_cg.tiles_per_pe(),
         sr_cg.tiles_per_pe(),
-        if std_cg.compact_matrix() {
+        if std_cg.row_patterns() {
+            "packed rows as patterns (a byte a row)"
+        } else if std_cg.compact_matrix() {
             "packed (4 bytes a nonzero)"
         } else {
             "plain CSR (12 bytes a nonzero)"

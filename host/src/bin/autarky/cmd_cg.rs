@@ -131,6 +131,12 @@ pub struct Args {
     /// every PE's rows fit it; the results are bitwise the same).
     #[arg(long)]
     plain_matrix: bool,
+    /// Give the SpMV the packed matrix's rows and offsets even when its rows
+    /// take few enough distinct patterns to be stored as a byte each (used
+    /// by default when every PE's rows do: stencil matrices; the results
+    /// are bitwise the same).
+    #[arg(long)]
+    no_row_patterns: bool,
 }
 
 /// A finite, non-negative tolerance.
@@ -242,6 +248,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         },
         l2_persist_vectors: !a.no_l2_persist,
         compact_matrix: !a.plain_matrix,
+        row_patterns: !a.no_row_patterns,
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;
@@ -257,7 +264,13 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "cg {name}: {}, {} ({} matrix), {variant} CG{}, preconditioner {precond}, {}{} (tiles: {}), up to {} on the {} backend",
         plural(matrix.n_rows() as u64, "row", "rows"),
         plural(matrix.nnz() as u64, "nonzero", "nonzeros"),
-        if solver.compact_matrix() { "packed" } else { "plain" },
+        if solver.row_patterns() {
+            "row-pattern"
+        } else if solver.compact_matrix() {
+            "packed"
+        } else {
+            "plain"
+        },
         match solver.direction_fused() {
             Some(true) => " (direction fused)",
             Some(false) => " (direction separate)",
@@ -338,6 +351,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "l2_persist_bytes": solver.l2_window().map(|w| w.bytes),
         // The SpMV read the matrix packed (4 bytes a nonzero) or plain.
         "compact_matrix": solver.compact_matrix(),
+        // ... and its rows as patterns, a byte a row.
+        "row_patterns": solver.row_patterns(),
         "precond": precond,
         "tol": a.tol,
         "max_iters": a.max_iters,

@@ -8,7 +8,9 @@
 //! Rows are split over the `P` PEs by [`partition_rows`]; [`HaloPlan`] gives
 //! each PE its local matrix over `[owned | ghosts]` columns and the send
 //! lists; the SpMV reads that matrix packed ([`super::compact`], 4 bytes a
-//! nonzero) when every PE's fits, as plain CSR otherwise. The vector the
+//! nonzero) when every PE's fits — its rows as patterns, a byte a row, when
+//! every PE's take at most 256 distinct ones — as plain CSR otherwise. The
+//! vector the
 //! SpMV multiplies (`p` for Standard, `z = M⁻¹r` for
 //! single-reduction; `M = I` without preconditioner) lives in a symmetric
 //! buffer `v` of two halves (`v[par][0..L]`, `L` = the largest
@@ -117,7 +119,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use super::compact::{CompactCsr, MAX_VALUES};
+use super::compact::{CompactCsr, RowPatterns, MAX_PATTERNS, MAX_VALUES};
 use super::error::{CgError, PartitionError};
 use super::halo::HaloPlan;
 use super::partition::partition_rows;
@@ -203,6 +205,12 @@ pub struct CgConfig {
     /// nonzero and `u64` row offsets) when every PE's rows fit it; default
     /// true. Exact: bitwise the same results either way.
     pub compact_matrix: bool,
+    /// With [`CgConfig::compact_matrix`]: when every PE's rows take at
+    /// most 256 distinct packed word sequences ([`RowPatterns`]: stencil
+    /// matrices), give the SpMV a byte a row and the list of sequences
+    /// instead of the row offsets and words; default true. Exact: bitwise
+    /// the same results either way.
+    pub row_patterns: bool,
 }
 
 /// [`CgConfig::l2_persist_vectors`]: the longest span of vectors kept in
@@ -260,15 +268,21 @@ fn l2_window_bytes(span: usize, max_persisting: usize) -> usize {
 /// of the bytes and the crossover moves up: 2D 724² 31.8 / 35.0, 1024²
 /// 59.1–60.4 / 60.7–61.2, 96³ equal (57.0 / 56.8), 1448² 132.6 / 129.4,
 /// 112³ 95.4 / 92.9, 160³ 266.3 / 253.9 (2048² 229.0 / 232.8 and 128³
-/// 134.7 / 136.7 the exceptions). [`DirectionForm::Auto`] follows those
-/// splits.
+/// 134.7 / 136.7 the exceptions). With the packed rows as patterns
+/// ([`CgConfig::row_patterns`]) the matrix is a byte a row and fused won
+/// or tied at every size measured: 2D 724² 28.5, 27.4 / 29.2, 29.2; 1024²
+/// 46.2, 46.2 / 47.2, 48.0; 1448² 106.9, 107.2 / 107.5, 108.5; 3D 64³
+/// 25.9, 26.2 / 27.2, 27.2; 96³ 41.6, 41.4 / 41.6, 41.4; 128³ 111.9,
+/// 111.5 / 114.0, 114.9. [`DirectionForm::Auto`] follows those splits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DirectionForm {
     /// Fused while the rows on one GPU take at most 80 bytes a row of its
     /// L2 (≤ 786 432 rows on 60 MiB: between the measured 524 176 rows,
     /// fused 6 % faster, and 884 736, 3 % slower), 48 with the matrix
     /// packed (≤ 1 310 720 rows: between 1 048 576, fused 2 % faster, and
-    /// 1 404 928, 3 % slower), separate above; fused on the emulator.
+    /// 1 404 928, 3 % slower), 24 with its rows as patterns (≤ 2 621 440
+    /// rows: 2 097 152, fused 1–3 % faster, the largest measured), separate
+    /// above; fused on the emulator.
     #[default]
     Auto,
     /// Formed where it is read (no direction tiles).
@@ -285,19 +299,34 @@ pub const FUSED_DIRECTION_L2_BYTES_PER_ROW: usize = 80;
 /// ([`CgConfig::compact_matrix`]).
 pub const FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED: usize = 48;
 
+/// [`FUSED_DIRECTION_L2_BYTES_PER_ROW`] with the packed rows as patterns
+/// ([`CgConfig::row_patterns`]).
+pub const FUSED_DIRECTION_L2_BYTES_PER_ROW_PATTERNS: usize = 24;
+
+/// The form the SpMV reads the matrix in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatrixForm {
+    /// CSR: 12 bytes a nonzero, `u64` row offsets.
+    Plain,
+    /// Packed ([`super::compact`]): 4 bytes a nonzero, `u32` row offsets.
+    Packed,
+    /// Packed rows as patterns ([`RowPatterns`]): a byte a row.
+    Patterns,
+}
+
 impl DirectionForm {
     /// Whether the direction is fused for `rows` rows on each GPU of `rt`,
-    /// the matrix `packed` or plain.
-    pub fn fused_for(self, rt: &Runtime, rows: usize, packed: bool) -> bool {
-        self.fused_with_l2(rows, rt.device_props().map(|d| d.l2_bytes), packed)
+    /// the matrix in `form`.
+    pub fn fused_for(self, rt: &Runtime, rows: usize, form: MatrixForm) -> bool {
+        self.fused_with_l2(rows, rt.device_props().map(|d| d.l2_bytes), form)
     }
 
     /// The same for a GPU of `l2_bytes` of L2 (None: the emulator).
-    pub fn fused_with_l2(self, rows: usize, l2_bytes: Option<usize>, packed: bool) -> bool {
-        let per_row = if packed {
-            FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED
-        } else {
-            FUSED_DIRECTION_L2_BYTES_PER_ROW
+    pub fn fused_with_l2(self, rows: usize, l2_bytes: Option<usize>, form: MatrixForm) -> bool {
+        let per_row = match form {
+            MatrixForm::Plain => FUSED_DIRECTION_L2_BYTES_PER_ROW,
+            MatrixForm::Packed => FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED,
+            MatrixForm::Patterns => FUSED_DIRECTION_L2_BYTES_PER_ROW_PATTERNS,
         };
         match self {
             DirectionForm::Fused => true,
@@ -344,6 +373,7 @@ impl CgConfig {
             direction: DirectionForm::Auto,
             l2_persist_vectors: true,
             compact_matrix: true,
+            row_patterns: true,
         }
     }
 }
@@ -439,9 +469,14 @@ struct SpmvArgs {
     /// Mode 2: this PE's scalars (`β_{n−1}`).
     scalars: u64,
     /// 1: the matrix is packed ([`super::compact`]): `row_ptr` is `u32`,
-    /// `col` the packed words, `val` the table of values; 0: plain CSR.
+    /// `col` the packed words, `val` the table of values; 2: packed rows as
+    /// patterns ([`RowPatterns`]): `row_ptr` is a byte a row (its
+    /// pattern), `col` the patterns' words, `pattern_ptr` their offsets,
+    /// `val` the table; 0: plain CSR.
     compact: u32,
     pad: u32,
+    /// `compact == 2`: the patterns' offsets into their words (`u32`).
+    pattern_ptr: u64,
 }
 
 #[repr(C)]
@@ -572,10 +607,16 @@ struct Buffers {
     row_ptr: SymBuffer<u64>,
     col: SymBuffer<u32>,
     val: SymBuffer<f64>,
-    /// The packed matrix ([`super::compact`]; length 1 each when plain).
+    /// The packed matrix ([`super::compact`]; length 1 each when plain or
+    /// as row patterns, but the table).
     crow_ptr: SymBuffer<u32>,
     packed: SymBuffer<u32>,
     table: SymBuffer<f64>,
+    /// Rows as patterns ([`RowPatterns`]; length 1 each otherwise): each
+    /// row's pattern, the patterns' offsets and words.
+    row_pattern: SymBuffer<u8>,
+    pattern_ptr: SymBuffer<u32>,
+    pattern_words: SymBuffer<u32>,
     dinv: SymBuffer<f64>,
     send_idx: SymBuffer<u32>,
     /// Values of the send lists, staged for NVSHMEM puts (same offsets as
@@ -621,6 +662,8 @@ pub struct CgSolver<'a> {
     l2_window: Option<crate::L2Persist>,
     /// The SpMV reads the packed matrix ([`CgConfig::compact_matrix`]).
     compact: bool,
+    /// ... as row patterns ([`CgConfig::row_patterns`]).
+    patterned: bool,
     graph: Graph,
     plan: HaloPlan<f64>,
     bufs: Buffers,
@@ -879,8 +922,45 @@ impl<'a> CgSolver<'a> {
             None
         };
         let compact = packed.is_some();
+        // Rows as patterns when every PE's packed rows fit (one decision, as
+        // above; a rank computes every PE's to take it alike).
+        let patterns: Option<Vec<Option<RowPatterns>>> = match &packed {
+            Some(own) if cfg.row_patterns => {
+                let local = rt.local_pes();
+                plan.pes()
+                    .iter()
+                    .enumerate()
+                    .map(|(q, pe)| {
+                        let c = match &own[q] {
+                            Some(c) => std::borrow::Cow::Borrowed(c),
+                            None => {
+                                let m = pe.matrix();
+                                let c = CompactCsr::encode(m.row_ptr(), m.col_idx(), m.values());
+                                std::borrow::Cow::Owned(c.ok()?)
+                            }
+                        };
+                        RowPatterns::of(&c).map(|r| local.contains(&(q as u32)).then_some(r))
+                    })
+                    .collect()
+            }
+            _ => None,
+        };
+        let patterned = patterns.is_some();
+        let form = match (compact, patterned) {
+            (_, true) => MatrixForm::Patterns,
+            (true, false) => MatrixForm::Packed,
+            (false, false) => MatrixForm::Plain,
+        };
+        let max_pattern_words = patterns.as_ref().map_or(1, |ps| {
+            ps.iter()
+                .flatten()
+                .map(|r| r.words().len())
+                .max()
+                .unwrap_or(1)
+                .max(1)
+        });
         let fuse_dir =
-            rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu, compact);
+            rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu, form);
         // Entries of a buffer: n where used, 1 where not.
         let len = |used: bool, n: usize| if used { n } else { 1 };
 
@@ -889,9 +969,12 @@ impl<'a> CgSolver<'a> {
             row_ptr: rt.alloc_symmetric(len(!compact, maxn + 1))?,
             col: rt.alloc_symmetric(len(!compact, max_nnz))?,
             val: rt.alloc_symmetric(len(!compact, max_nnz))?,
-            crow_ptr: rt.alloc_symmetric(len(compact, maxn + 1))?,
-            packed: rt.alloc_symmetric(len(compact, max_nnz))?,
+            crow_ptr: rt.alloc_symmetric(len(compact && !patterned, maxn + 1))?,
+            packed: rt.alloc_symmetric(len(compact && !patterned, max_nnz))?,
             table: rt.alloc_symmetric(len(compact, MAX_VALUES))?,
+            row_pattern: rt.alloc_symmetric(len(patterned, maxn))?,
+            pattern_ptr: rt.alloc_symmetric(len(patterned, MAX_PATTERNS + 1))?,
+            pattern_words: rt.alloc_symmetric(max_pattern_words)?,
             dinv: rt.alloc_symmetric(if precond { maxn } else { 1 })?,
             send_idx: rt.alloc_symmetric(max_sends)?,
             stage: rt.alloc_symmetric(max_sends)?,
@@ -951,8 +1034,20 @@ impl<'a> CgSolver<'a> {
             let m = pe.matrix();
             match packed.as_ref().and_then(|p| p[q as usize].as_ref()) {
                 Some(c) => {
-                    bufs.crow_ptr.copy_from(q, &padded(c.row_ptr(), maxn + 1))?;
-                    bufs.packed.copy_from(q, &padded(c.packed(), max_nnz))?;
+                    match patterns.as_ref().and_then(|p| p[q as usize].as_ref()) {
+                        Some(r) => {
+                            bufs.row_pattern
+                                .copy_from(q, &padded(r.row_pattern(), maxn))?;
+                            bufs.pattern_ptr
+                                .copy_from(q, &padded(r.pattern_ptr(), MAX_PATTERNS + 1))?;
+                            bufs.pattern_words
+                                .copy_from(q, &padded(r.words(), max_pattern_words))?;
+                        }
+                        None => {
+                            bufs.crow_ptr.copy_from(q, &padded(c.row_ptr(), maxn + 1))?;
+                            bufs.packed.copy_from(q, &padded(c.packed(), max_nnz))?;
+                        }
+                    }
                     bufs.table.copy_from(q, &padded(c.table(), MAX_VALUES))?;
                 }
                 None => {
@@ -1033,12 +1128,16 @@ impl<'a> CgSolver<'a> {
                 let lanes = cfg.spmv_lanes.unwrap_or_else(|| default_spmv_lanes(avg));
                 let slot_c = (t % compute_blocks as usize) as u32;
                 let sa = SpmvArgs {
-                    row_ptr: if compact {
+                    row_ptr: if patterned {
+                        bufs.row_pattern.addr(q as u32)
+                    } else if compact {
                         bufs.crow_ptr.addr(q as u32)
                     } else {
                         bufs.row_ptr.addr(q as u32)
                     },
-                    col: if compact {
+                    col: if patterned {
+                        bufs.pattern_words.addr(q as u32)
+                    } else if compact {
                         bufs.packed.addr(q as u32)
                     } else {
                         bufs.col.addr(q as u32)
@@ -1071,8 +1170,9 @@ impl<'a> CgSolver<'a> {
                         addr(&bufs.r, q)
                     },
                     scalars: addr(&bufs.scalars, q),
-                    compact: compact as u32,
+                    compact: if patterned { 2 } else { compact as u32 },
                     pad: 0,
+                    pattern_ptr: bufs.pattern_ptr.addr(q as u32),
                 };
                 let va = VecArgs {
                     x: addr(&bufs.x, q),
@@ -1352,6 +1452,7 @@ impl<'a> CgSolver<'a> {
             fuse_dir,
             l2_window,
             compact,
+            patterned,
             graph,
             plan,
             bufs,
@@ -1377,6 +1478,12 @@ impl<'a> CgSolver<'a> {
     /// [`CgConfig::compact_matrix`] asked and the matrix allowed.
     pub fn compact_matrix(&self) -> bool {
         self.compact
+    }
+
+    /// Whether the SpMV reads the packed rows as patterns ([`RowPatterns`]),
+    /// as [`CgConfig::row_patterns`] asked and every PE's rows allowed.
+    pub fn row_patterns(&self) -> bool {
+        self.patterned
     }
 
     /// The heap range of the vectors kept in L2 during runs
@@ -1747,7 +1854,25 @@ mod cpu {
         let mut acc = [0.0f64; 3];
         for row in a.lo as usize..a.hi as usize {
             let mut s = 0.0f64;
-            if a.compact != 0 {
+            if a.compact == 2 {
+                // Rows as patterns (super::compact::RowPatterns): a byte a
+                // row, the patterns' u32 offsets and their packed words.
+                // SAFETY: module docs (this PE's matrix, its v half, its
+                // rows; patterns index the MAX_PATTERNS + 1 offsets).
+                let id: u8 = unsafe { rd(a.row_ptr, row) };
+                let (lo, hi): (u32, u32) = unsafe {
+                    (
+                        rd(a.pattern_ptr, id as usize),
+                        rd(a.pattern_ptr, id as usize + 1),
+                    )
+                };
+                for k in lo as usize..hi as usize {
+                    // SAFETY: as above.
+                    let word: u32 = unsafe { rd(a.col, k) };
+                    let (c, val) = crate::solvers::cg::compact::decode(row, word, table);
+                    s += val * p(c as usize);
+                }
+            } else if a.compact != 0 {
                 // The packed matrix (super::compact): u32 row offsets, one
                 // word a nonzero, the table of values in `val`.
                 // SAFETY: module docs (this PE's matrix, its v half, its
@@ -2025,8 +2150,9 @@ mod tests {
     /// Auto fuses the direction up to 80 bytes of L2 a row on one GPU with
     /// plain CSR (on the H200's 60 MiB: the measured 64³ and 724² fused,
     /// 96³ and 1024² separate), 48 with the matrix packed (1024² fused,
-    /// 112³ and 1448² separate), and always on the emulator; the explicit
-    /// forms are kept.
+    /// 112³ and 1448² separate), 24 with its rows as patterns (1448² and
+    /// 128³ fused, 2048² separate), and always on the emulator; the
+    /// explicit forms are kept.
     /// The vectors' L2 window on the H200 (37.5 MiB may be set aside): 2D
     /// 1024²'s 42 MB whole, the Jacobi-preconditioned 50 MB by its head,
     /// single reduction's 57 MB and 128³'s 84 MB none; nothing without a
@@ -2047,23 +2173,29 @@ mod tests {
     fn auto_fuses_the_direction_while_the_rows_fit_l2() {
         let l2 = Some(60 << 20);
         let auto = DirectionForm::Auto;
-        for packed in [false, true] {
-            assert!(auto.fused_with_l2(64 * 64 * 64, l2, packed));
-            assert!(auto.fused_with_l2(724 * 724, l2, packed));
-            assert!(auto.fused_with_l2(786_432, l2, packed));
-            assert!(auto.fused_with_l2(usize::MAX, None, packed));
-            assert!(!auto.fused_with_l2(usize::MAX, l2, packed));
-            assert!(DirectionForm::Fused.fused_with_l2(1 << 30, l2, packed));
-            assert!(!DirectionForm::Separate.fused_with_l2(1, None, packed));
+        use MatrixForm::{Packed, Patterns, Plain};
+        for form in [Plain, Packed, Patterns] {
+            assert!(auto.fused_with_l2(64 * 64 * 64, l2, form));
+            assert!(auto.fused_with_l2(724 * 724, l2, form));
+            assert!(auto.fused_with_l2(786_432, l2, form));
+            assert!(auto.fused_with_l2(usize::MAX, None, form));
+            assert!(!auto.fused_with_l2(usize::MAX, l2, form));
+            assert!(DirectionForm::Fused.fused_with_l2(1 << 30, l2, form));
+            assert!(!DirectionForm::Separate.fused_with_l2(1, None, form));
         }
-        assert!(!auto.fused_with_l2(786_433, l2, false));
-        assert!(!auto.fused_with_l2(96 * 96 * 96, l2, false));
-        assert!(!auto.fused_with_l2(1024 * 1024, l2, false));
-        assert!(auto.fused_with_l2(1024 * 1024, l2, true));
-        assert!(auto.fused_with_l2(1_310_720, l2, true));
-        assert!(!auto.fused_with_l2(1_310_721, l2, true));
-        assert!(!auto.fused_with_l2(112 * 112 * 112, l2, true));
-        assert!(!auto.fused_with_l2(1448 * 1448, l2, true));
+        assert!(!auto.fused_with_l2(786_433, l2, Plain));
+        assert!(!auto.fused_with_l2(96 * 96 * 96, l2, Plain));
+        assert!(!auto.fused_with_l2(1024 * 1024, l2, Plain));
+        assert!(auto.fused_with_l2(1024 * 1024, l2, Packed));
+        assert!(auto.fused_with_l2(1_310_720, l2, Packed));
+        assert!(!auto.fused_with_l2(1_310_721, l2, Packed));
+        assert!(!auto.fused_with_l2(112 * 112 * 112, l2, Packed));
+        assert!(!auto.fused_with_l2(1448 * 1448, l2, Packed));
+        assert!(auto.fused_with_l2(1448 * 1448, l2, Patterns));
+        assert!(auto.fused_with_l2(128 * 128 * 128, l2, Patterns));
+        assert!(auto.fused_with_l2(2_621_440, l2, Patterns));
+        assert!(!auto.fused_with_l2(2_621_441, l2, Patterns));
+        assert!(!auto.fused_with_l2(2048 * 2048, l2, Patterns));
         // The solver reports what it chose: the emulator fuses Standard;
         // single reduction has no direction phase.
         let a = super::super::poisson2d(20).unwrap();

@@ -35,8 +35,10 @@ struct CgSpmv {
     unsigned owned;  // entries of v owned by this PE (the rest are ghosts)
     unsigned long long z;        // fused: z (r without preconditioner)
     unsigned long long scalars;  // fused: this PE's scalars (beta)
-    unsigned compact;  // 1: row_ptr is u32, col the packed words, val the table (compact.rs)
+    unsigned compact;  // 1: row_ptr is u32, col the packed words, val the table (compact.rs);
+                       // 2: row_ptr is a byte a row (its pattern), col the patterns' words
     unsigned pad;
+    unsigned long long pattern_ptr;  // compact 2: u32 offsets of the patterns' words
 };
 
 struct CgVec {
@@ -70,7 +72,7 @@ struct CgReduce {
 };
 
 // The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
-static_assert(sizeof(CgSpmv) == 120, "CgSpmv drifted from graph.rs SpmvArgs");
+static_assert(sizeof(CgSpmv) == 128, "CgSpmv drifted from graph.rs SpmvArgs");
 static_assert(sizeof(CgVec) == 120, "CgVec drifted from graph.rs VecArgs");
 static_assert(sizeof(CgGather) == 64, "CgGather drifted from graph.rs GatherArgs");
 static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
@@ -123,14 +125,31 @@ __device__ inline void fail(autarky::TaskCtx& ctx, double* sc, unsigned code, un
 
 namespace cg {
 
+// The matrix's form (CgSpmv::compact).
+enum : int { PLAIN = 0, PACKED = 1, PATTERNS = 2 };
+
 // A row's sum of products, this lane's share (entries l, l + lanes, ...),
 // in stored order. Packed (compact.rs): one word a nonzero, column = row +
 // (word >> 8, signed), value = table[word & 255] — the same values and
-// columns as plain CSR, so bitwise the same sums.
-template <bool Packed, typename V>
+// columns as plain CSR, so bitwise the same sums. Patterns (compact.rs,
+// RowPatterns): the row's byte picks its words among a few hundred at
+// most, read through the read-only cache (they stay in L1): the vector
+// loads wait on no DRAM load but the byte.
+template <int Form, typename V>
 __device__ __forceinline__ double row_sum(const CgSpmv& a, unsigned row, unsigned l, unsigned lanes, V vec) {
     double s = 0;
-    if (Packed) {
+    if (Form == PATTERNS) {
+        const unsigned char* ids = reinterpret_cast<const unsigned char*>(a.row_ptr);
+        const unsigned* pp = reinterpret_cast<const unsigned*>(a.pattern_ptr);
+        const unsigned* w = reinterpret_cast<const unsigned*>(a.col);
+        const double* table = reinterpret_cast<const double*>(a.val);
+        const unsigned id = ids[row];
+        const unsigned begin = __ldg(pp + id), end = __ldg(pp + id + 1);
+        for (unsigned k = begin + l; k < end; k += lanes) {
+            const unsigned word = __ldg(w + k);
+            s += __ldg(table + (word & 255u)) * vec(row + (unsigned)((int)word >> 8));
+        }
+    } else if (Form == PACKED) {
         const unsigned* rp = reinterpret_cast<const unsigned*>(a.row_ptr);
         const unsigned* w = reinterpret_cast<const unsigned*>(a.col);
         const double* table = reinterpret_cast<const double*>(a.val);
@@ -151,7 +170,7 @@ __device__ __forceinline__ double row_sum(const CgSpmv& a, unsigned row, unsigne
 
 // Sub-warp CSR: `lanes` threads per row, all threads of the block loop the
 // same number of times (shuffles need the whole warp).
-template <bool Packed>
+template <int Form>
 __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
     const CgSpmv& a = ctx.args<CgSpmv>();
     const unsigned n = ctx.iteration;
@@ -174,7 +193,7 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
         auto p = [&](unsigned c) { return c < owned ? cg::direction(z[c], beta, pold[c]) : v[c]; };
         for (unsigned base = a.lo; base < a.hi; base += groups) {
             const unsigned row = base + g;
-            double s = row < a.hi ? cg::row_sum<Packed>(a, row, l, lanes, p) : 0.0;
+            double s = row < a.hi ? cg::row_sum<Form>(a, row, l, lanes, p) : 0.0;
             for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
             if (row < a.hi && l == 0) {
                 y[row] = s;
@@ -186,7 +205,7 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
     }
     for (unsigned base = a.lo; base < a.hi; base += groups) {
         const unsigned row = base + g;
-        double s = row < a.hi ? cg::row_sum<Packed>(a, row, l, lanes, [&](unsigned c) { return v[c]; }) : 0.0;
+        double s = row < a.hi ? cg::row_sum<Form>(a, row, l, lanes, [&](unsigned c) { return v[c]; }) : 0.0;
         for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
         if (row < a.hi && l == 0) {
             y[row] = s;
@@ -205,10 +224,11 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
 }
 
 __device__ void cg_spmv(autarky::TaskCtx& ctx) {
-    if (ctx.args<CgSpmv>().compact)
-        cg_spmv_as<true>(ctx);
-    else
-        cg_spmv_as<false>(ctx);
+    switch (ctx.args<CgSpmv>().compact) {
+        case cg::PATTERNS: cg_spmv_as<cg::PATTERNS>(ctx); break;
+        case cg::PACKED: cg_spmv_as<cg::PACKED>(ctx); break;
+        default: cg_spmv_as<cg::PLAIN>(ctx); break;
+    }
 }
 
 __device__ void cg_update(autarky::TaskCtx& ctx) {

@@ -48,15 +48,15 @@ pub mod reference;
 mod rng;
 mod scalar;
 
-pub use compact::{CompactCsr, NotCompact};
+pub use compact::{CompactCsr, NotCompact, RowPatterns};
 pub use csr::{Csr, SYMMETRY_RTOL};
 pub use error::{CgError, MatrixError, PartitionError};
 pub use generate::{poisson2d, poisson2d_aniso, poisson3d, poisson3d_aniso, random_spd};
 pub use graph::{
     default_spmv_lanes, heap_bytes_for, heap_bytes_needed, CgConfig, CgRun, CgSolveError, CgSolver,
-    DirectionForm, Precond, FUSED_DIRECTION_L2_BYTES_PER_ROW,
-    FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED, L2_PERSIST_HEAD_MAX_SHARE, L2_PERSIST_MAX_SHARE,
-    MAX_DEFAULT_TILES,
+    DirectionForm, MatrixForm, Precond, FUSED_DIRECTION_L2_BYTES_PER_ROW,
+    FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED, FUSED_DIRECTION_L2_BYTES_PER_ROW_PATTERNS,
+    L2_PERSIST_HEAD_MAX_SHARE, L2_PERSIST_MAX_SHARE, MAX_DEFAULT_TILES,
 };
 pub use halo::{GhostBlock, HaloPlan, LocalCsr, PePlan, SendList};
 pub use mtx::{
