@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s22-final   # 1 GPU: after .gpu/run: CG bench (row patterns), CG 2D 1024² traced by phase, dispatch bench
 #   bash scripts/gpu-owed.sh s22-unroll  # 1 GPU: row-pattern rows' vector loads 1 / 2 / 4 / 8 in flight (-DCG_PAT_UNROLL), A/B
 #   bash scripts/gpu-owed.sh s22-dir     # 1 GPU: with row patterns, the CG direction fused against separate over sizes, A/B
 #   bash scripts/gpu-owed.sh s22-pat     # 1 GPU: CG's packed rows as patterns (a byte a row) against packed rows and plain: gpu_cg, A/B
@@ -214,6 +215,17 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s22-final)
+  # Session 22 (1 GPU), after `bash .gpu/run` in the same call: the CG bench
+  # with the rows as patterns; 2D 1024² traced (where an iteration's time
+  # goes now); the dispatch bench (the completion paths gained a residual
+  # flush and comm blocks an argument copy: issue 8's table, unchanged?).
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met|matrix' LINES_SHOWN=40 run cg-bench 240 $B/cg --quick
+  [ -x $B/dispatch ] && FILTER='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span|rror' LINES_SHOWN=40 run dispatch 150 $B/dispatch --quick
+  OK_RC=4 FILTER='us_per|rror' run cg2d1024-trace 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 60 --trace /tmp/cg2d.trace.json
+  python3 scripts/trace-phases.py /tmp/cg2d.trace.json > "$LOGS/cg2d-phases.txt" 2>&1; tail -n 12 "$LOGS/cg2d-phases.txt"
   pack
   ;;
 s22-unroll)
