@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s22-comm    # 1 GPU: CG on 1 / 2 comm blocks (the reduces off the progress publisher's block), A/B
 #   bash scripts/gpu-owed.sh s22-final   # 1 GPU: after .gpu/run: CG bench (row patterns), CG 2D 1024² traced by phase, dispatch bench
 #   bash scripts/gpu-owed.sh s22-unroll  # 1 GPU: row-pattern rows' vector loads 1 / 2 / 4 / 8 in flight (-DCG_PAT_UNROLL), A/B
 #   bash scripts/gpu-owed.sh s22-dir     # 1 GPU: with row patterns, the CG direction fused against separate over sizes, A/B
@@ -215,6 +216,22 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s22-comm)
+  # Session 22 (1 GPU; the bundle's autarky): CG's reduces share comm block
+  # 0 with the progress publisher (every 50 µs: stores to host memory, a
+  # sweep of done words) on one comm block; on two they run on block 1.
+  # --comm-blocks 1 against 2, interleaved.
+  F='"us_per_iteration"|rror'
+  for r in 1 2; do
+    for c in 1 2; do
+      OK_RC=4 FILTER="$F" run "cg2d1024-c$c-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 --comm-blocks $c
+      OK_RC=4 FILTER="$F" run "cg64-c$c-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --comm-blocks $c
+      OK_RC=4 FILTER="$F" run "cg32-c$c-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 --comm-blocks $c
+      [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg128-c$c" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 --comm-blocks $c
+    done
+  done
   pack
   ;;
 s22-final)
