@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s22-l2      # 1 GPU: with row patterns, CG's L2 head window beyond 1.4x the set-aside (AUTARKY_L2_HEAD_MAX_SHARE=4) against none, A/B
 #   bash scripts/gpu-owed.sh s22-comm    # 1 GPU: CG on 1 / 2 comm blocks (the reduces off the progress publisher's block), A/B
 #   bash scripts/gpu-owed.sh s22-final   # 1 GPU: after .gpu/run: CG bench (row patterns), CG 2D 1024² traced by phase, dispatch bench
 #   bash scripts/gpu-owed.sh s22-unroll  # 1 GPU: row-pattern rows' vector loads 1 / 2 / 4 / 8 in flight (-DCG_PAT_UNROLL), A/B
@@ -216,6 +217,25 @@ s19-final)
   FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met' LINES_SHOWN=40 run cg-bench-final 300 $B/cg --quick
   F='^h200|^ +autarky |cuda-graph|atomic-claim |independent \(|uncounted|span'
   FILTER="$F" LINES_SHOWN=40 run dispatch-final 200 $B/dispatch --quick
+  pack
+  ;;
+s22-l2)
+  # Session 22 (1 GPU; $B/autarky-s22d): with the rows as patterns the
+  # matrix streams ~1 MB an iteration, so spans of vectors longer than 1.4x
+  # the set-aside may now gain from a window over their head: the head up
+  # to 4x (AUTARKY_L2_HEAD_MAX_SHARE=4) against the default (none there),
+  # interleaved.
+  X=${X:-$B/autarky-s22d}
+  F='"us_per_iteration"|"l2_persist_bytes"|rror'
+  for r in 1 2; do
+    for h in 1.4 4; do
+      AUTARKY_L2_HEAD_MAX_SHARE=$h OK_RC=4 FILTER="$F" run "cg128-h$h-$r" 60 $X --json cg --poisson3d 128 --tol 0 --max-iters 300
+      AUTARKY_L2_HEAD_MAX_SHARE=$h OK_RC=4 FILTER="$F" run "cg2d1024-sr-h$h-$r" 60 $X --json cg --poisson2d 1024 --tol 0 --max-iters 500 --variant single-reduction
+      AUTARKY_L2_HEAD_MAX_SHARE=$h OK_RC=4 FILTER="$F" run "cg2d1448-h$h-$r" 60 $X --json cg --poisson2d 1448 --tol 0 --max-iters 300
+      [ $r = 1 ] && AUTARKY_L2_HEAD_MAX_SHARE=$h OK_RC=4 FILTER="$F" run "cg128-sr-h$h" 60 $X --json cg --poisson3d 128 --tol 0 --max-iters 300 --variant single-reduction
+      [ $r = 1 ] && AUTARKY_L2_HEAD_MAX_SHARE=$h OK_RC=4 FILTER="$F" run "cg128-pj-h$h" 60 $X --json cg --poisson3d 128 --tol 0 --max-iters 300 --precond jacobi
+    done
+  done
   pack
   ;;
 s22-comm)

@@ -231,21 +231,32 @@ pub const L2_PERSIST_MAX_SHARE: f64 = 1.1;
 /// 1024² (1.33×) 73.2 / 82.3; single reduction 2D 1024² (1.51×) 78.7 /
 /// 79.0; 128³ (2.24×) 141.9 / 138.5; single reduction 128³ (3.1×) 196.7 /
 /// 156.7 (the set-aside part leaves the rest of the vectors too little
-/// L2).
+/// L2). With the rows as patterns (the matrix streams ~1 MB) a head
+/// beyond it still loses (head / none): 128³ 120.1, 120.5 / 113.1, 111.9;
+/// 2D 1448² (2.7×) 118.9, 119.4 / 106.8, 107.0; Jacobi-preconditioned
+/// 128³ 147.9 / 134.6; single reduction 128³ 164.3 / 135.3 (single
+/// reduction 2D 1024² 64.7, 65.3 / 66.0, 65.4: equal). The environment
+/// variable `AUTARKY_L2_HEAD_MAX_SHARE` overrides it, for experiments.
 pub const L2_PERSIST_HEAD_MAX_SHARE: f64 = 1.4;
 
 /// The bytes of a `span` of vectors (most reused first) kept in L2 on a
 /// device that can set aside `max_persisting` bytes: all of them up to
 /// [`L2_PERSIST_MAX_SHARE`] × that, its head up to
 /// [`L2_PERSIST_HEAD_MAX_SHARE`] ×, none beyond (or without a set-aside).
+#[cfg(test)]
 fn l2_window_bytes(span: usize, max_persisting: usize) -> usize {
+    l2_window_bytes_with(span, max_persisting, L2_PERSIST_HEAD_MAX_SHARE)
+}
+
+/// [`l2_window_bytes`] with the head's limit `head_share`.
+fn l2_window_bytes_with(span: usize, max_persisting: usize, head_share: f64) -> usize {
     if max_persisting == 0 {
         return 0;
     }
     let share = span as f64 / max_persisting as f64;
     if share <= L2_PERSIST_MAX_SHARE {
         span
-    } else if share <= L2_PERSIST_HEAD_MAX_SHARE {
+    } else if share <= head_share {
         max_persisting
     } else {
         0
@@ -1014,9 +1025,15 @@ impl<'a> CgSolver<'a> {
             ];
             let lo = spans.iter().map(|s| s.0).min().unwrap_or(0);
             let hi = spans.iter().map(|s| s.0 + 8 * s.1).max().unwrap_or(0);
-            let bytes = rt
-                .device_props()
-                .map_or(0, |d| l2_window_bytes(hi - lo, d.max_persisting_l2));
+            // AUTARKY_L2_HEAD_MAX_SHARE overrides the head's limit, for
+            // experiments with it (the default is the measured one).
+            let head_share = std::env::var("AUTARKY_L2_HEAD_MAX_SHARE")
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(L2_PERSIST_HEAD_MAX_SHARE);
+            let bytes = rt.device_props().map_or(0, |d| {
+                l2_window_bytes_with(hi - lo, d.max_persisting_l2, head_share)
+            });
             // One PE in all: measured on one GPU only so far (a run of one
             // PE per GPU on several GPUs could take it too).
             (cfg.l2_persist_vectors && rt.num_pes() == 1 && bytes > 0)
