@@ -933,26 +933,31 @@ impl<'a> CgSolver<'a> {
             None
         };
         let compact = packed.is_some();
-        // Rows as patterns when every PE's packed rows fit (one decision, as
-        // above; a rank computes every PE's to take it alike).
+        // Rows as patterns when every PE's packed rows fit: one decision, as
+        // above, taken alike in every process, which computes every PE's
+        // patterns (the largest PE's words also size a symmetric buffer,
+        // the same in every process) and keeps its own PEs'.
+        let mut max_pattern_words = 1usize;
         let patterns: Option<Vec<Option<RowPatterns>>> = match &packed {
             Some(own) if cfg.row_patterns => {
                 let local = rt.local_pes();
-                plan.pes()
-                    .iter()
-                    .enumerate()
-                    .map(|(q, pe)| {
-                        let c = match &own[q] {
-                            Some(c) => std::borrow::Cow::Borrowed(c),
-                            None => {
-                                let m = pe.matrix();
-                                let c = CompactCsr::encode(m.row_ptr(), m.col_idx(), m.values());
-                                std::borrow::Cow::Owned(c.ok()?)
+                let mut kept = Vec::with_capacity(plan.pes().len());
+                for (q, pe) in plan.pes().iter().enumerate() {
+                    let c = match &own[q] {
+                        Some(c) => std::borrow::Cow::Borrowed(c),
+                        None => {
+                            let m = pe.matrix();
+                            match CompactCsr::encode(m.row_ptr(), m.col_idx(), m.values()) {
+                                Ok(c) => std::borrow::Cow::Owned(c),
+                                Err(_) => break,
                             }
-                        };
-                        RowPatterns::of(&c).map(|r| local.contains(&(q as u32)).then_some(r))
-                    })
-                    .collect()
+                        }
+                    };
+                    let Some(r) = RowPatterns::of(&c) else { break };
+                    max_pattern_words = max_pattern_words.max(r.words().len());
+                    kept.push(local.contains(&(q as u32)).then_some(r));
+                }
+                (kept.len() == plan.pes().len()).then_some(kept)
             }
             _ => None,
         };
@@ -962,14 +967,6 @@ impl<'a> CgSolver<'a> {
             (true, false) => MatrixForm::Packed,
             (false, false) => MatrixForm::Plain,
         };
-        let max_pattern_words = patterns.as_ref().map_or(1, |ps| {
-            ps.iter()
-                .flatten()
-                .map(|r| r.words().len())
-                .max()
-                .unwrap_or(1)
-                .max(1)
-        });
         let fuse_dir =
             rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu, form);
         // Entries of a buffer: n where used, 1 where not.
