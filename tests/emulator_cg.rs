@@ -273,29 +273,7 @@ fn packed_and_plain_matrices_are_bitwise_identical() {
                     row_patterns,
                     ..cfg(variant, precond)
                 };
-                let rt = rt_for(&a, pes);
-                // Packed with row offsets against plain, then packed rows as
-                // patterns (the default) against plain.
-                for patterns in [false, true] {
-                    let what = format!("{what}, row patterns {patterns}");
-                    let (p, _) = common::same_cg_runs(
-                        &rt,
-                        &a,
-                        (with(true, patterns), with(false, patterns)),
-                        |packed, plain| {
-                            assert!(packed.compact_matrix(), "{what}");
-                            assert_eq!(packed.row_patterns(), patterns, "{what}");
-                            assert!(!plain.compact_matrix() && !plain.row_patterns(), "{what}");
-                            assert_eq!(
-                                packed.graph().num_tasks(),
-                                plain.graph().num_tasks(),
-                                "{what}"
-                            );
-                        },
-                        &what,
-                    );
-                    assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
-                }
+                common::compact_forms_match_plain(&rt_for(&a, pes), &a, with, &what);
             }
         }
     }

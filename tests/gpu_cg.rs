@@ -247,8 +247,9 @@ fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
 
 /// The matrix packed for the SpMV (one word a nonzero where it fits), its
 /// rows as patterns (a byte a row; the default where they fit) and plain
-/// CSR give bitwise the same x, residual and iteration count: each of the SpMV's modes (Standard with the direction fused and
-/// separate, single reduction), with and without the preconditioner, on 1,
+/// CSR give bitwise the same x, residual and iteration count
+/// (`common::compact_forms_match_plain`): each of the SpMV's modes
+/// (Standard with the direction fused and separate, single reduction), with and without the preconditioner, on 1,
 /// 2 and 4 virtual PEs (ghost columns far from their rows), in 2D and 3D.
 fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
     for a in [
@@ -273,24 +274,7 @@ fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
                         row_patterns,
                         ..cfg(variant, precond)
                     };
-                    let rt = rt(&a, pes);
-                    // Packed with row offsets, then packed rows as patterns
-                    // (the default), each against plain.
-                    for patterns in [false, true] {
-                        let what = format!("{what}, row patterns {patterns}");
-                        let (p, _) = same_cg_runs(
-                            &rt,
-                            &a,
-                            (with(true, patterns), with(false, patterns)),
-                            |packed, plain| {
-                                assert!(packed.compact_matrix(), "{what}");
-                                assert_eq!(packed.row_patterns(), patterns, "{what}");
-                                assert!(!plain.compact_matrix(), "{what}");
-                            },
-                            &what,
-                        );
-                        assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
-                    }
+                    common::compact_forms_match_plain(&rt(&a, pes), &a, with, &what);
                 }
             }
         }

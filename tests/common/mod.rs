@@ -213,6 +213,40 @@ pub fn same_cg_runs(
     (r1, r2)
 }
 
+/// The matrix's compact forms against plain CSR ([`same_cg_runs`] twice):
+/// packed with row offsets (`with(true, false)`), then packed rows as
+/// patterns (`with(true, true)`), each against `with(false, _)`; the
+/// solvers report the form they got and have the same tasks, and the runs
+/// converge after more than 10 iterations. `with(compact_matrix,
+/// row_patterns)` gives the configuration.
+pub fn compact_forms_match_plain(
+    rt: &Runtime,
+    a: &autarky::solvers::cg::Csr<f64>,
+    with: impl Fn(bool, bool) -> autarky::solvers::cg::CgConfig,
+    what: &str,
+) {
+    for patterns in [false, true] {
+        let what = format!("{what}, row patterns {patterns}");
+        let (p, _) = same_cg_runs(
+            rt,
+            a,
+            (with(true, patterns), with(false, patterns)),
+            |packed, plain| {
+                assert!(packed.compact_matrix(), "{what}");
+                assert_eq!(packed.row_patterns(), patterns, "{what}");
+                assert!(!plain.compact_matrix() && !plain.row_patterns(), "{what}");
+                assert_eq!(
+                    packed.graph().num_tasks(),
+                    plain.graph().num_tasks(),
+                    "{what}"
+                );
+            },
+            &what,
+        );
+        assert!(p.converged && p.iterations > 10, "{what}: {p:?}");
+    }
+}
+
 /// The iteration check: a device run's `got` iterations within 2 %
 /// (at least 2) of the CPU reference's `want`.
 pub fn iterations_within(got: u32, want: usize) -> bool {

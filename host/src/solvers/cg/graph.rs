@@ -914,53 +914,38 @@ impl<'a> CgSolver<'a> {
             .into());
         }
 
-        // The matrix packed (super::compact) when every PE's rows fit: one
-        // decision for all PEs, taken alike in every process (each encodes
-        // every PE; under MPI a rank keeps its own PEs').
-        let packed: Option<Vec<Option<CompactCsr>>> = if cfg.compact_matrix {
-            let local = rt.local_pes();
-            plan.pes()
-                .iter()
-                .enumerate()
-                .map(|(q, pe)| {
-                    let m = pe.matrix();
-                    CompactCsr::encode(m.row_ptr(), m.col_idx(), m.values())
-                        .ok()
-                        .map(|c| local.contains(&(q as u32)).then_some(c))
-                })
-                .collect()
-        } else {
-            None
-        };
-        let compact = packed.is_some();
-        // Rows as patterns when every PE's packed rows fit: one decision, as
-        // above, taken alike in every process, which computes every PE's
-        // patterns (the largest PE's words also size a symmetric buffer,
-        // the same in every process) and keeps its own PEs'.
+        // The matrix packed (super::compact) when every PE's rows fit, its
+        // rows as patterns when every PE's packed rows take at most 256
+        // sequences: one pass encoding every PE, so every process takes
+        // the same decisions (and sizes the patterns' words buffer, which
+        // is symmetric, by the largest PE's); a process keeps its own PEs'
+        // encodings.
+        let local = rt.local_pes();
+        let mut packed: Option<Vec<Option<CompactCsr>>> = cfg.compact_matrix.then(Vec::new);
+        let mut patterns: Option<Vec<Option<RowPatterns>>> =
+            (cfg.compact_matrix && cfg.row_patterns).then(Vec::new);
         let mut max_pattern_words = 1usize;
-        let patterns: Option<Vec<Option<RowPatterns>>> = match &packed {
-            Some(own) if cfg.row_patterns => {
-                let local = rt.local_pes();
-                let mut kept = Vec::with_capacity(plan.pes().len());
-                for (q, pe) in plan.pes().iter().enumerate() {
-                    let c = match &own[q] {
-                        Some(c) => std::borrow::Cow::Borrowed(c),
-                        None => {
-                            let m = pe.matrix();
-                            match CompactCsr::encode(m.row_ptr(), m.col_idx(), m.values()) {
-                                Ok(c) => std::borrow::Cow::Owned(c),
-                                Err(_) => break,
-                            }
-                        }
-                    };
-                    let Some(r) = RowPatterns::of(&c) else { break };
-                    max_pattern_words = max_pattern_words.max(r.words().len());
-                    kept.push(local.contains(&(q as u32)).then_some(r));
+        for (q, pe) in plan.pes().iter().enumerate() {
+            let Some(cs) = packed.as_mut() else { break };
+            let m = pe.matrix();
+            let Ok(c) = CompactCsr::encode(m.row_ptr(), m.col_idx(), m.values()) else {
+                packed = None;
+                patterns = None;
+                break;
+            };
+            let mine = local.contains(&(q as u32));
+            if let Some(ps) = patterns.as_mut() {
+                match RowPatterns::of(&c) {
+                    Some(r) => {
+                        max_pattern_words = max_pattern_words.max(r.words().len());
+                        ps.push(mine.then_some(r));
+                    }
+                    None => patterns = None,
                 }
-                (kept.len() == plan.pes().len()).then_some(kept)
             }
-            _ => None,
-        };
+            cs.push(mine.then_some(c));
+        }
+        let compact = packed.is_some();
         let patterned = patterns.is_some();
         let form = match (compact, patterned) {
             (_, true) => MatrixForm::Patterns,
@@ -982,7 +967,7 @@ impl<'a> CgSolver<'a> {
             table: rt.alloc_symmetric(len(compact, MAX_VALUES))?,
             row_pattern: rt.alloc_symmetric(len(patterned, maxn))?,
             pattern_ptr: rt.alloc_symmetric(len(patterned, MAX_PATTERNS + 1))?,
-            pattern_words: rt.alloc_symmetric(max_pattern_words)?,
+            pattern_words: rt.alloc_symmetric(len(patterned, max_pattern_words))?,
             dinv: rt.alloc_symmetric(if precond { maxn } else { 1 })?,
             send_idx: rt.alloc_symmetric(max_sends)?,
             stage: rt.alloc_symmetric(max_sends)?,
@@ -1141,26 +1126,31 @@ impl<'a> CgSolver<'a> {
                 let avg = nnz.div_ceil(rows.len().max(1));
                 let lanes = cfg.spmv_lanes.unwrap_or_else(|| default_spmv_lanes(avg));
                 let slot_c = (t % compute_blocks as usize) as u32;
+                // The matrix's arrays and its form's code (SpmvArgs::compact).
+                let (row_ptr, col, val, code) = match form {
+                    MatrixForm::Plain => (
+                        bufs.row_ptr.addr(q as u32),
+                        bufs.col.addr(q as u32),
+                        addr(&bufs.val, q),
+                        0,
+                    ),
+                    MatrixForm::Packed => (
+                        bufs.crow_ptr.addr(q as u32),
+                        bufs.packed.addr(q as u32),
+                        addr(&bufs.table, q),
+                        1,
+                    ),
+                    MatrixForm::Patterns => (
+                        bufs.row_pattern.addr(q as u32),
+                        bufs.pattern_words.addr(q as u32),
+                        addr(&bufs.table, q),
+                        2,
+                    ),
+                };
                 let sa = SpmvArgs {
-                    row_ptr: if patterned {
-                        bufs.row_pattern.addr(q as u32)
-                    } else if compact {
-                        bufs.crow_ptr.addr(q as u32)
-                    } else {
-                        bufs.row_ptr.addr(q as u32)
-                    },
-                    col: if patterned {
-                        bufs.pattern_words.addr(q as u32)
-                    } else if compact {
-                        bufs.packed.addr(q as u32)
-                    } else {
-                        bufs.col.addr(q as u32)
-                    },
-                    val: if compact {
-                        addr(&bufs.table, q)
-                    } else {
-                        addr(&bufs.val, q)
-                    },
+                    row_ptr,
+                    col,
+                    val,
                     v: addr(&bufs.v, q),
                     y: addr(&bufs.y, q),
                     r: addr(&bufs.r, q),
@@ -1184,7 +1174,7 @@ impl<'a> CgSolver<'a> {
                         addr(&bufs.r, q)
                     },
                     scalars: addr(&bufs.scalars, q),
-                    compact: if patterned { 2 } else { compact as u32 },
+                    compact: code,
                     pad: 0,
                     pattern_ptr: bufs.pattern_ptr.addr(q as u32),
                 };
