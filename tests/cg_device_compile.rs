@@ -48,7 +48,7 @@ fn every_cg_kind_declares_the_argument_size_its_cuda_struct_has() {
         .collect();
     let want = [
         ("allreduce_local", 40),
-        ("cg_spmv", 128),
+        ("cg_spmv", 136),
         ("cg_update", 120),
         ("cg_direction", 120),
         ("cg_axpy", 120),

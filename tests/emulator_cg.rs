@@ -250,6 +250,31 @@ fn fused_and_separate_directions_are_bitwise_identical() {
     }
 }
 
+/// The SpMV storing the direction and applying x's steps (lean updates,
+/// the default with the direction fused) and the update tiles doing it
+/// give bitwise the same x, residual and iteration count, converged or
+/// stopped after an odd or even count, with and without the
+/// preconditioner, on one PE and on several, with every matrix form.
+#[test]
+fn lean_and_full_updates_are_bitwise_identical() {
+    let a = poisson3d_aniso(9, [1.0, 0.5, 2.0]).unwrap();
+    for pes in [1, 2, 3] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            for (compact_matrix, row_patterns) in [(false, false), (true, true)] {
+                let what = format!("{pes} PEs, {precond:?}, compact {compact_matrix}");
+                let with = |lean_update| CgConfig {
+                    direction: DirectionForm::Fused,
+                    compact_matrix,
+                    row_patterns,
+                    lean_update,
+                    ..cfg(CgVariant::Standard, precond)
+                };
+                common::lean_and_full_updates_match(|| rt_for(&a, pes), &a, with, &what);
+            }
+        }
+    }
+}
+
 /// The matrix packed for the SpMV (one word a nonzero, where it fits), its
 /// rows as patterns (a byte a row, the default where they fit) and plain
 /// give bitwise the same x, residual and iteration count, for each

@@ -44,6 +44,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_packed_and_plain_matrices_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_lean_and_full_updates_are_bitwise_identical",
+            1,
+            gpu_cg_lean_and_full_updates_are_bitwise_identical,
+        ),
+        gpus_trial(
             "gpu_cg_vectors_kept_in_l2_change_nothing_but_speed",
             1,
             gpu_cg_vectors_kept_in_l2_change_nothing_but_speed,
@@ -275,6 +280,40 @@ fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
                         ..cfg(variant, precond)
                     };
                     common::compact_forms_match_plain(&rt(&a, pes), &a, with, &what);
+                }
+            }
+        }
+    }
+}
+
+/// The SpMV storing the direction and applying x's steps (lean updates,
+/// the default with the direction fused; the last step on the host) and
+/// the update tiles doing it give bitwise the same x, residual and
+/// iteration count (`common::lean_and_full_updates_match`: converged, and
+/// stopped after an odd and an even count), on 1, 2 and 4 virtual PEs,
+/// with and without the preconditioner, in 2D and 3D, with the rows as
+/// patterns (the default) and as plain CSR.
+fn gpu_cg_lean_and_full_updates_are_bitwise_identical() {
+    for a in [
+        poisson2d(96).unwrap(),
+        poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
+    ] {
+        for pes in [1, 2, 4] {
+            for precond in [Precond::None, Precond::Jacobi] {
+                for compact in [true, false] {
+                    let what = format!(
+                        "{} rows, {pes} PEs, {precond:?}, compact {compact}",
+                        a.n_rows()
+                    );
+                    let with = |lean_update| CgConfig {
+                        tile_rows: Some(37),
+                        direction: DirectionForm::Fused,
+                        compact_matrix: compact,
+                        row_patterns: compact,
+                        lean_update,
+                        ..cfg(CgVariant::Standard, precond)
+                    };
+                    common::lean_and_full_updates_match(|| rt(&a, pes), &a, with, &what);
                 }
             }
         }

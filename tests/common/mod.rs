@@ -247,6 +247,52 @@ pub fn compact_forms_match_plain(
     }
 }
 
+/// Lean updates (the SpMV applies x's steps, the host the last one)
+/// against full ones ([`same_cg_runs`]), with the direction fused: a run
+/// to the tolerance (more than 10 iterations), then runs stopped by
+/// `max_iters` after an odd and an even count (the host's step reads
+/// `p_{k−1}` from either half of `v`). `with(lean_update, max_iters)`
+/// gives the configuration; `None` keeps its own limit and tolerance
+/// (`Some` sets the tolerance to 0). `rt()` gives a runtime for each
+/// pair (symmetric heaps are never freed).
+pub fn lean_and_full_updates_match(
+    rt: impl Fn() -> Runtime,
+    a: &autarky::solvers::cg::Csr<f64>,
+    with: impl Fn(bool) -> autarky::solvers::cg::CgConfig,
+    what: &str,
+) {
+    use autarky::solvers::cg::CgConfig;
+    for stop in [None, Some(7), Some(8)] {
+        let what = format!("{what}, stop {stop:?}");
+        let at = |lean| {
+            let c = with(lean);
+            match stop {
+                None => c,
+                Some(k) => CgConfig {
+                    tol: 0.0,
+                    max_iters: k,
+                    ..c
+                },
+            }
+        };
+        let (l, _) = same_cg_runs(
+            &rt(),
+            a,
+            (at(true), at(false)),
+            |lean, full| {
+                assert_eq!(lean.direction_fused(), Some(true), "{what}");
+                assert!(lean.lean_update() && !full.lean_update(), "{what}");
+                assert_eq!(lean.graph().num_tasks(), full.graph().num_tasks(), "{what}");
+            },
+            &what,
+        );
+        match stop {
+            None => assert!(l.converged && l.iterations > 10, "{what}: {l:?}"),
+            Some(k) => assert!(!l.converged && l.iterations == k, "{what}: {l:?}"),
+        }
+    }
+}
+
 /// The iteration check: a device run's `got` iterations within 2 %
 /// (at least 2) of the CPU reference's `want`.
 pub fn iterations_within(got: u32, want: usize) -> bool {

@@ -137,6 +137,11 @@ pub struct Args {
     /// are bitwise the same).
     #[arg(long)]
     no_row_patterns: bool,
+    /// With the direction fused: x's step and the direction's store in the
+    /// update tiles instead of the SpMV's (the former layout, for
+    /// comparisons; bitwise the same results).
+    #[arg(long, hide = true)]
+    full_update: bool,
 }
 
 /// A finite, non-negative tolerance.
@@ -249,6 +254,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         l2_persist_vectors: !a.no_l2_persist,
         compact_matrix: !a.plain_matrix,
         row_patterns: !a.no_row_patterns,
+        lean_update: !a.full_update,
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;
@@ -353,6 +359,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "compact_matrix": solver.compact_matrix(),
         // ... and its rows as patterns, a byte a row.
         "row_patterns": solver.row_patterns(),
+        // The SpMV applied x's steps, the update tiles only r and z.
+        "lean_update": solver.lean_update(),
         "precond": precond,
         "tol": a.tol,
         "max_iters": a.max_iters,

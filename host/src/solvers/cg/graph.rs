@@ -51,6 +51,15 @@
 //! iteration saves one pass over `z` and `p` and one hand-off. Iteration 0
 //! reads `p₀` from `v[0]` (written on the host).
 //!
+//! Lean updates ([`CgConfig::lean_update`], the default with the direction
+//! fused): the SpMV of `n` (after iteration 0) stores its rows' `p_n` into
+//! `v[n % 2]` and applies the previous step, `x += α_{n−1} p_{n−1}`, from
+//! the row's `p_{n−1}` it loads anyway; the update of `n` then reads `r`
+//! and `q` and writes `r` (and `z`) only. The step of the last iteration
+//! `k − 1` is applied on the host after the run, from `v[(k − 1) % 2]`
+//! and `α_{k−1}` (an `fma`, as on the device): bitwise the results of full
+//! updates.
+//!
 //! # Single reduction (Chronopoulos–Gear), iteration `n`
 //!
 //! 1. `cg_axpy` tile (with `α_n`, `β_n` of the previous iteration's reduce):
@@ -85,7 +94,12 @@
 //!   follows every PE's SpMV of `n` — the SpMVs of `n − 1` that read it as
 //!   `p_{n−2}` came before those; the gathers of `n − 2` read it before
 //!   the update of `n − 1` (distance-1 edge gather → update tile), and
-//!   that one comes before the update of `n`. The same edge keeps `z`
+//!   that one comes before the update of `n`. Lean updates: the SpMV of
+//!   `n` rewrites it instead, after the second reduce of `n − 1`, which
+//!   follows every update of `n − 1`, hence every SpMV of `n − 1` and
+//!   every gather of `n − 2`; no SpMV of `n` reads that half's owned
+//!   entries (they read `p_{n−1}` and `z` for owned columns), and `x` is
+//!   touched by its tile's SpMV only. The same edge keeps `z`
 //!   (read by the gather of `n`) until the update of `n + 1`; the SpMVs of
 //!   `n + 1` read `z` before the first reduce of `n + 1`.
 //! * the receiver's ghosts of `v[(n + 1) % 2]` are rewritten by gather `n`,
@@ -211,6 +225,16 @@ pub struct CgConfig {
     /// instead of the row offsets and words; default true. Exact: bitwise
     /// the same results either way.
     pub row_patterns: bool,
+    /// With the direction fused ([`CgConfig::direction`]): the SpMV tiles
+    /// store their rows' `p_n` and apply `x`'s step of the previous
+    /// iteration, `x += α_{n−1} p_{n−1}` (both from values they load
+    /// anyway), so the update tiles read and write only `r` (and `z`) —
+    /// 56 → 24 bytes a row in the phase that streams the vectors, moved
+    /// into the SpMV, whose time is its loads' latency rather than bytes.
+    /// The last iteration's step is applied on the host after the run.
+    /// Default true. Exact: bitwise the same results either way (the same
+    /// `fma`s in the same order).
+    pub lean_update: bool,
 }
 
 /// [`CgConfig::l2_persist_vectors`]: the longest span of vectors kept in
@@ -385,6 +409,7 @@ impl CgConfig {
             l2_persist_vectors: true,
             compact_matrix: true,
             row_patterns: true,
+            lean_update: true,
         }
     }
 }
@@ -485,9 +510,13 @@ struct SpmvArgs {
     /// pattern), `col` the patterns' words, `pattern_ptr` their offsets,
     /// `val` the table; 0: plain CSR.
     compact: u32,
-    pad: u32,
+    /// Mode 2 and [`VecArgs::lean`]: this SpMV stores its rows' `p_n` into
+    /// `v[n % 2]` and applies `x += α_{n−1} p_{n−1}` (after iteration 0).
+    lean: u32,
     /// `compact == 2`: the patterns' offsets into their words (`u32`).
     pattern_ptr: u64,
+    /// Lean: `x`.
+    x: u64,
 }
 
 #[repr(C)]
@@ -513,7 +542,9 @@ struct VecArgs {
     /// `cg_update` forms `p_n = z + β p_{n−1}` and stores it in `v[n % 2]`
     /// (after iteration 0; the direction fused, no `cg_direction` tasks).
     fused: u32,
-    pad: u32,
+    /// Fused and lean ([`CgConfig::lean_update`]): the SpMV stores `p_n`
+    /// and applies `x`'s step; `cg_update` touches only `r` and `z`.
+    lean: u32,
 }
 
 #[repr(C)]
@@ -669,6 +700,8 @@ pub struct CgSolver<'a> {
     precond: bool,
     /// The direction is fused (Standard; false for single reduction).
     fuse_dir: bool,
+    /// ... and the SpMV applies x's steps ([`CgConfig::lean_update`]).
+    lean: bool,
     /// The vectors' heap range kept in L2 during runs, if any.
     l2_window: Option<crate::L2Persist>,
     /// The SpMV reads the packed matrix ([`CgConfig::compact_matrix`]).
@@ -954,6 +987,7 @@ impl<'a> CgSolver<'a> {
         };
         let fuse_dir =
             rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu, form);
+        let lean = fuse_dir && cfg.lean_update;
         // Entries of a buffer: n where used, 1 where not.
         let len = |used: bool, n: usize| if used { n } else { 1 };
 
@@ -1175,8 +1209,9 @@ impl<'a> CgSolver<'a> {
                     },
                     scalars: addr(&bufs.scalars, q),
                     compact: code,
-                    pad: 0,
+                    lean: lean as u32,
                     pattern_ptr: bufs.pattern_ptr.addr(q as u32),
+                    x: addr(&bufs.x, q),
                 };
                 let va = VecArgs {
                     x: addr(&bufs.x, q),
@@ -1197,7 +1232,7 @@ impl<'a> CgSolver<'a> {
                     precond: precond as u32,
                     width: width_update as u32,
                     fused: fuse_dir as u32,
-                    pad: 0,
+                    lean: lean as u32,
                 };
                 let s = graph.add_task(k_spmv, &sa);
                 graph.set_name(s, format!("spmv tile {t} of PE {q}"));
@@ -1454,6 +1489,7 @@ impl<'a> CgSolver<'a> {
             rec,
             precond,
             fuse_dir,
+            lean,
             l2_window,
             compact,
             patterned,
@@ -1476,6 +1512,12 @@ impl<'a> CgSolver<'a> {
     /// [`CgConfig::direction`] chose; None for single reduction.
     pub fn direction_fused(&self) -> Option<bool> {
         (self.rec == Recurrence::Standard).then_some(self.fuse_dir)
+    }
+
+    /// Whether the SpMV tiles apply `x`'s steps and the update tiles touch
+    /// only `r` and `z` ([`CgConfig::lean_update`]; the direction fused).
+    pub fn lean_update(&self) -> bool {
+        self.lean
     }
 
     /// Whether the SpMV reads the matrix packed ([`super::compact`]), as
@@ -1588,13 +1630,29 @@ impl<'a> CgSolver<'a> {
     }
 
     fn collect(&self, report: RunReport) -> Result<CgRun> {
+        let k = report.iterations;
         let read = || -> Result<(Vec<f64>, Vec<f64>)> {
+            let s = self.bufs.scalars.to_vec(0)?;
             let mut x = vec![0.0; self.a.n_rows()];
             for (q, pe) in self.plan.pes().iter().enumerate() {
-                let xq = self.bufs.x.to_vec(q as u32)?;
+                let mut xq = self.bufs.x.to_vec(q as u32)?;
+                if self.lean && k > 0 {
+                    // The last iteration's step, x += α_{k−1} p_{k−1}: lean
+                    // SpMVs apply iteration n − 1's, and the SpMV of k
+                    // never runs. p_{k−1} is in v[(k − 1) % 2] (stored by
+                    // the SpMV of k − 1, or on the host for k = 1); the
+                    // device's fma, correctly rounded on both sides.
+                    let h = ((k - 1) % 2) as usize;
+                    let alpha = s[slot::ALPHA + h];
+                    let v = self.bufs.v.to_vec(q as u32)?;
+                    let p = &v[h * self.vlen..][..pe.n_local()];
+                    for (xi, &pi) in xq.iter_mut().zip(p) {
+                        *xi = alpha.mul_add(pi, *xi);
+                    }
+                }
                 x[pe.rows()].copy_from_slice(&xq[..pe.n_local()]);
             }
-            Ok((x, self.bufs.scalars.to_vec(0)?))
+            Ok((x, s))
         };
         let read = read();
         // Multi-process: no rank may reset (write) its PEs for the next run
@@ -1838,6 +1896,13 @@ mod cpu {
         let fused = a.mode == 2 && n > 0;
         let pold = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
         let beta = if fused { beta(a.scalars, n - 1) } else { 0.0 };
+        let lean = fused && a.lean != 0;
+        // SAFETY: module docs (scalars of this PE; α_{n−1}).
+        let alpha: f64 = if lean {
+            unsafe { rd(a.scalars, slot::ALPHA + ((n - 1) % 2) as usize) }
+        } else {
+            0.0
+        };
         // SAFETY (the closure's reads): module docs (this PE's z, v halves).
         let p = |c: usize| -> f64 {
             unsafe {
@@ -1899,6 +1964,16 @@ mod cpu {
             let vi = p(row);
             // SAFETY: as above.
             unsafe { wr(a.y, row, s) };
+            if lean {
+                // Lean (kernels.cu): p_n stored into v[n % 2] (no SpMV of
+                // n reads its owned entries), x += α_{n−1} p_{n−1}.
+                // SAFETY: module docs (this tile's rows of v, x).
+                unsafe {
+                    wr(v, row, vi);
+                    let x: f64 = rd(a.x, row);
+                    wr(a.x, row, alpha.mul_add(rd(pold, row), x));
+                }
+            }
             if a.mode != 1 {
                 acc[0] += vi * s;
             } else {
@@ -1929,6 +2004,20 @@ mod cpu {
         for i in a.lo as usize..a.hi as usize {
             // SAFETY: module docs (this tile's rows of x, r, q, p, z).
             unsafe {
+                if a.lean != 0 {
+                    // Lean: the SpMV stored p_n and applies x's step.
+                    let ri = rd::<f64>(a.r, i) - alpha * rd::<f64>(a.y, i);
+                    wr(a.r, i, ri);
+                    if a.precond != 0 {
+                        let zi = ri * rd::<f64>(a.dinv, i);
+                        wr(a.z, i, zi);
+                        acc[0] += ri * zi;
+                        acc[1] += ri * ri;
+                    } else {
+                        acc[0] += ri * ri;
+                    }
+                    continue;
+                }
                 let pi: f64 = if form {
                     let pi = next_dir(rd(zsrc, i), beta, rd(pold, i));
                     wr(p, i, pi);
@@ -1937,7 +2026,8 @@ mod cpu {
                     rd(p, i)
                 };
                 let qi: f64 = rd(a.y, i);
-                wr(a.x, i, rd::<f64>(a.x, i) + alpha * pi);
+                // (An fma, as the device's and the lean SpMV's.)
+                wr(a.x, i, alpha.mul_add(pi, rd::<f64>(a.x, i)));
                 let ri = rd::<f64>(a.r, i) - alpha * qi;
                 wr(a.r, i, ri);
                 if a.precond != 0 {

@@ -37,14 +37,16 @@ struct CgSpmv {
     unsigned long long scalars;  // fused: this PE's scalars (beta)
     unsigned compact;  // 1: row_ptr is u32, col the packed words, val the table (compact.rs);
                        // 2: row_ptr is a byte a row (its pattern), col the patterns' words
-    unsigned pad;
+    unsigned lean;  // mode 2: this SpMV stores p_n and applies x += a_{n-1} p_{n-1} (CgVec::lean)
     unsigned long long pattern_ptr;  // compact 2: u32 offsets of the patterns' words
+    unsigned long long x;            // lean: x
 };
 
 struct CgVec {
     unsigned long long x, r, y, v, p, s, z, dinv, scalars, partials, vlen;
     unsigned lo, hi, tile, tiles, precond, width;
-    unsigned fused, pad;  // fused: cg_update forms and stores p_n (no cg_direction)
+    unsigned fused;  // fused: p_n = z + b p_{n-1} (no cg_direction), stored by cg_update
+    unsigned lean;   // fused and lean: cg_spmv stores p_n and updates x; cg_update does r, z only
 };
 
 // Entries a thread moves per round of a gather (cg_gather).
@@ -72,7 +74,7 @@ struct CgReduce {
 };
 
 // The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
-static_assert(sizeof(CgSpmv) == 128, "CgSpmv drifted from graph.rs SpmvArgs");
+static_assert(sizeof(CgSpmv) == 136, "CgSpmv drifted from graph.rs SpmvArgs");
 static_assert(sizeof(CgVec) == 120, "CgVec drifted from graph.rs VecArgs");
 static_assert(sizeof(CgGather) == 64, "CgGather drifted from graph.rs GatherArgs");
 static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
@@ -191,13 +193,42 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
         const double beta = reinterpret_cast<const double*>(a.scalars)[cg::BETA + (n + 1) % 2];
         const unsigned owned = a.owned;
         auto p = [&](unsigned c) { return c < owned ? cg::direction(z[c], beta, pold[c]) : v[c]; };
+        // Lean (CgVec::lean): the row's p_n is stored into v[n % 2] here
+        // (no SpMV of n reads that half's owned entries) and x takes the
+        // previous iteration's step, x += a_{n-1} p_{n-1} (p_{n-1} is the
+        // row's pold, loaded anyway) — the update tiles then touch only r
+        // and z. x's line is prefetched into L1 before the row's sum, so
+        // its round trip overlaps the row's without a register held across
+        // it (measured against loading x there and loading it after the
+        // sum: docs/performance.md, session 23); alpha is read where it is
+        // used (an L1 hit after the first row; held across the loop it
+        // cost the megakernel ~60 bytes of spills; control
+        // -DCG_LEAN_ALPHA_EARLY). The step of the last iteration is
+        // applied on the host after the run (graph.rs, collect).
+        const bool lean = a.lean != 0;
+        double* pn = const_cast<double*>(v);
+        double* x = reinterpret_cast<double*>(a.x);
+#ifdef CG_LEAN_ALPHA_EARLY
+        const double alpha = lean ? reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + (n + 1) % 2] : 0.0;
+#endif
         for (unsigned base = a.lo; base < a.hi; base += groups) {
             const unsigned row = base + g;
+            const bool own = row < a.hi && l == 0;
+            if (lean && own) asm volatile("prefetch.global.L1 [%0];" ::"l"(x + row));
             double s = row < a.hi ? cg::row_sum<Form>(a, row, l, lanes, p) : 0.0;
             for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
-            if (row < a.hi && l == 0) {
+            if (own) {
                 y[row] = s;
-                acc[0] += cg::direction(z[row], beta, pold[row]) * s;
+                const double po = pold[row];
+                const double pi = cg::direction(z[row], beta, po);
+                if (lean) {
+#ifndef CG_LEAN_ALPHA_EARLY
+                    const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + (n + 1) % 2];
+#endif
+                    pn[row] = pi;
+                    x[row] = fma(alpha, po, x[row]);
+                }
+                acc[0] += pi * s;
             }
         }
         cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
@@ -249,6 +280,23 @@ __device__ void cg_update(autarky::TaskCtx& ctx) {
     const double* zsrc = a.precond ? z : r;
     const double beta = form ? reinterpret_cast<const double*>(a.scalars)[cg::BETA + (n + 1) % 2] : 0.0;
     double acc[2] = {0, 0};
+    if (a.lean) {
+        // Lean: the SpMV stored p_n and applies x's step (cg_spmv_as).
+        for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
+            const double ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            if (a.precond) {
+                const double zi = ri * dinv[i];
+                z[i] = zi;
+                acc[0] += ri * zi;
+                acc[1] += ri * ri;
+            } else {
+                acc[0] += ri * ri;
+            }
+        }
+        cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+        return;
+    }
     for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
         double pi;
         if (form) {
@@ -257,7 +305,7 @@ __device__ void cg_update(autarky::TaskCtx& ctx) {
         } else {
             pi = p[i];
         }
-        x[i] += alpha * pi;
+        x[i] = fma(alpha, pi, x[i]);  // as the lean SpMV's (bitwise the same x)
         const double ri = r[i] - alpha * q[i];
         r[i] = ri;
         if (a.precond) {
