@@ -29,6 +29,8 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s23-ab      # 1 GPU: lean CG updates (alpha read in the loop) against alpha held and full updates, A/B
+#   bash scripts/gpu-owed.sh s23-final   # 1 GPU: CG bench, the direction fused/separate with lean updates at 1448², 2048², 160³, CG 2D 1024² traced
 #   bash scripts/gpu-owed.sh s22-l2      # 1 GPU: with row patterns, CG's L2 head window beyond 1.4x the set-aside (AUTARKY_L2_HEAD_MAX_SHARE=4) against none, A/B
 #   bash scripts/gpu-owed.sh s22-comm    # 1 GPU: CG on 1 / 2 comm blocks (the reduces off the progress publisher's block), A/B
 #   bash scripts/gpu-owed.sh s22-final   # 1 GPU: after .gpu/run: CG bench (row patterns), CG 2D 1024² traced by phase, dispatch bench
@@ -252,6 +254,40 @@ s22-comm)
       [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg128-c$c" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 --comm-blocks $c
     done
   done
+  pack
+  ;;
+s23-ab)
+  # Session 23 (1 GPU), after `bash .gpu/run` in the same call: lean updates
+  # as landed (x prefetched, alpha read where used) against alpha held
+  # across the row loop (-DCG_LEAN_ALPHA_EARLY: ~60 more bytes of spills)
+  # and against full updates (--full-update), interleaved, two reps.
+  F='"us_per_iteration"|rror'
+  for r in 1 2; do
+    for x in lean early full; do
+      e=; f=
+      [ $x = early ] && e=-DCG_LEAN_ALPHA_EARLY
+      [ $x = full ] && f=--full-update
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $f
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $f
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $f
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $f
+    done
+  done
+  pack
+  ;;
+s23-final)
+  # Session 23 (1 GPU): the CG bench with lean updates; the direction fused
+  # against separate where Auto leaves it separate (lean updates make the
+  # fused form's update phase lighter); CG 2D 1024² traced by phase.
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met|matrix' LINES_SHOWN=40 run cg-bench 240 $B/cg --quick
+  F='"us_per_iteration"|"direction"|rror'
+  for d in fused separate; do
+    OK_RC=4 FILTER="$F" run "cg2d1448-$d" 60 $B/autarky --json cg --poisson2d 1448 --tol 0 --max-iters 300 --direction $d
+    OK_RC=4 FILTER="$F" run "cg2d2048-$d" 60 $B/autarky --json cg --poisson2d 2048 --tol 0 --max-iters 200 --direction $d
+    OK_RC=4 FILTER="$F" run "cg160-$d" 60 $B/autarky --json cg --poisson3d 160 --tol 0 --max-iters 200 --direction $d
+  done
+  OK_RC=4 FILTER='us_per|rror' run cg2d1024-trace 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 60 --trace /tmp/cg2d.trace.json
+  python3 scripts/trace-phases.py /tmp/cg2d.trace.json > "$LOGS/cg2d-phases.txt" 2>&1; tail -n 12 "$LOGS/cg2d-phases.txt"
   pack
   ;;
 s22-final)
