@@ -31,6 +31,7 @@
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
 #   bash scripts/gpu-owed.sh s23-ab      # 1 GPU: lean CG updates (alpha read in the loop) against alpha held and full updates, A/B
 #   bash scripts/gpu-owed.sh s23-final   # 1 GPU: CG bench, the direction fused/separate with lean updates at 1448², 2048², 160³, CG 2D 1024² traced
+#   bash scripts/gpu-owed.sh s23-dir     # 1 GPU: the direction fused/separate with lean updates at 200³, 256³, 4096², A/B; CG bench 256³
 #   bash scripts/gpu-owed.sh s22-l2      # 1 GPU: with row patterns, CG's L2 head window beyond 1.4x the set-aside (AUTARKY_L2_HEAD_MAX_SHARE=4) against none, A/B
 #   bash scripts/gpu-owed.sh s22-comm    # 1 GPU: CG on 1 / 2 comm blocks (the reduces off the progress publisher's block), A/B
 #   bash scripts/gpu-owed.sh s22-final   # 1 GPU: after .gpu/run: CG bench (row patterns), CG 2D 1024² traced by phase, dispatch bench
@@ -288,6 +289,22 @@ s23-final)
   done
   OK_RC=4 FILTER='us_per|rror' run cg2d1024-trace 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 60 --trace /tmp/cg2d.trace.json
   python3 scripts/trace-phases.py /tmp/cg2d.trace.json > "$LOGS/cg2d-phases.txt" 2>&1; tail -n 12 "$LOGS/cg2d-phases.txt"
+  pack
+  ;;
+s23-dir)
+  # Session 23 (1 GPU): with lean updates fused won at 4.2 M rows (2048²,
+  # 160³), beyond Auto's 2.6 M: where does it stop winning? Fused against
+  # separate at 8 M and 16.7 M rows, two reps, interleaved; then the CG
+  # bench's 256³ row (Auto: separate there today).
+  F='"us_per_iteration"|"direction"|rror'
+  for r in 1 2; do
+    for d in fused separate; do
+      OK_RC=4 FILTER="$F" run "cg200-$d-$r" 60 $B/autarky --json cg --poisson3d 200 --tol 0 --max-iters 100 --direction $d
+      OK_RC=4 FILTER="$F" run "cg256-$d-$r" 60 $B/autarky --json cg --poisson3d 256 --tol 0 --max-iters 100 --direction $d
+      OK_RC=4 FILTER="$F" run "cg2d4096-$d-$r" 60 $B/autarky --json cg --poisson2d 4096 --tol 0 --max-iters 100 --direction $d
+    done
+  done
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met|matrix' LINES_SHOWN=40 run cg-bench-256 240 $B/cg --3d=256 --2d=none --two-gpu=none --reps=5
   pack
   ;;
 s22-final)
