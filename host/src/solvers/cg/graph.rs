@@ -308,16 +308,23 @@ fn l2_window_bytes_with(span: usize, max_persisting: usize, head_share: f64) -> 
 /// or tied at every size measured: 2D 724² 28.5, 27.4 / 29.2, 29.2; 1024²
 /// 46.2, 46.2 / 47.2, 48.0; 1448² 106.9, 107.2 / 107.5, 108.5; 3D 64³
 /// 25.9, 26.2 / 27.2, 27.2; 96³ 41.6, 41.4 / 41.6, 41.4; 128³ 111.9,
-/// 111.5 / 114.0, 114.9. [`DirectionForm::Auto`] follows those splits.
+/// 111.5 / 114.0, 114.9. With lean updates ([`CgConfig::lean_update`],
+/// which need the fused form: the update phase then moves 24 bytes a row
+/// instead of 56) and the rows as patterns, fused won by more and at every
+/// size measured: 2D 1448² 96.1 / 108.1, 2048² 170.5 / 208.9, 4096² 694.0
+/// / 802.7; 3D 160³ 196.5 / 217.4, 200³ 352.6 / 396.0, 256³ 649.9 /
+/// 798.4. [`DirectionForm::Auto`] follows those splits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DirectionForm {
-    /// Fused while the rows on one GPU take at most 80 bytes a row of its
-    /// L2 (≤ 786 432 rows on 60 MiB: between the measured 524 176 rows,
-    /// fused 6 % faster, and 884 736, 3 % slower), 48 with the matrix
-    /// packed (≤ 1 310 720 rows: between 1 048 576, fused 2 % faster, and
-    /// 1 404 928, 3 % slower), 24 with its rows as patterns (≤ 2 621 440
-    /// rows: 2 097 152, fused 1–3 % faster, the largest measured), separate
-    /// above; fused on the emulator.
+    /// Fused at every size with lean updates and the rows as patterns
+    /// (measured up to 16.8 M rows). Otherwise fused while the rows on one
+    /// GPU take at most 80 bytes a row of its L2 (≤ 786 432 rows on 60
+    /// MiB: between the measured 524 176 rows, fused 6 % faster, and
+    /// 884 736, 3 % slower), 48 with the matrix packed (≤ 1 310 720 rows:
+    /// between 1 048 576, fused 2 % faster, and 1 404 928, 3 % slower), 24
+    /// with its rows as patterns (≤ 2 621 440 rows: 2 097 152, fused 1–3 %
+    /// faster, the largest measured), separate above; fused on the
+    /// emulator.
     #[default]
     Auto,
     /// Formed where it is read (no direction tiles).
@@ -351,13 +358,23 @@ pub enum MatrixForm {
 
 impl DirectionForm {
     /// Whether the direction is fused for `rows` rows on each GPU of `rt`,
-    /// the matrix in `form`.
-    pub fn fused_for(self, rt: &Runtime, rows: usize, form: MatrixForm) -> bool {
-        self.fused_with_l2(rows, rt.device_props().map(|d| d.l2_bytes), form)
+    /// the matrix in `form`, the updates lean if fused (`lean`,
+    /// [`CgConfig::lean_update`]).
+    pub fn fused_for(self, rt: &Runtime, rows: usize, form: MatrixForm, lean: bool) -> bool {
+        self.fused_with_l2(rows, rt.device_props().map(|d| d.l2_bytes), form, lean)
     }
 
     /// The same for a GPU of `l2_bytes` of L2 (None: the emulator).
-    pub fn fused_with_l2(self, rows: usize, l2_bytes: Option<usize>, form: MatrixForm) -> bool {
+    pub fn fused_with_l2(
+        self,
+        rows: usize,
+        l2_bytes: Option<usize>,
+        form: MatrixForm,
+        lean: bool,
+    ) -> bool {
+        if self == DirectionForm::Auto && lean && form == MatrixForm::Patterns {
+            return true;
+        }
         let per_row = match form {
             MatrixForm::Plain => FUSED_DIRECTION_L2_BYTES_PER_ROW,
             MatrixForm::Packed => FUSED_DIRECTION_L2_BYTES_PER_ROW_PACKED,
@@ -985,8 +1002,10 @@ impl<'a> CgSolver<'a> {
             (true, false) => MatrixForm::Packed,
             (false, false) => MatrixForm::Plain,
         };
-        let fuse_dir =
-            rec == Recurrence::Standard && cfg.direction.fused_for(rt, rows_per_gpu, form);
+        let fuse_dir = rec == Recurrence::Standard
+            && cfg
+                .direction
+                .fused_for(rt, rows_per_gpu, form, cfg.lean_update);
         let lean = fuse_dir && cfg.lean_update;
         // Entries of a buffer: n where used, 1 where not.
         let len = |used: bool, n: usize| if used { n } else { 1 };
@@ -2269,27 +2288,34 @@ mod tests {
         let auto = DirectionForm::Auto;
         use MatrixForm::{Packed, Patterns, Plain};
         for form in [Plain, Packed, Patterns] {
-            assert!(auto.fused_with_l2(64 * 64 * 64, l2, form));
-            assert!(auto.fused_with_l2(724 * 724, l2, form));
-            assert!(auto.fused_with_l2(786_432, l2, form));
-            assert!(auto.fused_with_l2(usize::MAX, None, form));
-            assert!(!auto.fused_with_l2(usize::MAX, l2, form));
-            assert!(DirectionForm::Fused.fused_with_l2(1 << 30, l2, form));
-            assert!(!DirectionForm::Separate.fused_with_l2(1, None, form));
+            assert!(auto.fused_with_l2(64 * 64 * 64, l2, form, false));
+            assert!(auto.fused_with_l2(724 * 724, l2, form, false));
+            assert!(auto.fused_with_l2(786_432, l2, form, false));
+            assert!(auto.fused_with_l2(usize::MAX, None, form, false));
+            assert!(!auto.fused_with_l2(usize::MAX, l2, form, false));
+            assert!(DirectionForm::Fused.fused_with_l2(1 << 30, l2, form, false));
+            assert!(!DirectionForm::Separate.fused_with_l2(1, None, form, false));
         }
-        assert!(!auto.fused_with_l2(786_433, l2, Plain));
-        assert!(!auto.fused_with_l2(96 * 96 * 96, l2, Plain));
-        assert!(!auto.fused_with_l2(1024 * 1024, l2, Plain));
-        assert!(auto.fused_with_l2(1024 * 1024, l2, Packed));
-        assert!(auto.fused_with_l2(1_310_720, l2, Packed));
-        assert!(!auto.fused_with_l2(1_310_721, l2, Packed));
-        assert!(!auto.fused_with_l2(112 * 112 * 112, l2, Packed));
-        assert!(!auto.fused_with_l2(1448 * 1448, l2, Packed));
-        assert!(auto.fused_with_l2(1448 * 1448, l2, Patterns));
-        assert!(auto.fused_with_l2(128 * 128 * 128, l2, Patterns));
-        assert!(auto.fused_with_l2(2_621_440, l2, Patterns));
-        assert!(!auto.fused_with_l2(2_621_441, l2, Patterns));
-        assert!(!auto.fused_with_l2(2048 * 2048, l2, Patterns));
+        assert!(!auto.fused_with_l2(786_433, l2, Plain, false));
+        assert!(!auto.fused_with_l2(96 * 96 * 96, l2, Plain, false));
+        assert!(!auto.fused_with_l2(1024 * 1024, l2, Plain, false));
+        assert!(auto.fused_with_l2(1024 * 1024, l2, Packed, false));
+        assert!(auto.fused_with_l2(1_310_720, l2, Packed, false));
+        assert!(!auto.fused_with_l2(1_310_721, l2, Packed, false));
+        assert!(!auto.fused_with_l2(112 * 112 * 112, l2, Packed, false));
+        assert!(!auto.fused_with_l2(1448 * 1448, l2, Packed, false));
+        assert!(auto.fused_with_l2(1448 * 1448, l2, Patterns, false));
+        assert!(auto.fused_with_l2(128 * 128 * 128, l2, Patterns, false));
+        assert!(auto.fused_with_l2(2_621_440, l2, Patterns, false));
+        assert!(!auto.fused_with_l2(2_621_441, l2, Patterns, false));
+        assert!(!auto.fused_with_l2(2048 * 2048, l2, Patterns, false));
+        // Lean updates with the rows as patterns: fused at every size
+        // (measured to 16.8 M rows); the other forms keep their limits.
+        assert!(auto.fused_with_l2(4096 * 4096, l2, Patterns, true));
+        assert!(auto.fused_with_l2(usize::MAX, l2, Patterns, true));
+        assert!(!auto.fused_with_l2(1_310_721, l2, Packed, true));
+        assert!(!auto.fused_with_l2(786_433, l2, Plain, true));
+        assert!(!DirectionForm::Separate.fused_with_l2(1, l2, Patterns, true));
         // The solver reports what it chose: the emulator fuses Standard;
         // single reduction has no direction phase.
         let a = super::super::poisson2d(20).unwrap();
