@@ -2023,31 +2023,19 @@ mod cpu {
         for i in a.lo as usize..a.hi as usize {
             // SAFETY: module docs (this tile's rows of x, r, q, p, z).
             unsafe {
-                if a.lean != 0 {
-                    // Lean: the SpMV stored p_n and applies x's step.
-                    let ri = rd::<f64>(a.r, i) - alpha * rd::<f64>(a.y, i);
-                    wr(a.r, i, ri);
-                    if a.precond != 0 {
-                        let zi = ri * rd::<f64>(a.dinv, i);
-                        wr(a.z, i, zi);
-                        acc[0] += ri * zi;
-                        acc[1] += ri * ri;
+                // Lean: the SpMV stored p_n and applies x's step.
+                if a.lean == 0 {
+                    let pi: f64 = if form {
+                        let pi = next_dir(rd(zsrc, i), beta, rd(pold, i));
+                        wr(p, i, pi);
+                        pi
                     } else {
-                        acc[0] += ri * ri;
-                    }
-                    continue;
+                        rd(p, i)
+                    };
+                    // (An fma, as the device's and the lean SpMV's.)
+                    wr(a.x, i, alpha.mul_add(pi, rd::<f64>(a.x, i)));
                 }
-                let pi: f64 = if form {
-                    let pi = next_dir(rd(zsrc, i), beta, rd(pold, i));
-                    wr(p, i, pi);
-                    pi
-                } else {
-                    rd(p, i)
-                };
-                let qi: f64 = rd(a.y, i);
-                // (An fma, as the device's and the lean SpMV's.)
-                wr(a.x, i, alpha.mul_add(pi, rd::<f64>(a.x, i)));
-                let ri = rd::<f64>(a.r, i) - alpha * qi;
+                let ri = rd::<f64>(a.r, i) - alpha * rd::<f64>(a.y, i);
                 wr(a.r, i, ri);
                 if a.precond != 0 {
                     let zi = ri * rd::<f64>(a.dinv, i);

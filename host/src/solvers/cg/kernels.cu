@@ -280,20 +280,22 @@ __device__ void cg_update(autarky::TaskCtx& ctx) {
     const double* zsrc = a.precond ? z : r;
     const double beta = form ? reinterpret_cast<const double*>(a.scalars)[cg::BETA + (n + 1) % 2] : 0.0;
     double acc[2] = {0, 0};
+    // r -= a q, z = r / diag, and the row's terms of the partials.
+    auto residual_step = [&](unsigned i) {
+        const double ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        if (a.precond) {
+            const double zi = ri * dinv[i];
+            z[i] = zi;
+            acc[0] += ri * zi;
+            acc[1] += ri * ri;
+        } else {
+            acc[0] += ri * ri;
+        }
+    };
     if (a.lean) {
         // Lean: the SpMV stored p_n and applies x's step (cg_spmv_as).
-        for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
-            const double ri = r[i] - alpha * q[i];
-            r[i] = ri;
-            if (a.precond) {
-                const double zi = ri * dinv[i];
-                z[i] = zi;
-                acc[0] += ri * zi;
-                acc[1] += ri * ri;
-            } else {
-                acc[0] += ri * ri;
-            }
-        }
+        for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) residual_step(i);
         cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
         return;
     }
@@ -306,16 +308,7 @@ __device__ void cg_update(autarky::TaskCtx& ctx) {
             pi = p[i];
         }
         x[i] = fma(alpha, pi, x[i]);  // as the lean SpMV's (bitwise the same x)
-        const double ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        if (a.precond) {
-            const double zi = ri * dinv[i];
-            z[i] = zi;
-            acc[0] += ri * zi;
-            acc[1] += ri * ri;
-        } else {
-            acc[0] += ri * ri;
-        }
+        residual_step(i);
     }
     cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
 }
