@@ -251,9 +251,9 @@ pub fn compact_forms_match_plain(
 /// against full ones ([`same_cg_runs`]), with the direction fused: a run
 /// to the tolerance (more than 10 iterations), then runs stopped by
 /// `max_iters` after an odd and an even count (the host's step reads
-/// `p_{k−1}` from either half of `v`). `with(lean_update, max_iters)`
-/// gives the configuration; `None` keeps its own limit and tolerance
-/// (`Some` sets the tolerance to 0). `rt()` gives a runtime for each
+/// `p_{k−1}` from either half of `v`; those runs set the tolerance to 0
+/// and `max_iters` to the count). `with(lean_update)` gives the
+/// configuration. `rt()` gives a runtime for each
 /// pair (symmetric heaps are never freed).
 pub fn lean_and_full_updates_match(
     rt: impl Fn() -> Runtime,

@@ -717,8 +717,6 @@ pub struct CgSolver<'a> {
     precond: bool,
     /// The direction is fused (Standard; false for single reduction).
     fuse_dir: bool,
-    /// ... and the SpMV applies x's steps ([`CgConfig::lean_update`]).
-    lean: bool,
     /// The vectors' heap range kept in L2 during runs, if any.
     l2_window: Option<crate::L2Persist>,
     /// The SpMV reads the packed matrix ([`CgConfig::compact_matrix`]).
@@ -1508,7 +1506,6 @@ impl<'a> CgSolver<'a> {
             rec,
             precond,
             fuse_dir,
-            lean,
             l2_window,
             compact,
             patterned,
@@ -1536,7 +1533,7 @@ impl<'a> CgSolver<'a> {
     /// Whether the SpMV tiles apply `x`'s steps and the update tiles touch
     /// only `r` and `z` ([`CgConfig::lean_update`]; the direction fused).
     pub fn lean_update(&self) -> bool {
-        self.lean
+        self.fuse_dir && self.cfg.lean_update
     }
 
     /// Whether the SpMV reads the matrix packed ([`super::compact`]), as
@@ -1655,7 +1652,7 @@ impl<'a> CgSolver<'a> {
             let mut x = vec![0.0; self.a.n_rows()];
             for (q, pe) in self.plan.pes().iter().enumerate() {
                 let mut xq = self.bufs.x.to_vec(q as u32)?;
-                if self.lean && k > 0 {
+                if self.lean_update() && k > 0 {
                     // The last iteration's step, x += α_{k−1} p_{k−1}: lean
                     // SpMVs apply iteration n − 1's, and the SpMV of k
                     // never runs. p_{k−1} is in v[(k − 1) % 2] (stored by
