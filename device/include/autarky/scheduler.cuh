@@ -85,7 +85,9 @@
 #include "autarky/task.cuh"
 #include "autarky/progress.cuh"
 
-// Generated per graph: calls the body of `kind`, or reports an unknown kind.
+// Generated per graph: calls the body of `kind`, one of the comm kinds
+// (Comm) or of the compute kinds (!Comm), or reports an unknown kind.
+template <bool Comm>
 __device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind);
 
 namespace autarky {
@@ -981,7 +983,7 @@ __device__ __forceinline__ bool loop_instance(const Who& w, const RunParams& p, 
                                               uint32_t* failed, const LoopClock& clock, bool stopping, bool& due) {
     TaskCtx ctx{d.global,  it, p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
                 d.arg_len, &p, failed,       t};
-    autarky_dispatch(ctx, d.kind);
+    autarky_dispatch<false>(ctx, d.kind);
     bool leave = false;
     due = false;
     if (threadIdx.x == 0) {
@@ -1312,7 +1314,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         TaskCtx ctx{d.global,  it,         p.iterations, p.pe,      w.block,
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
                     d.arg_len, &p,         &sh_failed,   sh_task,   &sh.report};
-        autarky_dispatch(ctx, d.kind);
+        autarky_dispatch<false>(ctx, d.kind);
         // Publish: every thread's body writes happen before thread 0's release
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
@@ -1464,7 +1466,9 @@ __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t 
 // Runs the body of (task, iter) with every thread of the block, with the
 // descriptor in sh.desc; its arguments at `args` when not null (a pinned
 // block's copy in shared memory), else in the argument arena. Returns false
-// when a thread failed the task.
+// when a thread failed the task. Comm: the block is a comm block (it runs
+// only comm kinds; autarky_dispatch).
+template <bool Comm>
 __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const unsigned char* args = nullptr) {
     const RunParams& p = *w.p;
     const TaskDesc d = sh.desc;
@@ -1497,7 +1501,7 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const unsigned 
                 sh.task,
                 &sh.report};
     AUTARKY_TRACE_T0(p, TraceKind::TaskStart, sh.task, sh.iter, 0);
-    autarky_dispatch(ctx, d.kind);
+    autarky_dispatch<Comm>(ctx, d.kind);
     // Publish: every thread's body writes happen before thread 0's release
     // of done[t]; `sh.failed` to the block.
     __syncthreads();
@@ -1599,7 +1603,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             // (thread 0's acquire) to the block.
             __syncthreads();
             if (!sh.run) goto out;
-            if (!run_body(w, sh, pc.cached && pc.arg_off[k] != PIN_ARG_NONE ? pc.args + pc.arg_off[k] : nullptr))
+            if (!run_body<false>(w, sh, pc.cached && pc.arg_off[k] != PIN_ARG_NONE ? pc.args + pc.arg_off[k] : nullptr))
                 goto out;
             // run_body's barrier published the body's writes; thread 0
             // publishes done and, on abort, stops at the next loop top (no
@@ -1876,9 +1880,9 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
         }
         const uint32_t slot = sh.slot;
         const bool cached = run == 2 && slot < PIN_CACHE_TASKS && pc.arg_off[slot] != PIN_ARG_NONE;
-        if (!run_body(w, sh, cached ? pc.args + pc.arg_off[slot] : nullptr)) break;
+        if (!run_body<true>(w, sh, cached ? pc.args + pc.arg_off[slot] : nullptr)) break;
 #else
-        if (!run_body(w, sh)) break;
+        if (!run_body<true>(w, sh)) break;
 #endif
         if (threadIdx.x == 0) {
             bool ok;

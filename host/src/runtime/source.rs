@@ -56,8 +56,14 @@ pub const MEGAKERNEL_NAME: &str = "autarky_megakernel";
 pub const PROBE_NAME: &str = "autarky_abi_probe";
 
 /// The generated `autarky/user_tasks.cuh`: every kind's source in id order,
-/// then `autarky_dispatch`, a switch over kind ids (no magic numbers: the
-/// case labels are the ids the graph assigned at registration).
+/// then `autarky_dispatch<Comm>`, a switch over the ids of the kinds of one
+/// role (no magic numbers: the case labels are the ids the graph assigned
+/// at registration). Comm blocks run only comm kinds and compute blocks
+/// only the others (the lowered graph keeps them in separate queues and
+/// pinned lists), so each loop inlines only its role's bodies: with every
+/// body in every loop, one kind's registers weighed on all (the CG
+/// megakernel's spills doubled when one SpMV mode was added). A kind of
+/// the other role reaching a switch is reported as unknown and aborts.
 pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
     let mut out =
         String::from("// GENERATED for one graph: task bodies and dispatch.\n#pragma once\n");
@@ -74,25 +80,32 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
     // its name) are reported at these lines, each naming its kind, not at
     // a line past the end of the last kind's snippet.
     out.push_str(
-        "\n#line 1 \"autarky_dispatch.cu\"\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n    switch (kind) {\n",
+        "\n#line 1 \"autarky_dispatch.cu\"\ntemplate <bool Comm>\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n",
     );
-    for (id, k) in kinds.iter().enumerate() {
+    for comm in [true, false] {
         let _ = writeln!(
             out,
-            "        case {id}u: {}(ctx); return;  // kind `{}`",
-            k.name, k.name
+            "    if ({}Comm) {{\n        switch (kind) {{",
+            if comm { "" } else { "!" }
         );
+        for (id, k) in kinds.iter().enumerate().filter(|(_, k)| k.comm == comm) {
+            let _ = writeln!(
+                out,
+                "            case {id}u: {}(ctx); return;  // kind `{}`",
+                k.name, k.name
+            );
+        }
+        out.push_str("            default: break;\n        }\n    }\n");
     }
     out.push_str(
-        "        default:\n\
-         \x20           // Unknown kind: record and abort, never fall through.\n\
-         \x20           if (threadIdx.x == 0) {\n\
-         \x20               autarky::Who w{ctx.params, ctx.block, (uint32_t)autarky::Role::Compute};\n\
-         \x20               autarky::record_error(w, autarky::ErrorCode::UnknownTaskKind, ctx.local, ctx.iteration,\n\
-         \x20                                     autarky::WaitKind::None, 0, 0, 0, kind);\n\
-         \x20               atomicExch(ctx.failed, 1u);\n\
-         \x20           }\n\
-         \x20           return;\n    }\n}\n",
+        "    // Unknown kind (or one of the other role): record and abort, never\n\
+         \x20   // fall through.\n\
+         \x20   if (threadIdx.x == 0) {\n\
+         \x20       autarky::Who w{ctx.params, ctx.block, (uint32_t)(Comm ? autarky::Role::Comm : autarky::Role::Compute)};\n\
+         \x20       autarky::record_error(w, autarky::ErrorCode::UnknownTaskKind, ctx.local, ctx.iteration,\n\
+         \x20                             autarky::WaitKind::None, 0, 0, 0, kind);\n\
+         \x20       atomicExch(ctx.failed, 1u);\n\
+         \x20   }\n}\n",
     );
     out
 }
