@@ -36,6 +36,54 @@ fn cg_kinds_compile_with_nvrtc_for_sm90() {
             Err(e) => panic!("{e}"),
         }
     }
+    // Each recurrence's own graph registers only the kinds it runs (its
+    // megakernel holds no other body): every such set compiles too —
+    // Standard with the direction fused and separate, single reduction
+    // with its updates merged and separate, each with the preconditioner.
+    let a = cg::poisson2d(16).unwrap();
+    let rt = autarky::Runtime::builder()
+        .emulator(1)
+        .symmetric_heap_bytes(8 * cg::graph::heap_bytes_needed(&a, 1).unwrap())
+        .build()
+        .unwrap();
+    for (variant, direction, merge_updates) in [
+        (cg::CgVariant::Standard, cg::DirectionForm::Fused, true),
+        (cg::CgVariant::Standard, cg::DirectionForm::Separate, true),
+        (
+            cg::CgVariant::SingleReduction,
+            cg::DirectionForm::Auto,
+            true,
+        ),
+        (
+            cg::CgVariant::SingleReduction,
+            cg::DirectionForm::Auto,
+            false,
+        ),
+    ] {
+        let cfg = cg::CgConfig {
+            variant,
+            direction,
+            merge_updates,
+            precond: cg::Precond::Jacobi,
+            ..cg::CgConfig::new(1e-8, 10)
+        };
+        let solver = cg::CgSolver::new(&rt, &a, cfg).unwrap();
+        let names: Vec<&str> = solver.graph().kinds().iter().map(|k| k.name()).collect();
+        let what = format!("{variant:?} {direction:?} merged {merge_updates}: {names:?}");
+        assert!(
+            names.contains(
+                &if variant == cg::CgVariant::SingleReduction && merge_updates {
+                    "cg_spmv_merged"
+                } else {
+                    "cg_spmv"
+                }
+            ),
+            "{what}"
+        );
+        if let Err(e) = source::compile(solver.graph().kinds(), 128, 90) {
+            panic!("{what}: {e}");
+        }
+    }
 }
 
 fn every_cg_kind_declares_the_argument_size_its_cuda_struct_has() {
@@ -48,11 +96,13 @@ fn every_cg_kind_declares_the_argument_size_its_cuda_struct_has() {
         .collect();
     let want = [
         ("allreduce_local", 40),
-        ("cg_spmv", 136),
+        ("cg_spmv", 176),
+        ("cg_spmv_merged", 176),
         ("cg_update", 120),
         ("cg_direction", 120),
         ("cg_axpy", 120),
-        ("cg_gather", 64),
+        ("cg_gather", 112),
+        ("cg_gather_merged", 112),
         ("cg_reduce", 72),
     ];
     assert_eq!(

@@ -275,6 +275,31 @@ fn lean_and_full_updates_are_bitwise_identical() {
     }
 }
 
+/// The single reduction's vector updates merged into the SpMV tiles (the
+/// default: the tiles form z_{n+1} from r, w and s of the iteration where
+/// they read it, the gathers alike) and axpy tiles that run first give
+/// bitwise the same x, residual and iteration count, converged or stopped
+/// after an odd or even count, with and without the preconditioner, on
+/// one PE and on several (ghosts), with the rows as patterns and plain.
+#[test]
+fn merged_and_separate_single_reduction_updates_are_bitwise_identical() {
+    let a = poisson3d_aniso(9, [1.0, 0.5, 2.0]).unwrap();
+    for pes in [1, 2, 3] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            for (compact_matrix, row_patterns) in [(false, false), (true, true)] {
+                let what = format!("{pes} PEs, {precond:?}, compact {compact_matrix}");
+                let with = |merge_updates| CgConfig {
+                    compact_matrix,
+                    row_patterns,
+                    merge_updates,
+                    ..cfg(CgVariant::SingleReduction, precond)
+                };
+                common::merged_and_separate_updates_match(|| rt_for(&a, pes), &a, with, &what);
+            }
+        }
+    }
+}
+
 /// The matrix packed for the SpMV (one word a nonzero, where it fits), its
 /// rows as patterns (a byte a row, the default where they fit) and plain
 /// give bitwise the same x, residual and iteration count, for each

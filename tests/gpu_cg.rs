@@ -49,6 +49,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_lean_and_full_updates_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical",
+            1,
+            gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical,
+        ),
+        gpus_trial(
             "gpu_cg_vectors_kept_in_l2_change_nothing_but_speed",
             1,
             gpu_cg_vectors_kept_in_l2_change_nothing_but_speed,
@@ -314,6 +319,38 @@ fn gpu_cg_lean_and_full_updates_are_bitwise_identical() {
                         ..cfg(CgVariant::Standard, precond)
                     };
                     common::lean_and_full_updates_match(|| rt(&a, pes), &a, with, &what);
+                }
+            }
+        }
+    }
+}
+
+/// The single reduction's vector updates merged into the SpMV tiles (the
+/// default) and axpy tiles that run first give bitwise the same x,
+/// residual and iteration count (`common::merged_and_separate_updates_match`:
+/// converged, and stopped after an odd and an even count), on 1, 2 and 4
+/// virtual PEs (gathers forming z_{n+1} as the tiles do), with and without
+/// the preconditioner, in 2D and 3D, with the rows as patterns and plain.
+fn gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical() {
+    for a in [
+        poisson2d(96).unwrap(),
+        poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
+    ] {
+        for pes in [1, 2, 4] {
+            for precond in [Precond::None, Precond::Jacobi] {
+                for compact in [true, false] {
+                    let what = format!(
+                        "{} rows, {pes} PEs, {precond:?}, compact {compact}",
+                        a.n_rows()
+                    );
+                    let with = |merge_updates| CgConfig {
+                        tile_rows: Some(37),
+                        compact_matrix: compact,
+                        row_patterns: compact,
+                        merge_updates,
+                        ..cfg(CgVariant::SingleReduction, precond)
+                    };
+                    common::merged_and_separate_updates_match(|| rt(&a, pes), &a, with, &what);
                 }
             }
         }

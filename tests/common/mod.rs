@@ -247,25 +247,25 @@ pub fn compact_forms_match_plain(
     }
 }
 
-/// Lean updates (the SpMV applies x's steps, the host the last one)
-/// against full ones ([`same_cg_runs`]), with the direction fused: a run
-/// to the tolerance (more than 10 iterations), then runs stopped by
-/// `max_iters` after an odd and an even count (the host's step reads
-/// `p_{k−1}` from either half of `v`; those runs set the tolerance to 0
-/// and `max_iters` to the count). `with(lean_update)` gives the
-/// configuration. `rt()` gives a runtime for each
-/// pair (symmetric heaps are never freed).
-pub fn lean_and_full_updates_match(
+/// Two forms of one recurrence that must give bitwise the same runs
+/// ([`same_cg_runs`]): `with(true)` against `with(false)`, converged (more
+/// than 10 iterations), then stopped by `max_iters` after an odd and an
+/// even count (state kept by parity: each half ends a run; those runs set
+/// the tolerance to 0 and `max_iters` to the count). `check(first,
+/// second)` inspects the two solvers. `rt()` gives a runtime for each pair
+/// (symmetric heaps are never freed).
+pub fn forms_match_at_every_stop(
     rt: impl Fn() -> Runtime,
     a: &autarky::solvers::cg::Csr<f64>,
     with: impl Fn(bool) -> autarky::solvers::cg::CgConfig,
+    check: impl Fn(&autarky::solvers::cg::CgSolver<'_>, &autarky::solvers::cg::CgSolver<'_>, &str),
     what: &str,
 ) {
     use autarky::solvers::cg::CgConfig;
     for stop in [None, Some(7), Some(8)] {
         let what = format!("{what}, stop {stop:?}");
-        let at = |lean| {
-            let c = with(lean);
+        let at = |form| {
+            let c = with(form);
             match stop {
                 None => c,
                 Some(k) => CgConfig {
@@ -279,11 +279,7 @@ pub fn lean_and_full_updates_match(
             &rt(),
             a,
             (at(true), at(false)),
-            |lean, full| {
-                assert_eq!(lean.direction_fused(), Some(true), "{what}");
-                assert!(lean.lean_update() && !full.lean_update(), "{what}");
-                assert_eq!(lean.graph().num_tasks(), full.graph().num_tasks(), "{what}");
-            },
+            |s1, s2| check(s1, s2, &what),
             &what,
         );
         match stop {
@@ -291,6 +287,57 @@ pub fn lean_and_full_updates_match(
             Some(k) => assert!(!l.converged && l.iterations == k, "{what}: {l:?}"),
         }
     }
+}
+
+/// Lean updates (the SpMV applies x's steps, the host the last one)
+/// against full ones, with the direction fused
+/// ([`forms_match_at_every_stop`]: the host's step reads `p_{k−1}` from
+/// either half of `v`). `with(lean_update)` gives the configuration.
+pub fn lean_and_full_updates_match(
+    rt: impl Fn() -> Runtime,
+    a: &autarky::solvers::cg::Csr<f64>,
+    with: impl Fn(bool) -> autarky::solvers::cg::CgConfig,
+    what: &str,
+) {
+    forms_match_at_every_stop(
+        rt,
+        a,
+        with,
+        |lean, full, what| {
+            assert_eq!(lean.direction_fused(), Some(true), "{what}");
+            assert!(lean.lean_update() && !full.lean_update(), "{what}");
+            assert_eq!(lean.graph().num_tasks(), full.graph().num_tasks(), "{what}");
+        },
+        what,
+    );
+}
+
+/// The single reduction's vector updates merged into the SpMV tiles
+/// against vector tiles that run first ([`forms_match_at_every_stop`]:
+/// `r`, `w` and `s` are kept by parity when merged). The merged graph has
+/// no axpy tiles. `with(merge_updates)` gives the configuration.
+pub fn merged_and_separate_updates_match(
+    rt: impl Fn() -> Runtime,
+    a: &autarky::solvers::cg::Csr<f64>,
+    with: impl Fn(bool) -> autarky::solvers::cg::CgConfig,
+    what: &str,
+) {
+    forms_match_at_every_stop(
+        rt,
+        a,
+        with,
+        |merged, separate, what| {
+            assert_eq!(merged.updates_merged(), Some(true), "{what}");
+            assert_eq!(separate.updates_merged(), Some(false), "{what}");
+            let tiles: usize = merged.tiles_per_pe().iter().sum();
+            assert_eq!(
+                merged.graph().num_tasks() + tiles,
+                separate.graph().num_tasks(),
+                "{what}: the merged graph has no axpy tiles"
+            );
+        },
+        what,
+    );
 }
 
 /// The iteration check: a device run's `got` iterations within 2 %

@@ -142,6 +142,11 @@ pub struct Args {
     /// comparisons; bitwise the same results).
     #[arg(long, hide = true)]
     full_update: bool,
+    /// Single reduction: the vector updates in axpy tiles that run before
+    /// the SpMV instead of merged into the SpMV tiles (the former layout,
+    /// for comparisons; bitwise the same results).
+    #[arg(long, hide = true)]
+    separate_updates: bool,
 }
 
 /// A finite, non-negative tolerance.
@@ -255,6 +260,7 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         compact_matrix: !a.plain_matrix,
         row_patterns: !a.no_row_patterns,
         lean_update: !a.full_update,
+        merge_updates: !a.separate_updates,
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;
@@ -361,6 +367,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "row_patterns": solver.row_patterns(),
         // The SpMV applied x's steps, the update tiles only r and z.
         "lean_update": solver.lean_update(),
+        // Single reduction: the SpMV tiles applied the vector updates
+        // (null: Standard).
+        "merged_updates": solver.updates_merged(),
         "precond": precond,
         "tol": a.tol,
         "max_iters": a.max_iters,

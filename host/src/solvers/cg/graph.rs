@@ -72,6 +72,18 @@
 //!    `pᵀAp = δ − β γ / α_prev` (checked positive), `α = γ / pᵀAp`, stored
 //!    for iteration `n + 1`.
 //!
+//! With the updates merged ([`CgConfig::merge_updates`], the default)
+//! there is no step 1: `r`, `w` and `s` are kept by parity (`r_n`, `w_n`,
+//! `s_n` in the halves of parity `n`), and the SpMV tile of `n`
+//! (`cg_spmv_merged`) forms each owned entry of `z_{n+1}` it multiplies
+//! from `r_n`, `w_n` and `s_{n−1}` (`z = M⁻¹(r − α (w + β s))`), applies
+//! step 1 to its own rows (`p`, `s_n`, `x`, `r_{n+1}`, and `w_{n+1}` its
+//! product) and sums the partials; the gathers of `n`
+//! (`cg_gather_merged`) send `z_{n+1}` formed the same way, after the
+//! reduce of `n − 1`. Every place evaluates the same expressions (`fma`s
+//! on the GPU), so the iterates are bitwise those of the axpy tiles; an
+//! iteration has one phase of tiles and one hand-off fewer.
+//!
 //! The initial state (`r₀ = b − A x₀`, `z₀`, `p₀`/`w₀ = A z₀` and the first
 //! scalars) is computed on the host in f64 before the launch, like Jacobi's
 //! initial arrays; every iteration runs in the kernel.
@@ -102,6 +114,14 @@
 //!   touched by its tile's SpMV only. The same edge keeps `z`
 //!   (read by the gather of `n`) until the update of `n + 1`; the SpMVs of
 //!   `n + 1` read `z` before the first reduce of `n + 1`.
+//! * merged single reduction: the tile of `n` writes the halves of `r`, `w`
+//!   of parity `n + 1` and of `s` of parity `n`, which hold `r_{n−1}`,
+//!   `w_{n−1}`, `s_{n−2}`: read by the tiles of `n − 1` (before the reduce
+//!   of `n − 1`, which every tile of `n` waits for) and by the gathers of
+//!   `n − 1` (an explicit distance-1 edge gather → the tiles owning its
+//!   entries). What it reads (`r_n`, `w_n`, `s_{n−1}`, its neighbours'
+//!   too) was written by the tiles of `n − 1`, before that reduce; `p` and
+//!   `x` are its own rows'.
 //! * the receiver's ghosts of `v[(n + 1) % 2]` are rewritten by gather `n`,
 //!   which follows the owner's tiles at `n`, which follow the owner's reduce
 //!   of `n` (or `n − 1`), which follows every PE's partials of that
@@ -235,6 +255,14 @@ pub struct CgConfig {
     /// Default true. Exact: bitwise the same results either way (the same
     /// `fma`s in the same order).
     pub lean_update: bool,
+    /// Single-reduction recurrence: the SpMV tiles apply the vector
+    /// updates of the iteration (`p`, `s`, `x`, `r`) to their rows and
+    /// form the entries of `z_{n+1}` they multiply where they read them,
+    /// from `r_n`, `w_n` and `s_{n−1}` (kept by parity), instead of vector
+    /// tiles that run first — one phase and one hand-off an iteration
+    /// fewer. Default true. Exact: bitwise the same results either way
+    /// (the same `fma`s). No effect on the Standard recurrence.
+    pub merge_updates: bool,
 }
 
 /// [`CgConfig::l2_persist_vectors`]: the longest span of vectors kept in
@@ -427,6 +455,7 @@ impl CgConfig {
             compact_matrix: true,
             row_patterns: true,
             lean_update: true,
+            merge_updates: true,
         }
     }
 }
@@ -511,7 +540,10 @@ struct SpmvArgs {
     /// (reads `v[(n + 1) % 2]`, partials `Σ r v`, `Σ y v`, [`Σ r r`]);
     /// 2: Standard with the direction fused (after iteration 0, owned
     /// entries `z + β p_{n−1}` from `z` and `v[(n + 1) % 2]`, ghosts from
-    /// `v[n % 2]`).
+    /// `v[n % 2]`); 3: single reduction with the vector updates merged
+    /// ([`CgConfig::merge_updates`]: the tile applies `cg_axpy`'s step to
+    /// its rows and forms the owned entries of `z_{n+1}` it reads from `r`,
+    /// `w` and `s` of iteration `n`; ghosts from `v[(n + 1) % 2]`).
     mode: u32,
     width: u32,
     /// Entries of `v` this PE owns (columns below it are owned, the rest
@@ -532,8 +564,17 @@ struct SpmvArgs {
     lean: u32,
     /// `compact == 2`: the patterns' offsets into their words (`u32`).
     pattern_ptr: u64,
-    /// Lean: `x`.
+    /// Lean and mode 3: `x`.
     x: u64,
+    /// Mode 3: `p`, `s` (two halves), `1/diag` (with a preconditioner).
+    p: u64,
+    s: u64,
+    dinv: u64,
+    /// Mode 3: entries between the parity halves of `r`, `y` and `s`.
+    stride: u64,
+    /// Mode 3: Jacobi preconditioner.
+    precond: u32,
+    pad: u32,
 }
 
 #[repr(C)]
@@ -576,12 +617,23 @@ struct GatherArgs {
     count: u32,
     dest: u32,
     to_pe: u32,
-    /// Send `z + β_n p_n` (`p_n` in `v[n % 2]`) instead of `v[(n + 1) % 2]`.
+    /// 1: send `z + β_n p_n` (`p_n` in `v[n % 2]`) instead of
+    /// `v[(n + 1) % 2]`; 2 (single reduction, updates merged): send
+    /// `z_{n+1}` formed from `r_n`, `w_n` and `s_{n−1}` as the SpMV forms it.
     fused: u32,
     /// Fused: `z` (`r` without a preconditioner).
     z: u64,
-    /// Fused: this PE's scalars (`β_n`).
+    /// Fused: this PE's scalars (`β_n`; merged: `α_n` too).
     scalars: u64,
+    /// Merged: `r`, `w`, `s` (two halves each, `stride` entries apart), `1/diag`.
+    r: u64,
+    w: u64,
+    s: u64,
+    dinv: u64,
+    stride: u64,
+    /// Merged: Jacobi preconditioner.
+    precond: u32,
+    pad: u32,
 }
 
 #[repr(C)]
@@ -620,37 +672,51 @@ mod slot {
 /// Names of the quantities a reduce checks (`slot::FAIL_WHAT`).
 const QUANTITIES: [&str; 5] = ["p^T A p", "alpha", "beta", "r^T r", "r^T z"];
 
-/// The kinds, in registration order (the allreduce source comes first).
-fn kinds() -> Vec<TaskKind> {
-    vec![
-        allreduce::local_kind(),
-        TaskKind::new("cg_spmv", KERNELS)
-            .args::<SpmvArgs>()
-            .with_cpu(cpu::spmv),
-        TaskKind::new("cg_update", "")
-            .args::<VecArgs>()
-            .with_cpu(cpu::update),
-        TaskKind::new("cg_direction", "")
-            .args::<VecArgs>()
-            .with_cpu(cpu::direction),
-        TaskKind::new("cg_axpy", "")
-            .args::<VecArgs>()
-            .with_cpu(cpu::axpy),
-        TaskKind::new("cg_gather", "")
-            .args::<GatherArgs>()
-            .comm()
-            .with_cpu(cpu::gather),
-        TaskKind::new("cg_reduce", "")
-            .args::<ReduceArgs>()
-            .comm()
-            .may_finish_early()
-            .with_cpu(cpu::reduce),
-    ]
+/// The kinds, in registration order (the allreduce source comes first),
+/// those of them `used` names: a megakernel holds the bodies of its
+/// graph's kinds only, so a recurrence's graph leaves out the others'
+/// (every body inlined into the scheduler's loops raises the registers
+/// they all need: ptxas spilled 2-5x more in every kind's paths when the
+/// merged single-reduction SpMV was one more mode of `cg_spmv`). The
+/// bodies' source (`KERNELS`) goes with the first CG kind registered.
+fn kinds_used(used: impl Fn(&str) -> bool) -> Vec<TaskKind> {
+    type Shape = fn(TaskKind) -> TaskKind;
+    let cg: [(&str, Shape); 8] = [
+        ("cg_spmv", |k| k.args::<SpmvArgs>().with_cpu(cpu::spmv)),
+        ("cg_spmv_merged", |k| {
+            k.args::<SpmvArgs>().with_cpu(cpu::spmv)
+        }),
+        ("cg_update", |k| k.args::<VecArgs>().with_cpu(cpu::update)),
+        ("cg_direction", |k| {
+            k.args::<VecArgs>().with_cpu(cpu::direction)
+        }),
+        ("cg_axpy", |k| k.args::<VecArgs>().with_cpu(cpu::axpy)),
+        ("cg_gather", |k| {
+            k.args::<GatherArgs>().comm().with_cpu(cpu::gather)
+        }),
+        ("cg_gather_merged", |k| {
+            k.args::<GatherArgs>().comm().with_cpu(cpu::gather)
+        }),
+        ("cg_reduce", |k| {
+            k.args::<ReduceArgs>()
+                .comm()
+                .may_finish_early()
+                .with_cpu(cpu::reduce)
+        }),
+    ];
+    let mut out = vec![allreduce::local_kind()];
+    for (name, shape) in cg {
+        if used(name) {
+            let source = if out.len() == 1 { KERNELS } else { "" };
+            out.push(shape(TaskKind::new(name, source)));
+        }
+    }
+    out
 }
 
 /// The CG task kinds (for device-compile tests and inspection).
 pub fn cg_kinds() -> Vec<TaskKind> {
-    kinds()
+    kinds_used(|_| true)
 }
 
 /// Which recurrence runs.
@@ -780,12 +846,14 @@ pub fn heap_bytes_for(rows: usize, nnz: usize, vlen: usize, sends: usize, pes: u
     // Every buffer holds at least one entry (as `sizes` counts them).
     let [maxn, nnz, vlen, sends] = [rows, nnz, vlen, sends].map(|v| v.max(1));
     let pes = pes as usize;
-    // Vectors: x, r, y, p, s, z, 1/diag; partials: at most 2 × 4 values
-    // per tile of the two allreduces (tiles ≤ rows, ≤ 4096 by default).
+    // Vectors: x, r, y, p, s, z, 1/diag, and r, y and s twice with the
+    // single reduction's updates merged (9 at most: that recurrence has
+    // no z); partials: at most 2 × 4 values per tile of the two
+    // allreduces (tiles ≤ rows, ≤ 4096 by default).
     let tiles = maxn.min(4096);
     let doubles = [
         nnz,
-        maxn.saturating_mul(7),
+        maxn.saturating_mul(9),
         vlen.saturating_mul(2),
         slot::LEN,
         16 * tiles,
@@ -1005,6 +1073,10 @@ impl<'a> CgSolver<'a> {
                 .direction
                 .fused_for(rt, rows_per_gpu, form, cfg.lean_update);
         let lean = fuse_dir && cfg.lean_update;
+        let merged = rec == Recurrence::Single && cfg.merge_updates;
+        // Merged single reduction: r, w (y) and s by parity, two halves of
+        // `maxn` entries each (mode 3's `stride`).
+        let halves = if merged { 2 } else { 1 };
         // Entries of a buffer: n where used, 1 where not.
         let len = |used: bool, n: usize| if used { n } else { 1 };
 
@@ -1033,11 +1105,15 @@ impl<'a> CgSolver<'a> {
             } else {
                 1
             })?,
-            r: rt.alloc_symmetric(maxn)?,
-            y: rt.alloc_symmetric(maxn)?,
+            r: rt.alloc_symmetric(halves * maxn)?,
+            y: rt.alloc_symmetric(halves * maxn)?,
             x: rt.alloc_symmetric(maxn)?,
             p: rt.alloc_symmetric(if rec == Recurrence::Single { maxn } else { 1 })?,
-            s: rt.alloc_symmetric(if rec == Recurrence::Single { maxn } else { 1 })?,
+            s: rt.alloc_symmetric(if rec == Recurrence::Single {
+                halves * maxn
+            } else {
+                1
+            })?,
             scalars: rt.alloc_symmetric(slot::LEN)?,
         };
         // The vectors' span of the heap kept in L2 during runs
@@ -1119,13 +1195,30 @@ impl<'a> CgSolver<'a> {
 
         // ---- graph ---------------------------------------------------------
         let mut graph = Graph::new();
-        let ks: Vec<_> = kinds()
-            .into_iter()
-            .map(|k| graph.add_kind(k))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(Error::from)?;
-        let (k_local, k_spmv, k_update, k_dir, k_axpy, k_gather, k_reduce) =
-            (ks[0], ks[1], ks[2], ks[3], ks[4], ks[5], ks[6]);
+        // The kinds this recurrence and layout run (kinds_used).
+        let used = |name: &str| match name {
+            "cg_spmv" | "cg_gather" => !merged,
+            "cg_spmv_merged" | "cg_gather_merged" => merged,
+            "cg_update" => rec == Recurrence::Standard,
+            "cg_direction" => rec == Recurrence::Standard && !fuse_dir,
+            "cg_axpy" => rec == Recurrence::Single && !merged,
+            _ => true,
+        };
+        let mut ids = std::collections::HashMap::new();
+        for k in kinds_used(used) {
+            let name = k.name().to_string();
+            ids.insert(name, graph.add_kind(k).map_err(Error::from)?);
+        }
+        // A kind the graph does not register is never asked for (`used`).
+        let kind = |name: &str| ids[name];
+        let k_local = ids["allreduce_local"];
+        let k_reduce = kind("cg_reduce");
+        let k_spmv = kind(if merged { "cg_spmv_merged" } else { "cg_spmv" });
+        let k_gather = kind(if merged {
+            "cg_gather_merged"
+        } else {
+            "cg_gather"
+        });
         let (comm_blocks, compute_blocks) = rt.blocks_per_pe(graph.kinds())?;
         if comm_blocks == 0 || compute_blocks == 0 {
             return Err(invalid(format!(
@@ -1213,6 +1306,7 @@ impl<'a> CgSolver<'a> {
                     tile: t as u32,
                     tiles: tiles[q].len() as u32,
                     mode: match rec {
+                        Recurrence::Single if merged => 3,
                         Recurrence::Single => 1,
                         Recurrence::Standard if fuse_dir => 2,
                         Recurrence::Standard => 0,
@@ -1229,6 +1323,12 @@ impl<'a> CgSolver<'a> {
                     lean: lean as u32,
                     pattern_ptr: bufs.pattern_ptr.addr(q as u32),
                     x: addr(&bufs.x, q),
+                    p: addr(&bufs.p, q),
+                    s: addr(&bufs.s, q),
+                    dinv: addr(&bufs.dinv, q),
+                    stride: maxn as u64,
+                    precond: precond as u32,
+                    pad: 0,
                 };
                 let va = VecArgs {
                     x: addr(&bufs.x, q),
@@ -1256,21 +1356,25 @@ impl<'a> CgSolver<'a> {
                 let mut mine = vec![s];
                 match rec {
                     Recurrence::Standard => {
-                        let u = graph.add_task(k_update, &va);
+                        let u = graph.add_task(kind("cg_update"), &va);
                         graph.set_name(u, format!("update tile {t} of PE {q}"));
                         graph.add_edge(s, u);
                         mine.push(u);
                         v1.push(u);
                         if !fuse_dir {
-                            let d = graph.add_task(k_dir, &va);
+                            let d = graph.add_task(kind("cg_direction"), &va);
                             graph.set_name(d, format!("direction tile {t} of PE {q}"));
                             graph.add_edge(u, d);
                             mine.push(d);
                             dr.push(d);
                         }
                     }
+                    Recurrence::Single if merged => {
+                        // The SpMV tile applies the updates (mode 3); it
+                        // waits for its PE's reduce of n − 1 (below).
+                    }
                     Recurrence::Single => {
-                        let x = graph.add_task(k_axpy, &va);
+                        let x = graph.add_task(kind("cg_axpy"), &va);
                         graph.set_name(x, format!("axpy tile {t} of PE {q}"));
                         // axpy(n) reads w of spmv(n − 1) and writes w's
                         // inputs; spmv(n) overwrites w after axpy(n).
@@ -1301,8 +1405,8 @@ impl<'a> CgSolver<'a> {
             Recurrence::Single => (&vec1_ids, 0u32),
         };
         // SpMV tiles wait for the tiles that produce the owned v they read
-        // (fused: for the reduce that follows all of them, below).
-        if !fuse_dir {
+        // (fused, merged: for the reduce that follows all of them, below).
+        if !fuse_dir && !merged {
             for (q, pe) in plan.pes().iter().enumerate() {
                 let m = pe.matrix();
                 let nl = pe.n_local();
@@ -1367,13 +1471,20 @@ impl<'a> CgSolver<'a> {
                             count: range.len() as u32,
                             dest: (send.dest_start() + range.start) as u32,
                             to_pe: to as u32,
-                            fused: fuse_dir as u32,
+                            fused: if merged { 2 } else { fuse_dir as u32 },
                             z: if precond {
                                 addr(&bufs.z, q)
                             } else {
                                 addr(&bufs.r, q)
                             },
                             scalars: addr(&bufs.scalars, q),
+                            r: addr(&bufs.r, q),
+                            w: addr(&bufs.y, q),
+                            s: addr(&bufs.s, q),
+                            dinv: addr(&bufs.dinv, q),
+                            stride: maxn as u64,
+                            precond: precond as u32,
+                            pad: 0,
                         },
                     );
                     gather_ids[q].push(g);
@@ -1405,6 +1516,11 @@ impl<'a> CgSolver<'a> {
                             // update of n + 1 overwrites z, and that of
                             // n + 2 the half holding p_n.
                             graph.add_edge_with_distance(g, producers[q][j], 1);
+                        } else if merged {
+                            // Gather n reads r_n, w_n, s_{n−1} of these rows
+                            // (after the reduce of n − 1, edge below); the
+                            // SpMV tile of n + 1 overwrites those halves.
+                            graph.add_edge_with_distance(g, spmv_ids[q][j], 1);
                         } else {
                             graph.add_edge(producers[q][j], g);
                             graph.add_edge_with_distance(g, producers[q][j], 2);
@@ -1492,6 +1608,14 @@ impl<'a> CgSolver<'a> {
                     for &x in &vec1_ids[q] {
                         graph.add_carried_edge(r[q].global, x);
                     }
+                    if merged {
+                        // α_n, β_n, and through the reduce every tile of
+                        // n − 1 (r_n, w_n, s_{n−1} of every row): the SpMV
+                        // tiles of n and the gathers, which send z_{n+1}.
+                        for &t in spmv_ids[q].iter().chain(&gather_ids[q]) {
+                            graph.add_carried_edge(r[q].global, t);
+                        }
+                    }
                 }
             }
         }
@@ -1536,6 +1660,12 @@ impl<'a> CgSolver<'a> {
         self.fuse_dir && self.cfg.lean_update
     }
 
+    /// The single-reduction recurrence: whether the SpMV tiles apply the
+    /// vector updates ([`CgConfig::merge_updates`]); None for Standard.
+    pub fn updates_merged(&self) -> Option<bool> {
+        (self.rec == Recurrence::Single).then_some(self.cfg.merge_updates)
+    }
+
     /// Whether the SpMV reads the matrix packed ([`super::compact`]), as
     /// [`CgConfig::compact_matrix`] asked and the matrix allowed.
     pub fn compact_matrix(&self) -> bool {
@@ -1577,8 +1707,14 @@ impl<'a> CgSolver<'a> {
         for pe in self.rt.local_pes() {
             let q = pe as usize;
             self.bufs.x.copy_from(pe, &padded(&init.x[q], self.maxn))?;
-            self.bufs.r.copy_from(pe, &padded(&init.r[q], self.maxn))?;
-            self.bufs.y.copy_from(pe, &padded(&init.y[q], self.maxn))?;
+            // (r and y hold two halves with the updates merged: the first
+            // gets r₀, w₀.)
+            self.bufs
+                .r
+                .copy_from(pe, &padded(&init.r[q], self.bufs.r.len()))?;
+            self.bufs
+                .y
+                .copy_from(pe, &padded(&init.y[q], self.bufs.y.len()))?;
             self.bufs
                 .v
                 .copy_from(pe, &padded(&init.v[q], 2 * self.vlen))?;
@@ -1895,6 +2031,65 @@ mod cpu {
         z + beta * p
     }
 
+    /// The single reduction's step of a row (`axpy`'s, and the merged
+    /// SpMV's and gather's: the same expressions, so bitwise the same
+    /// iterates): `s_n = w_n + β s_{n−1}`, `r_{n+1} = r_n − α s_n`,
+    /// `z = M⁻¹ r`.
+    fn sr_s(w: f64, beta: f64, s_old: f64) -> f64 {
+        w + beta * s_old
+    }
+    fn sr_r(r: f64, alpha: f64, s: f64) -> f64 {
+        r - alpha * s
+    }
+    /// # Safety
+    /// With a preconditioner, `dinv + i` is in bounds of a live buffer.
+    unsafe fn sr_z(r: f64, precond: bool, dinv: u64, i: usize) -> f64 {
+        if precond {
+            // SAFETY: the caller's contract.
+            r * unsafe { rd::<f64>(dinv, i) }
+        } else {
+            r
+        }
+    }
+
+    /// The merged single reduction's `z_{n+1}` of owned entry `c`, from
+    /// `r_n`, `w_n` (halves of parity `n`) and `s_{n−1}` (the other half).
+    ///
+    /// # Safety
+    /// `c` is an owned entry of this PE; the halves are not written now.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sr_next(
+        r: u64,
+        w: u64,
+        s: u64,
+        dinv: u64,
+        precond: bool,
+        stride: u64,
+        n: u32,
+        (alpha, beta): (f64, f64),
+        c: usize,
+    ) -> f64 {
+        let (cur, old) = ((n % 2) as usize, ((n + 1) % 2) as usize);
+        let st = stride as usize;
+        // SAFETY: the caller's contract.
+        unsafe {
+            let si = sr_s(rd(w, cur * st + c), beta, rd(s, old * st + c));
+            sr_z(sr_r(rd(r, cur * st + c), alpha, si), precond, dinv, c)
+        }
+    }
+
+    /// α and β of iteration `k`.
+    fn alpha_beta(scalars: u64, k: u32) -> (f64, f64) {
+        // SAFETY: module docs (this PE's scalars; the slots of k are
+        // rewritten only after every reader of k).
+        unsafe {
+            (
+                rd(scalars, slot::ALPHA + (k % 2) as usize),
+                rd(scalars, slot::BETA + (k % 2) as usize),
+            )
+        }
+    }
+
     /// β of iteration `k` (its parity's slot of this PE's scalars).
     fn beta(scalars: u64, k: u32) -> f64 {
         // SAFETY: module docs (this PE's scalars; the slot of k is
@@ -1905,8 +2100,20 @@ mod cpu {
     pub(super) fn spmv(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: SpmvArgs = ctx.args();
         let n = ctx.iteration;
-        let par = if a.mode == 1 { (n + 1) % 2 } else { n % 2 };
+        let par = if a.mode == 1 || a.mode == 3 {
+            (n + 1) % 2
+        } else {
+            n % 2
+        };
         let v = a.v + 8 * par as u64 * a.vlen;
+        // Single reduction, the updates merged (mode 3): owned entries of
+        // z_{n+1} formed from r_n, w_n, s_{n−1}; ghosts from v[(n + 1) % 2].
+        let merged = a.mode == 3;
+        let ab = if merged {
+            alpha_beta(a.scalars, n)
+        } else {
+            (0.0, 0.0)
+        };
         // The direction fused (mode 2, after iteration 0): owned entries of
         // p_n are z + β_{n−1} p_{n−1}, ghosts come from v[n % 2].
         let fused = a.mode == 2 && n > 0;
@@ -1922,7 +2129,9 @@ mod cpu {
         // SAFETY (the closure's reads): module docs (this PE's z, v halves).
         let p = |c: usize| -> f64 {
             unsafe {
-                if fused && c < a.owned as usize {
+                if merged && c < a.owned as usize {
+                    sr_next(a.r, a.y, a.s, a.dinv, a.precond != 0, a.stride, n, ab, c)
+                } else if fused && c < a.owned as usize {
                     next_dir(rd(a.z, c), beta, rd(pold, c))
                 } else {
                     rd(v, c)
@@ -1978,6 +2187,30 @@ mod cpu {
                 }
             }
             let vi = p(row);
+            if merged {
+                // The row's step (axpy's) and its partials.
+                let (alpha, beta) = ab;
+                let st = a.stride as usize;
+                let (cur, nxt) = ((n % 2) as usize, ((n + 1) % 2) as usize);
+                let pc = a.precond != 0;
+                // SAFETY: module docs (this tile's rows of every half).
+                unsafe {
+                    let r0: f64 = rd(a.r, cur * st + row);
+                    let si = sr_s(rd(a.y, cur * st + row), beta, rd(a.s, nxt * st + row));
+                    let pi = next_dir(sr_z(r0, pc, a.dinv, row), beta, rd(a.p, row));
+                    let ri = sr_r(r0, alpha, si);
+                    let zi = sr_z(ri, pc, a.dinv, row);
+                    wr(a.p, row, pi);
+                    wr(a.s, cur * st + row, si);
+                    wr(a.x, row, rd::<f64>(a.x, row) + alpha * pi);
+                    wr(a.r, nxt * st + row, ri);
+                    wr(a.y, nxt * st + row, s);
+                    acc[0] += ri * zi;
+                    acc[1] += s * zi;
+                    acc[2] += ri * ri;
+                }
+                continue;
+            }
             // SAFETY: as above.
             unsafe { wr(a.y, row, s) };
             if lean {
@@ -2077,19 +2310,14 @@ mod cpu {
         for i in a.lo as usize..a.hi as usize {
             // SAFETY: module docs (this tile's rows).
             unsafe {
-                let pi = rd::<f64>(z, i) + beta * rd::<f64>(a.p, i);
-                let si = rd::<f64>(a.y, i) + beta * rd::<f64>(a.s, i);
+                let pi = next_dir(rd(z, i), beta, rd(a.p, i));
+                let si = sr_s(rd(a.y, i), beta, rd(a.s, i));
                 wr(a.p, i, pi);
                 wr(a.s, i, si);
                 wr(a.x, i, rd::<f64>(a.x, i) + alpha * pi);
-                let ri = rd::<f64>(a.r, i) - alpha * si;
+                let ri = sr_r(rd(a.r, i), alpha, si);
                 wr(a.r, i, ri);
-                let zi = if a.precond != 0 {
-                    ri * rd::<f64>(a.dinv, i)
-                } else {
-                    ri
-                };
-                wr(zn, i, zi);
+                wr(zn, i, sr_z(ri, a.precond != 0, a.dinv, i));
             }
         }
         Ok(())
@@ -2106,13 +2334,20 @@ mod cpu {
         } else {
             0.0
         };
+        let ab = if a.fused == 2 {
+            alpha_beta(a.scalars, n)
+        } else {
+            (0.0, 0.0)
+        };
         for k in 0..a.count as usize {
             // SAFETY: module docs (the send list, its entries of z and v; the
             // receiver's ghost block of the same half, which no one else
             // touches now).
             unsafe {
                 let i = rd::<u32>(a.idx, k) as usize;
-                let value = if a.fused != 0 {
+                let value = if a.fused == 2 {
+                    sr_next(a.r, a.w, a.s, a.dinv, a.precond != 0, a.stride, n, ab, i)
+                } else if a.fused != 0 {
                     next_dir(rd(a.z, i), beta, rd(a.v, cur + i))
                 } else {
                     rd::<f64>(a.v, off + i)

@@ -1,7 +1,8 @@
 // CG task bodies (autarky::solvers::cg::graph; the graph, the ordering
 // argument and the scalar slots are documented there). Registered with
-// `cg_spmv`, after `allreduce_local` (whose source defines AllreduceArgs
-// and autarky_allreduce::sum):
+// the first CG kind a graph uses, after `allreduce_local` (whose source
+// defines AllreduceArgs and autarky_allreduce::sum); a graph registers
+// only the kinds its recurrence runs:
 //   cg_spmv       a tile of rows: y = A v (v: the double-buffered vector,
 //                 owned entries then ghosts), plus the tile's partials;
 //                 with the direction fused (Standard, mode 2), the owned
@@ -10,10 +11,16 @@
 //                 fused: p_n = z + b p_{n-1} formed and stored first;
 //   cg_direction  (Standard, not fused) p_{n+1} = z + b p_n into the other
 //                 half of v;
-//   cg_axpy       (single reduction) p, s, x, r updates, z_{n+1} into v;
+//   cg_axpy       (single reduction, separate) p, s, x, r updates, z_{n+1}
+//                 into v;
+//   cg_spmv_merged  (single reduction, merged; CgSpmv mode 3) cg_spmv's
+//                 product, with cg_axpy's updates applied to the tile's
+//                 rows and z_{n+1} formed where it is read (no cg_axpy);
 //   cg_gather     (comm) a send list of v's next half (fused: formed from
 //                 z + b p_n), stored into the receiver's ghost block of its
 //                 copy of v;
+//   cg_gather_merged  (comm) the same, z_{n+1} formed as cg_spmv_merged
+//                 forms it;
 //   cg_reduce     (comm) the allreduce's global sum, then the recurrence's
 //                 scalars, the stop test (finish_at) and the breakdown
 //                 checks (fail) — the same on every PE.
@@ -30,7 +37,8 @@ struct CgSpmv {
     unsigned lo, hi;  // rows
     unsigned lanes;   // threads per row (power of two <= 32)
     unsigned tile, tiles;
-    unsigned mode;  // 0: Standard; 1: single reduction; 2: Standard, direction fused
+    unsigned mode;  // 0: Standard; 1: single reduction; 2: Standard, direction fused;
+                    // 3: single reduction, the vector updates merged (cg_axpy's)
     unsigned width;
     unsigned owned;  // entries of v owned by this PE (the rest are ghosts)
     unsigned long long z;        // fused: z (r without preconditioner)
@@ -39,7 +47,12 @@ struct CgSpmv {
                        // 2: row_ptr is a byte a row (its pattern), col the patterns' words
     unsigned lean;  // mode 2: this SpMV stores p_n and applies x += a_{n-1} p_{n-1} (CgVec::lean)
     unsigned long long pattern_ptr;  // compact 2: u32 offsets of the patterns' words
-    unsigned long long x;            // lean: x
+    unsigned long long x;            // lean and mode 3: x
+    // Mode 3 (single reduction, merged): r, y (w) and s hold two halves
+    // each, `stride` entries apart (by parity); p, dinv (precond) one.
+    unsigned long long p, s, dinv, stride;
+    unsigned precond;
+    unsigned pad;
 };
 
 struct CgVec {
@@ -60,9 +73,14 @@ struct CgGather {
     unsigned long long vlen;
     unsigned long long stage;  // double[count] (symmetric): values staged for an NVSHMEM put
     unsigned count, dest, to_pe;
-    unsigned fused;              // send z + b p_n (v[n % 2] holds p_n) instead of v[(n + 1) % 2]
+    unsigned fused;              // 1: send z + b p_n (v[n % 2] holds p_n) instead of v[(n + 1) % 2]; 2: below
     unsigned long long z;        // fused: z (r without preconditioner)
-    unsigned long long scalars;  // fused: this PE's scalars (beta)
+    unsigned long long scalars;  // fused: this PE's scalars (beta); merged: alpha, beta
+    // fused == 2 (single reduction, merged): send z_{n+1} formed from
+    // r_n, w_n, s_{n-1} (halves `stride` apart) as the SpMV forms it.
+    unsigned long long r, w, s, dinv, stride;
+    unsigned precond;
+    unsigned pad;
 };
 
 struct CgReduce {
@@ -74,9 +92,9 @@ struct CgReduce {
 };
 
 // The Rust mirrors (graph.rs) have these sizes too (tests/cg_device_compile.rs).
-static_assert(sizeof(CgSpmv) == 136, "CgSpmv drifted from graph.rs SpmvArgs");
+static_assert(sizeof(CgSpmv) == 176, "CgSpmv drifted from graph.rs SpmvArgs");
 static_assert(sizeof(CgVec) == 120, "CgVec drifted from graph.rs VecArgs");
-static_assert(sizeof(CgGather) == 64, "CgGather drifted from graph.rs GatherArgs");
+static_assert(sizeof(CgGather) == 112, "CgGather drifted from graph.rs GatherArgs");
 static_assert(sizeof(CgReduce) == 72, "CgReduce drifted from graph.rs ReduceArgs");
 
 namespace cg {
@@ -115,6 +133,29 @@ __device__ inline void put_partials(unsigned n, const unsigned long long partial
 // explicit fma, so every place rounds the same way: the fused and unfused
 // graphs give bitwise the same iterates).
 __device__ __forceinline__ double direction(double z, double beta, double p) { return fma(beta, p, z); }
+
+// Single reduction: one row's step of iteration n (cg_axpy's, and with the
+// updates merged the SpMV's and the gather's, all through these: bitwise
+// the same iterates either way). s_n = w_n + b s_{n-1}, r_{n+1} = r_n - a
+// s_n, z_{n+1} = M^-1 r_{n+1}.
+__device__ __forceinline__ double sr_s(double w, double beta, double s_old) { return fma(beta, s_old, w); }
+__device__ __forceinline__ double sr_r(double r, double alpha, double s) { return fma(-alpha, s, r); }
+__device__ __forceinline__ double sr_z(double r, bool precond, const double* dinv, unsigned i) {
+    return precond ? r * dinv[i] : r;
+}
+
+// Merged single reduction: z_{n+1} of owned entry c, formed from the
+// values of iteration n its owner's tile reads too (r_n, w_n in the halves
+// of parity n, s_{n-1} in the other), before that tile has applied them:
+// the tile writes the other halves (graph.rs, ordering).
+struct SrNext {
+    const double *r, *w, *s_old, *dinv;
+    double alpha, beta;
+    bool precond;
+    __device__ __forceinline__ double operator()(unsigned c) const {
+        return sr_z(sr_r(r[c], alpha, sr_s(w[c], beta, s_old[c])), precond, dinv, c);
+    }
+};
 
 __device__ inline void fail(autarky::TaskCtx& ctx, double* sc, unsigned code, unsigned what, double value, unsigned k) {
     sc[FAIL_VALUE] = value;
@@ -169,6 +210,62 @@ __device__ __forceinline__ double row_sum(const CgSpmv& a, unsigned row, unsigne
 }
 
 }  // namespace cg
+
+// Single reduction with the vector updates merged (mode 3; graph.rs): the
+// tile applies iteration n's step to its rows (cg_axpy's: p, s, x,
+// r_{n+1}) and multiplies z_{n+1}, whose owned entries it forms from r_n,
+// w_n and s_{n-1} where it reads them (SrNext) and whose ghosts the
+// owners' gathers formed alike into v[(n + 1) % 2]. r, w, s: the halves of
+// parity n hold r_n, w_n, s_n (written here), the others r_{n+1}, w_{n+1}
+// (written here) and s_{n-1}.
+template <int Form>
+__device__ __forceinline__ void cg_spmv_merged_as(autarky::TaskCtx& ctx) {
+    const CgSpmv& a = ctx.args<CgSpmv>();
+    const unsigned n = ctx.iteration;
+    const unsigned cur = n % 2, nxt = (n + 1) % 2;
+    const double* v = reinterpret_cast<const double*>(a.v) + nxt * a.vlen;
+    const unsigned lanes = a.lanes, groups = blockDim.x / lanes;
+    const unsigned g = threadIdx.x / lanes, l = threadIdx.x % lanes;
+    double acc[3] = {0, 0, 0};
+    const double* sc = reinterpret_cast<const double*>(a.scalars);
+    const cg::SrNext next{reinterpret_cast<const double*>(a.r) + cur * a.stride,
+                          reinterpret_cast<const double*>(a.y) + cur * a.stride,
+                          reinterpret_cast<const double*>(a.s) + nxt * a.stride,
+                          reinterpret_cast<const double*>(a.dinv),
+                          sc[cg::ALPHA + cur],
+                          sc[cg::BETA + cur],
+                          a.precond != 0};
+    const unsigned owned = a.owned;
+    auto z1 = [&](unsigned c) { return c < owned ? next(c) : v[c]; };
+    for (unsigned base = a.lo; base < a.hi; base += groups) {
+        const unsigned row = base + g;
+        double s = row < a.hi ? cg::row_sum<Form>(a, row, l, lanes, z1) : 0.0;
+        for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
+        if (row < a.hi && l == 0) {
+            // The other halves and p, x through the arguments (a pinned
+            // block's copy in shared memory), not held across the loop:
+            // fewer registers live in the row sum.
+            const unsigned long long to = (unsigned long long)nxt * a.stride + row;
+            const unsigned long long from = (unsigned long long)cur * a.stride + row;
+            double* p = reinterpret_cast<double*>(a.p) + row;
+            double* x = reinterpret_cast<double*>(a.x) + row;
+            const double r0 = next.r[row];
+            const double si = cg::sr_s(next.w[row], next.beta, next.s_old[row]);
+            const double pi = cg::direction(cg::sr_z(r0, next.precond, next.dinv, row), next.beta, *p);
+            const double ri = cg::sr_r(r0, next.alpha, si);
+            const double zi = cg::sr_z(ri, next.precond, next.dinv, row);
+            *p = pi;
+            reinterpret_cast<double*>(a.s)[from] = si;
+            *x = fma(next.alpha, pi, *x);
+            reinterpret_cast<double*>(a.r)[to] = ri;
+            reinterpret_cast<double*>(a.y)[to] = s;
+            acc[0] += ri * zi;
+            acc[1] += s * zi;
+            acc[2] += ri * ri;
+        }
+    }
+    cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+}
 
 // Sub-warp CSR: `lanes` threads per row, all threads of the block loop the
 // same number of times (shuffles need the whole warp).
@@ -254,6 +351,16 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
     cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
 }
 
+// A kind of its own (graph.rs kinds_used): only the merged recurrence's
+// megakernel holds it.
+__device__ void cg_spmv_merged(autarky::TaskCtx& ctx) {
+    switch (ctx.args<CgSpmv>().compact) {
+        case cg::PATTERNS: cg_spmv_merged_as<cg::PATTERNS>(ctx); break;
+        case cg::PACKED: cg_spmv_merged_as<cg::PACKED>(ctx); break;
+        default: cg_spmv_merged_as<cg::PLAIN>(ctx); break;
+    }
+}
+
 __device__ void cg_spmv(autarky::TaskCtx& ctx) {
     switch (ctx.args<CgSpmv>().compact) {
         case cg::PATTERNS: cg_spmv_as<cg::PATTERNS>(ctx); break;
@@ -336,49 +443,29 @@ __device__ void cg_axpy(autarky::TaskCtx& ctx) {
     double* x = reinterpret_cast<double*>(a.x);
     double* r = reinterpret_cast<double*>(a.r);
     const double* dinv = reinterpret_cast<const double*>(a.dinv);
+    // (Explicit fmas, shared with the merged SpMV and gather: the
+    // contractions the compiler made of these expressions before.)
     for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
-        const double pi = z[i] + beta * p[i];
-        const double si = w[i] + beta * s[i];
+        const double pi = cg::direction(z[i], beta, p[i]);
+        const double si = cg::sr_s(w[i], beta, s[i]);
         p[i] = pi;
         s[i] = si;
-        x[i] += alpha * pi;
-        const double ri = r[i] - alpha * si;
+        x[i] = fma(alpha, pi, x[i]);
+        const double ri = cg::sr_r(r[i], alpha, si);
         r[i] = ri;
-        zn[i] = a.precond ? ri * dinv[i] : ri;
+        zn[i] = cg::sr_z(ri, a.precond != 0, dinv, i);
     }
 }
 
-__device__ void cg_gather(autarky::TaskCtx& ctx) {
-    const CgGather& a = ctx.args<CgGather>();
-    const unsigned long long off = ((ctx.iteration + 1) % 2) * a.vlen;
-    const double* src = reinterpret_cast<const double*>(a.v) + off;
+// The entries of a send list, value(i) each, stored into dst (rounds of
+// CG_GATHER_BATCH entries a thread: every index, then every value, then
+// every store. A plain loop waits for two dependent loads per entry in
+// turn (`dst` may alias as far as the compiler knows, so nothing moves
+// above a store): a 128² ghost plane on 128 threads was 128 × 2 round
+// trips, and two GPUs ran 128³ at 0.44× one GPU.)
+template <typename F>
+__device__ __forceinline__ void gather_rounds(const CgGather& a, double* dst, F value) {
     const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
-    // The direction fused: entry i of p_{n+1} is z[i] + b_n p_n[i] (p_n in
-    // v[n % 2], stored by this iteration's cg_update).
-    const double* pcur = reinterpret_cast<const double*>(a.v) + (ctx.iteration % 2) * a.vlen;
-    const double* z = reinterpret_cast<const double*>(a.z);
-    const double beta = a.fused ? reinterpret_cast<const double*>(a.scalars)[cg::BETA + ctx.iteration % 2] : 0.0;
-    auto value = [&](unsigned i) { return a.fused ? cg::direction(z[i], beta, pcur[i]) : src[i]; };
-#ifdef AUTARKY_NVSHMEM
-    if (!ctx.reachable(a.to_pe)) {
-        // A receiver reachable only through NVSHMEM: stage the values
-        // (contiguous), then one block-wide put into its ghost block (its
-        // copy of the symmetric v is at this PE's address of it), completed
-        // by every thread's quiet() before the completion signals it.
-        double* stage = reinterpret_cast<double*>(a.stage);
-        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = value(idx[k]);
-        __syncthreads();
-        ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
-        ctx.quiet();
-        return;
-    }
-#endif
-    double* dst = ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest;
-    // Rounds of CG_GATHER_BATCH entries a thread: every index, then every
-    // value, then every store. A plain loop waits for two dependent loads
-    // per entry in turn (`dst` may alias as far as the compiler knows, so
-    // nothing moves above a store): a 128² ghost plane on 128 threads was
-    // 128 × 2 round trips, and two GPUs ran 128³ at 0.44× one GPU.
     constexpr unsigned B = CG_GATHER_BATCH;
     const unsigned step = blockDim.x * B;
     for (unsigned base = threadIdx.x; base < a.count; base += step) {
@@ -400,6 +487,65 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
             if (k < a.count) dst[k] = v[b];
         }
     }
+}
+
+// The gather of the merged single reduction (fused == 2): z_{n+1} of each
+// entry as the owner's SpMV tiles form it (cg::SrNext; alpha_n, beta_n,
+// and r_n, w_n, s_{n-1} by parity, which the owner's tiles of n do not
+// overwrite). A kind of its own, as cg_spmv_merged.
+__device__ void cg_gather_merged(autarky::TaskCtx& ctx) {
+    const CgGather& a = ctx.args<CgGather>();
+    const unsigned long long off = ((ctx.iteration + 1) % 2) * a.vlen;
+    const unsigned cur = ctx.iteration % 2;
+    const double* sc = reinterpret_cast<const double*>(a.scalars);
+    const cg::SrNext next{reinterpret_cast<const double*>(a.r) + cur * a.stride,
+                          reinterpret_cast<const double*>(a.w) + cur * a.stride,
+                          reinterpret_cast<const double*>(a.s) + (1 - cur) * a.stride,
+                          reinterpret_cast<const double*>(a.dinv),
+                          sc[cg::ALPHA + cur],
+                          sc[cg::BETA + cur],
+                          a.precond != 0};
+#ifdef AUTARKY_NVSHMEM
+    if (!ctx.reachable(a.to_pe)) {
+        // As cg_gather's: staged, one block-wide put, quiet.
+        const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
+        double* stage = reinterpret_cast<double*>(a.stage);
+        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = next(idx[k]);
+        __syncthreads();
+        ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
+        ctx.quiet();
+        return;
+    }
+#endif
+    gather_rounds(a, ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest, next);
+}
+
+__device__ void cg_gather(autarky::TaskCtx& ctx) {
+    const CgGather& a = ctx.args<CgGather>();
+    const unsigned long long off = ((ctx.iteration + 1) % 2) * a.vlen;
+    const double* src = reinterpret_cast<const double*>(a.v) + off;
+    // The direction fused: entry i of p_{n+1} is z[i] + b_n p_n[i] (p_n in
+    // v[n % 2], stored by this iteration's cg_update).
+    const double* pcur = reinterpret_cast<const double*>(a.v) + (ctx.iteration % 2) * a.vlen;
+    const double* z = reinterpret_cast<const double*>(a.z);
+    const double beta = a.fused ? reinterpret_cast<const double*>(a.scalars)[cg::BETA + ctx.iteration % 2] : 0.0;
+    auto value = [&](unsigned i) { return a.fused ? cg::direction(z[i], beta, pcur[i]) : src[i]; };
+#ifdef AUTARKY_NVSHMEM
+    if (!ctx.reachable(a.to_pe)) {
+        // A receiver reachable only through NVSHMEM: stage the values
+        // (contiguous), then one block-wide put into its ghost block (its
+        // copy of the symmetric v is at this PE's address of it), completed
+        // by every thread's quiet() before the completion signals it.
+        const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
+        double* stage = reinterpret_cast<double*>(a.stage);
+        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = value(idx[k]);
+        __syncthreads();
+        ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
+        ctx.quiet();
+        return;
+    }
+#endif
+    gather_rounds(a, ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest, value);
 }
 
 // The sums with every thread (a fused allreduce sums the partials
