@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s24-spills  # 1 GPU: (branch exp/fewer-spills) CG partials in registers, the lane tree out of line, its last levels by shuffles: gpu_cg, A/B against each control
 #   bash scripts/gpu-owed.sh s23-ab      # 1 GPU: lean CG updates (alpha read in the loop) against alpha held and full updates, A/B
 #   bash scripts/gpu-owed.sh s23-final   # 1 GPU: CG bench, the direction fused/separate with lean updates at 1448², 2048², 160³, CG 2D 1024² traced
 #   bash scripts/gpu-owed.sh s23-dir     # 1 GPU: the direction fused/separate with lean updates at 200³, 256³, 4096², A/B; CG bench 256³
@@ -253,6 +254,31 @@ s22-comm)
       OK_RC=4 FILTER="$F" run "cg64-c$c-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --comm-blocks $c
       OK_RC=4 FILTER="$F" run "cg32-c$c-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 --comm-blocks $c
       [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg128-c$c" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 --comm-blocks $c
+    done
+  done
+  pack
+  ;;
+s24-spills)
+  # For session 24 (1 GPU; branch exp/fewer-spills, a bundle of it): three
+  # changes that lower the CG megakernel's local-memory traffic, each with
+  # its control: put_partials unrolled so acc[] stays in registers (every
+  # SpMV and update row did a local load and store; -DAUTARKY_EXP_ACC_LOCAL),
+  # the allreduce's lane tree out of line (-DAUTARKY_EXP_SUM_INLINE; ptxas
+  # spills 158/236 -> 94/128 bytes), its last five levels by shuffles
+  # (-DAUTARKY_EXP_SUM_BARRIER_TREE). All bitwise the same: gpu_cg first,
+  # then the A/B (equal residuals required), interleaved, two reps.
+  f=$(ls .gpu/tests/gpu_cg-* 2>/dev/null | head -1)
+  [ -n "$f" ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 200 "$f" --test-threads=1
+  F='"us_per_iteration"|"rel_residual"|rror'
+  ALL="-DAUTARKY_EXP_ACC_LOCAL -DAUTARKY_EXP_SUM_INLINE -DAUTARKY_EXP_SUM_BARRIER_TREE"
+  for r in 1 2; do
+    for x in new acc inl bar all; do
+      case $x in new) e= ;; acc) e=-DAUTARKY_EXP_ACC_LOCAL ;; inl) e=-DAUTARKY_EXP_SUM_INLINE ;;
+        bar) e=-DAUTARKY_EXP_SUM_BARRIER_TREE ;; all) e="$ALL" ;; esac
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000
     done
   done
   pack

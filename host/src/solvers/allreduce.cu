@@ -64,12 +64,37 @@ __device__ inline void lane_tree_sum(const double* in, unsigned count, double (*
 #pragma unroll
         for (int j = 0; j < W; ++j) lanes[v][j] = a[j];
     }
+#ifdef AUTARKY_EXP_SUM_BARRIER_TREE
     for (unsigned off = SUM_LANES / 2; off > 0; off /= 2) {
+#else
+    // The levels above a warp through shared memory, the last five (off
+    // 16 ... 1) in warp 0's registers by shuffles: the same pairs added in
+    // the same order (lane v += lane v + off for v < off; a lane at or
+    // above off holds what no later level reads), so bitwise the same
+    // sums, with five barriers fewer. -DAUTARKY_EXP_SUM_BARRIER_TREE: every
+    // level through shared memory (the A/B control).
+    for (unsigned off = SUM_LANES / 2; off >= 32; off /= 2) {
+#endif
         __syncthreads();  // the previous level's lanes, to every thread
         for (unsigned v = threadIdx.x; v < off; v += blockDim.x)
 #pragma unroll
             for (int j = 0; j < W; ++j) lanes[v][j] += lanes[v + off][j];
     }
+#ifndef AUTARKY_EXP_SUM_BARRIER_TREE
+    __syncthreads();  // lanes 0..31, to warp 0
+    if (threadIdx.x < 32) {
+        double a[W];
+#pragma unroll
+        for (int j = 0; j < W; ++j) a[j] = lanes[threadIdx.x][j];
+#pragma unroll
+        for (unsigned off = 16; off > 0; off /= 2)
+#pragma unroll
+            for (int j = 0; j < W; ++j) a[j] += __shfl_down_sync(0xffffffffu, a[j], off);
+        if (threadIdx.x == 0)
+#pragma unroll
+            for (int j = 0; j < W; ++j) lanes[0][j] = a[j];
+    }
+#endif
     __syncthreads();  // lane 0, to every thread
 #pragma unroll
     for (int j = 0; j < 4; ++j) s[j] = j < W ? lanes[0][j] : 0.0;
@@ -77,7 +102,16 @@ __device__ inline void lane_tree_sum(const double* in, unsigned count, double (*
 }
 
 // lane_tree_sum for a width known only at run time (1..4).
-__device__ inline void lane_tree_sum_w(const double* in, unsigned count, unsigned w, double s[4]) {
+// Out of line (-DAUTARKY_EXP_SUM_INLINE: inlined, the A/B control):
+// inlined into the megakernel, its in-flight records (up to 8 a lane)
+// were most of the kernel's spill instructions (nvdisasm -g: 180 of 384
+// at the sum's call site in a CG megakernel); a call per sum costs less.
+#ifdef AUTARKY_EXP_SUM_INLINE
+__device__ inline
+#else
+__device__ __noinline__
+#endif
+void lane_tree_sum_w(const double* in, unsigned count, unsigned w, double s[4]) {
     __shared__ double lanes[SUM_LANES][4];
     switch (w) {
         case 1: lane_tree_sum<1, 8>(in, count, lanes, s); break;

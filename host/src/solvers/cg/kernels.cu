@@ -119,13 +119,31 @@ __device__ inline double block_sum(double v) {
     return s;
 }
 
+// The tile's partials (acc[0..width), width <= N). The loop over N is
+// unrolled so that acc[] stays in registers: indexed by the run-time
+// width it lived in local memory, and every row's `acc[0] += ...` in the
+// SpMV and update loops was a local load and store (ptxas, nvdisasm -g).
+// -DAUTARKY_EXP_ACC_LOCAL: the former loop (the A/B control).
+template <unsigned N>
 __device__ inline void put_partials(unsigned n, const unsigned long long partials, unsigned tile, unsigned tiles,
-                                    unsigned width, const double* acc) {
+                                    unsigned width, const double (&acc)[N]) {
+#ifdef AUTARKY_EXP_ACC_LOCAL
+    const double* accp = acc;
     for (unsigned j = 0; j < width; ++j) {
-        const double s = block_sum(acc[j]);
+        const double s = block_sum(accp[j]);
         if (threadIdx.x == 0)
             reinterpret_cast<double*>(partials)[((unsigned long long)(n % 2) * tiles + tile) * width + j] = s;
     }
+#else
+#pragma unroll
+    for (unsigned j = 0; j < N; ++j) {
+        if (j < width) {
+            const double s = block_sum(acc[j]);
+            if (threadIdx.x == 0)
+                reinterpret_cast<double*>(partials)[((unsigned long long)(n % 2) * tiles + tile) * width + j] = s;
+        }
+    }
+#endif
 }
 
 // The next search direction, z + b p: the one expression cg_direction, and
