@@ -29,6 +29,8 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
+#   bash scripts/gpu-owed.sh s24-ab1     # 1 GPU: gpu_cg (merged SR trial); CG Standard: role dispatch, kind sets, fewer spills, A/B
+#   bash scripts/gpu-owed.sh s24-ab2     # 1 GPU: CG single reduction merged/separate, A/B; Jacobi under the role dispatch
 #   bash scripts/gpu-owed.sh s24-spills  # 1 GPU: (branch exp/fewer-spills) CG partials in registers, the lane tree out of line, its last levels by shuffles: gpu_cg, A/B against each control
 #   bash scripts/gpu-owed.sh s23-ab      # 1 GPU: lean CG updates (alpha read in the loop) against alpha held and full updates, A/B
 #   bash scripts/gpu-owed.sh s23-final   # 1 GPU: CG bench, the direction fused/separate with lean updates at 1448², 2048², 160³, CG 2D 1024² traced
@@ -254,6 +256,68 @@ s22-comm)
       OK_RC=4 FILTER="$F" run "cg64-c$c-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 --comm-blocks $c
       OK_RC=4 FILTER="$F" run "cg32-c$c-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 --comm-blocks $c
       [ $r = 1 ] && OK_RC=4 FILTER="$F" run "cg128-c$c" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 --comm-blocks $c
+    done
+  done
+  pack
+  ;;
+s24-ab1)
+  # Session 24 (1 GPU): gpu_cg first (the merged single reduction's bitwise
+  # trial), then CG Standard, interleaved, two reps: new (the role-split
+  # dispatch, each recurrence's own kinds, fewer spills) against each
+  # control: acc (-DAUTARKY_EXP_ACC_LOCAL), role (every loop dispatches
+  # every kind and the graph registers every CG kind: the dispatch before),
+  # old (role and every fewer-spills control: about main's device code);
+  # inl and bar once.
+  f=$(ls .gpu/tests/gpu_cg-* 2>/dev/null | head -1)
+  [ -n "$f" ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 240 "$f" --test-threads=1
+  F='"us_per_iteration"|"rel_residual"|rror'
+  SP="-DAUTARKY_EXP_ACC_LOCAL -DAUTARKY_EXP_SUM_INLINE -DAUTARKY_EXP_SUM_BARRIER_TREE"
+  cgrun() { # NAME EXTRA ALLKINDS ARGS...
+    local name=$1 e=$2 k=$3; shift 3
+    AUTARKY_EXP_CG_ALL_KINDS=$k AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "$name" 60 $B/autarky --json cg "$@" --tol 0
+  }
+  for r in 1 2; do
+    for x in new acc role old; do
+      case $x in new) e=; k=0 ;; acc) e=-DAUTARKY_EXP_ACC_LOCAL; k=0 ;;
+        role) e=-DAUTARKY_EXP_DISPATCH_ANY_ROLE; k=1 ;; old) e="-DAUTARKY_EXP_DISPATCH_ANY_ROLE $SP"; k=1 ;; esac
+      cgrun "cg2d1024-$x-$r" "$e" $k --poisson2d 1024 --max-iters 500
+      cgrun "cg128-$x-$r" "$e" $k --poisson3d 128 --max-iters 300
+      cgrun "cg64-$x-$r" "$e" $k --poisson3d 64 --max-iters 2000
+      cgrun "cg32-$x-$r" "$e" $k --poisson3d 32 --max-iters 2000
+    done
+  done
+  for x in inl bar; do
+    case $x in inl) e=-DAUTARKY_EXP_SUM_INLINE ;; bar) e=-DAUTARKY_EXP_SUM_BARRIER_TREE ;; esac
+    cgrun "cg2d1024-$x" "$e" 0 --poisson2d 1024 --max-iters 500
+    cgrun "cg64-$x" "$e" 0 --poisson3d 64 --max-iters 2000
+  done
+  pack
+  ;;
+s24-ab2)
+  # Session 24 (1 GPU): the single reduction with its updates merged into
+  # the SpMV tiles against axpy tiles (--separate-updates), and merged with
+  # acc[] local, interleaved, two reps; Jacobi 2D 256² and 3D 256³ under
+  # the role-split dispatch against every loop dispatching every kind.
+  F='"us_per_iteration"|"rel_residual"|"iterations"|rror'
+  for r in 1 2; do
+    for x in merged sep acc; do
+      case $x in merged) e=; a= ;; sep) e=; a=--separate-updates ;; acc) e=-DAUTARKY_EXP_ACC_LOCAL; a= ;; esac
+      for c in "2d1024 --poisson2d 1024 --max-iters 500" "128 --poisson3d 128 --max-iters 300" \
+               "64 --poisson3d 64 --max-iters 2000" "32 --poisson3d 32 --max-iters 2000"; do
+        set -- $c; n=$1; shift
+        AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "sr$n-$x-$r" 60 $B/autarky --json cg --variant single-reduction "$@" --tol 0 $a
+      done
+    done
+  done
+  # Iterations to 1e-8 (merged; separate gives bitwise the same run).
+  FILTER="$F" run sr2d1024-conv 60 $B/autarky --json cg --variant single-reduction --poisson2d 1024 --tol 1e-8 --max-iters 5000
+  FILTER="$F" run std2d1024-conv 60 $B/autarky --json cg --poisson2d 1024 --tol 1e-8 --max-iters 5000
+  for r in 1 2; do
+    for x in new role; do
+      case $x in new) e= ;; role) e=-DAUTARKY_EXP_DISPATCH_ANY_ROLE ;; esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j2d256-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 20000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j2d256n-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 20000 --check-every 1
+      AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j3d256-$x-$r" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
     done
   done
   pack

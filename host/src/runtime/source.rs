@@ -79,13 +79,15 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
     // Errors in the dispatch (a kind whose source defines no function of
     // its name) are reported at these lines, each naming its kind, not at
     // a line past the end of the last kind's snippet.
+    // -DAUTARKY_EXP_DISPATCH_ANY_ROLE: every loop switches over every kind
+    // (the former dispatch; the A/B control).
     out.push_str(
-        "\n#line 1 \"autarky_dispatch.cu\"\ntemplate <bool Comm>\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n",
+        "\n#line 1 \"autarky_dispatch.cu\"\ntemplate <bool Comm>\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n#ifdef AUTARKY_EXP_DISPATCH_ANY_ROLE\n    constexpr bool any = true;\n#else\n    constexpr bool any = false;\n#endif\n",
     );
     for comm in [true, false] {
         let _ = writeln!(
             out,
-            "    if ({}Comm) {{\n        switch (kind) {{",
+            "    if ({}Comm || any) {{\n        switch (kind) {{",
             if comm { "" } else { "!" }
         );
         for (id, k) in kinds.iter().enumerate().filter(|(_, k)| k.comm == comm) {

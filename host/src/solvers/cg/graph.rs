@@ -1196,13 +1196,19 @@ impl<'a> CgSolver<'a> {
         // ---- graph ---------------------------------------------------------
         let mut graph = Graph::new();
         // The kinds this recurrence and layout run (kinds_used).
-        let used = |name: &str| match name {
-            "cg_spmv" | "cg_gather" => !merged,
-            "cg_spmv_merged" | "cg_gather_merged" => merged,
-            "cg_update" => rec == Recurrence::Standard,
-            "cg_direction" => rec == Recurrence::Standard && !fuse_dir,
-            "cg_axpy" => rec == Recurrence::Single && !merged,
-            _ => true,
+        // AUTARKY_EXP_CG_ALL_KINDS=1: every CG kind registered (as before
+        // kinds_used; the A/B control of its measurement).
+        let all_kinds = std::env::var("AUTARKY_EXP_CG_ALL_KINDS").is_ok_and(|v| v == "1");
+        let used = |name: &str| {
+            all_kinds
+                || match name {
+                    "cg_spmv" | "cg_gather" => !merged,
+                    "cg_spmv_merged" | "cg_gather_merged" => merged,
+                    "cg_update" => rec == Recurrence::Standard,
+                    "cg_direction" => rec == Recurrence::Standard && !fuse_dir,
+                    "cg_axpy" => rec == Recurrence::Single && !merged,
+                    _ => true,
+                }
         };
         let mut ids = std::collections::HashMap::new();
         for k in kinds_used(used) {
