@@ -31,6 +31,7 @@
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
 #   bash scripts/gpu-owed.sh s24-ab1     # 1 GPU: gpu_cg (merged SR trial); CG Standard: role dispatch, kind sets, fewer spills, A/B
 #   bash scripts/gpu-owed.sh s24-ab2     # 1 GPU: CG single reduction merged/separate, A/B; Jacobi under the role dispatch
+#   bash scripts/gpu-owed.sh s24-final   # 1 GPU: after .gpu/run: CG bench, the lane tree inlined against out of line, CG 2D 1024² traced
 #   bash scripts/gpu-owed.sh s24-spills  # 1 GPU: (branch exp/fewer-spills) CG partials in registers, the lane tree out of line, its last levels by shuffles: gpu_cg, A/B against each control
 #   bash scripts/gpu-owed.sh s23-ab      # 1 GPU: lean CG updates (alpha read in the loop) against alpha held and full updates, A/B
 #   bash scripts/gpu-owed.sh s23-final   # 1 GPU: CG bench, the direction fused/separate with lean updates at 1448², 2048², 160³, CG 2D 1024² traced
@@ -304,8 +305,9 @@ s24-ab2)
       case $x in merged) e=; a= ;; sep) e=; a=--separate-updates ;; acc) e=-DAUTARKY_EXP_ACC_LOCAL; a= ;; esac
       for c in "2d1024 --poisson2d 1024 --max-iters 500" "128 --poisson3d 128 --max-iters 300" \
                "64 --poisson3d 64 --max-iters 2000" "32 --poisson3d 32 --max-iters 2000"; do
-        set -- $c; n=$1; shift
-        AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "sr$n-$x-$r" 60 $B/autarky --json cg --variant single-reduction "$@" --tol 0 $a
+        read -r n args <<< "$c"
+        # shellcheck disable=SC2086
+        AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "sr$n-$x-$r" 60 $B/autarky --json cg --variant single-reduction $args --tol 0 $a
       done
     done
   done
@@ -320,6 +322,24 @@ s24-ab2)
       AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j3d256-$x-$r" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
     done
   done
+  pack
+  ;;
+s24-final)
+  # Session 24 (1 GPU), after `bash .gpu/run`: the CG bench at the final
+  # device code; the allreduce's lane tree inlined (the default since
+  # s24-ab1's single run) against out of line (-DAUTARKY_EXP_SUM_NOINLINE),
+  # three reps, interleaved; CG 2D 1024² traced by phase.
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met|matrix' LINES_SHOWN=40 run cg-bench 260 $B/cg --quick
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2 3; do
+    for x in inl out; do
+      case $x in inl) e= ;; out) e=-DAUTARKY_EXP_SUM_NOINLINE ;; esac
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+    done
+  done
+  OK_RC=4 FILTER='us_per|rror' run cg2d1024-trace 60 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 60 --trace /tmp/cg2d.trace.json
+  python3 scripts/trace-phases.py /tmp/cg2d.trace.json > "$LOGS/cg2d-phases.txt" 2>&1; tail -n 12 "$LOGS/cg2d-phases.txt"
   pack
   ;;
 s24-spills)

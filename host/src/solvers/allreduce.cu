@@ -101,15 +101,16 @@ __device__ inline void lane_tree_sum(const double* in, unsigned count, double (*
     __syncthreads();  // every thread has read lane 0 before the lanes are reused
 }
 
-// lane_tree_sum for a width known only at run time (1..4).
-// Out of line (-DAUTARKY_EXP_SUM_INLINE: inlined, the A/B control):
-// inlined into the megakernel, its in-flight records (up to 8 a lane)
-// were most of the kernel's spill instructions (nvdisasm -g: 180 of 384
-// at the sum's call site in a CG megakernel); a call per sum costs less.
-#ifdef AUTARKY_EXP_SUM_INLINE
-__device__ inline
-#else
+// lane_tree_sum for a width known only at run time (1..4). Inlined: its
+// in-flight records (up to 8 a lane) are many of the comm loop's spill
+// instructions (nvdisasm -g: 180 of 384 local accesses at the sum in a CG
+// megakernel), yet out of line (-DAUTARKY_EXP_SUM_NOINLINE, the A/B
+// control) the call cost more than they do: CG 2D 1024² 36.8 against
+// 38.4 µs an iteration (one H200, session 24; docs/performance.md).
+#ifdef AUTARKY_EXP_SUM_NOINLINE
 __device__ __noinline__
+#else
+__device__ inline
 #endif
 void lane_tree_sum_w(const double* in, unsigned count, unsigned w, double s[4]) {
     __shared__ double lanes[SUM_LANES][4];
