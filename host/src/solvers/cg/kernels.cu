@@ -507,6 +507,29 @@ __device__ __forceinline__ void gather_rounds(const CgGather& a, double* dst, F 
     }
 }
 
+// Sends value(i) of each entry of the list into the receiver's ghost
+// block of its copy of v, in the half at `off`: stored directly (rounds,
+// above) when the receiver is load/store reachable; else (NVSHMEM)
+// staged contiguously, then one block-wide put into that block (its copy
+// of the symmetric v is at this PE's address of it), completed by every
+// thread's quiet() before the completion signals it.
+template <typename F>
+__device__ __forceinline__ void gather_send(autarky::TaskCtx& ctx, const CgGather& a, unsigned long long off,
+                                            F value) {
+#ifdef AUTARKY_NVSHMEM
+    if (!ctx.reachable(a.to_pe)) {
+        const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
+        double* stage = reinterpret_cast<double*>(a.stage);
+        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = value(idx[k]);
+        __syncthreads();
+        ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
+        ctx.quiet();
+        return;
+    }
+#endif
+    gather_rounds(a, ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest, value);
+}
+
 // The gather of the merged single reduction (fused == 2): z_{n+1} of each
 // entry as the owner's SpMV tiles form it (cg::SrNext; alpha_n, beta_n,
 // and r_n, w_n, s_{n-1} by parity, which the owner's tiles of n do not
@@ -523,19 +546,7 @@ __device__ void cg_gather_merged(autarky::TaskCtx& ctx) {
                           sc[cg::ALPHA + cur],
                           sc[cg::BETA + cur],
                           a.precond != 0};
-#ifdef AUTARKY_NVSHMEM
-    if (!ctx.reachable(a.to_pe)) {
-        // As cg_gather's: staged, one block-wide put, quiet.
-        const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
-        double* stage = reinterpret_cast<double*>(a.stage);
-        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = next(idx[k]);
-        __syncthreads();
-        ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
-        ctx.quiet();
-        return;
-    }
-#endif
-    gather_rounds(a, ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest, next);
+    gather_send(ctx, a, off, next);
 }
 
 __device__ void cg_gather(autarky::TaskCtx& ctx) {
@@ -548,22 +559,7 @@ __device__ void cg_gather(autarky::TaskCtx& ctx) {
     const double* z = reinterpret_cast<const double*>(a.z);
     const double beta = a.fused ? reinterpret_cast<const double*>(a.scalars)[cg::BETA + ctx.iteration % 2] : 0.0;
     auto value = [&](unsigned i) { return a.fused ? cg::direction(z[i], beta, pcur[i]) : src[i]; };
-#ifdef AUTARKY_NVSHMEM
-    if (!ctx.reachable(a.to_pe)) {
-        // A receiver reachable only through NVSHMEM: stage the values
-        // (contiguous), then one block-wide put into its ghost block (its
-        // copy of the symmetric v is at this PE's address of it), completed
-        // by every thread's quiet() before the completion signals it.
-        const unsigned* idx = reinterpret_cast<const unsigned*>(a.idx);
-        double* stage = reinterpret_cast<double*>(a.stage);
-        for (unsigned k = threadIdx.x; k < a.count; k += blockDim.x) stage[k] = value(idx[k]);
-        __syncthreads();
-        ctx.put_block(reinterpret_cast<double*>(a.v) + off + a.dest, stage, a.count, a.to_pe);
-        ctx.quiet();
-        return;
-    }
-#endif
-    gather_rounds(a, ctx.peer(reinterpret_cast<double*>(a.v), a.to_pe) + off + a.dest, value);
+    gather_send(ctx, a, off, value);
 }
 
 // The sums with every thread (a fused allreduce sums the partials
