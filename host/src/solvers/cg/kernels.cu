@@ -234,8 +234,8 @@ __device__ __forceinline__ double row_sum(const CgSpmv& a, unsigned row, unsigne
 // r_{n+1}) and multiplies z_{n+1}, whose owned entries it forms from r_n,
 // w_n and s_{n-1} where it reads them (SrNext) and whose ghosts the
 // owners' gathers formed alike into v[(n + 1) % 2]. r, w, s: the halves of
-// parity n hold r_n, w_n, s_n (written here), the others r_{n+1}, w_{n+1}
-// (written here) and s_{n-1}.
+// parity n hold r_n, w_n (read) and s_n (written here); the others
+// r_{n+1}, w_{n+1} (written here) and s_{n-1} (read).
 template <int Form>
 __device__ __forceinline__ void cg_spmv_merged_as(autarky::TaskCtx& ctx) {
     const CgSpmv& a = ctx.args<CgSpmv>();
