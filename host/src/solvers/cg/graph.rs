@@ -1217,7 +1217,7 @@ impl<'a> CgSolver<'a> {
         }
         // A kind the graph does not register is never asked for (`used`).
         let kind = |name: &str| ids[name];
-        let k_local = ids["allreduce_local"];
+        let k_local = kind("allreduce_local");
         let k_reduce = kind("cg_reduce");
         let k_spmv = kind(if merged { "cg_spmv_merged" } else { "cg_spmv" });
         let k_gather = kind(if merged {
@@ -2192,7 +2192,6 @@ mod cpu {
                     s += unsafe { rd::<f64>(a.val, k) * p(rd::<u32>(a.col, k) as usize) };
                 }
             }
-            let vi = p(row);
             if merged {
                 // The row's step (axpy's) and its partials.
                 let (alpha, beta) = ab;
@@ -2217,6 +2216,7 @@ mod cpu {
                 }
                 continue;
             }
+            let vi = p(row);
             // SAFETY: as above.
             unsafe { wr(a.y, row, s) };
             if lean {
@@ -2304,13 +2304,7 @@ mod cpu {
     pub(super) fn axpy(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: VecArgs = ctx.args();
         let n = ctx.iteration;
-        // SAFETY: module docs.
-        let (alpha, beta): (f64, f64) = unsafe {
-            (
-                rd(a.scalars, slot::ALPHA + (n % 2) as usize),
-                rd(a.scalars, slot::BETA + (n % 2) as usize),
-            )
-        };
+        let (alpha, beta) = alpha_beta(a.scalars, n);
         let z = a.v + 8 * (n % 2) as u64 * a.vlen;
         let zn = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
         for i in a.lo as usize..a.hi as usize {
