@@ -58,6 +58,9 @@
 #   bash scripts/gpu-owed.sh s19-cg      # 1 GPU: (branch exp/cg-staged-spmv) CG bodies' loads in flight (SpMV entries, vector elements), out of line, A/B
 #   bash scripts/gpu-owed.sh s19-cg3     # 1 GPU: (branch exp/cg-staged-spmv) traces and ncu of the former, staged and padded-shared-memory CG bodies
 #   bash scripts/gpu-owed.sh s19-cg2     # 1 GPU: (branch exp/cg-staged-spmv) the staged SpMV (cp.async) and unrolled vector bodies, inlined, A/B; traces
+#   bash scripts/gpu-owed.sh s25-final   # 1 GPU: x's step auto / in the SpMV / apart A/B; the CG bench
+#   bash scripts/gpu-owed.sh s25-xstep   # 1 GPU: gpu_cg; x's step as a task of its own (rows 1/2/4 a round) against in the SpMV, A/B
+#   bash scripts/gpu-owed.sh s25-prof    # 1 GPU: ncu of CG 2D 1024² (Standard and merged single reduction), per-instruction samples; pattern entries unrolled A/B
 #   bash scripts/gpu-owed.sh s19-ncu     # 1 GPU: (branch exp/cg-staged-spmv) ncu of CG 2D 1024² (memory, stalls, per-instruction samples), former and unrolled bodies
 #   bash scripts/gpu-owed.sh s18-arrive  # 1 GPU: relaxed arrivals after the arriving thread's SC fence, A/B
 #   bash scripts/gpu-owed.sh s18-final   # 1 GPU: dispatch and CG benches at the final head
@@ -320,6 +323,76 @@ s24-ab2)
       AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j2d256-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 20000 --check-every 0 --steps-per-sync 4
       AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j2d256n-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 20000 --check-every 1
       AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j3d256-$x-$r" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
+    done
+  done
+  pack
+  ;;
+s25-final)
+  # Session 25 (1 GPU), after `bash .gpu/run`: x's step apart by default
+  # where the vectors fit in L2 (auto) against in the SpMV (--x-in-spmv)
+  # and forced apart (--x-step-apart), interleaved, two reps; then the CG
+  # bench.
+  F='"us_per_iteration"|"rel_residual"|"x_step_apart"|rror'
+  for r in 1 2; do
+    for x in auto in apart; do
+      case $x in auto) o= ;; in) o=--x-in-spmv ;; apart) o=--x-step-apart ;; esac
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $o
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $o
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $o
+    done
+  done
+  [ -x $B/cg ] && FILTER='^h200/[a-z0-9/]+ +[0-9]|rror|MISS|met|matrix' LINES_SHOWN=40 run cg-bench 300 $B/cg --quick
+  pack
+  ;;
+s25-xstep)
+  # Session 25 (1 GPU): x's step as a task of its own after each SpMV tile
+  # (cg_xstep, CgConfig::x_step_apart, the default) against the SpMV's row
+  # loop (--x-in-spmv), rows 1 / 2 / 4 at a time a thread
+  # (-DCG_XSTEP_ROWS; ptxas spills 68/160, 138/236, 330/588 bytes),
+  # interleaved, two reps; gpu_cg first (the new bitwise trial).
+  f=$(ls .gpu/tests/gpu_cg-* 2>/dev/null | head -1)
+  [ -n "$f" ] && AUTARKY_REQUIRE_GPU=1 FILTER='test result|FAILED|panicked' run test-gpu_cg 240 "$f" --test-threads=1
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in in r1 r2 r4; do
+      case $x in in) e= ; o=--x-in-spmv ;; r1) e= ; o= ;; r2) e=-DCG_XSTEP_ROWS=2 ; o= ;; r4) e=-DCG_XSTEP_ROWS=4 ; o= ;; esac
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500 $o
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300 $o
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000 $o
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg32-$x-$r" 60 $B/autarky --json cg --poisson3d 32 --tol 0 --max-iters 2000 $o
+    done
+  done
+  pack
+  ;;
+s25-prof)
+  # Session 25 (1 GPU): where CG 2D 1024² (Standard, 36.5-37.5 µs) and the
+  # merged single reduction (59-62) go: ncu memory/stall metrics of 100
+  # iterations each, per-instruction stall samples of Standard; then a
+  # pattern row's entries two / four at a time (-DCG_PAT_UNROLL; ptxas: the
+  # row loop spill-free, the scheduler's spills 68/160 -> 166/256 bytes at
+  # 2) against one, interleaved, two reps (equal residuals required).
+  st=""
+  for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle lg_throttle mio_throttle not_selected selected no_instruction branch_resolving dispatch_stall membar sleeping drain imc_miss tex_throttle misc; do
+    st="$st,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+  done
+  M="gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum$st"
+  T="gpu__time_duration.sum,l1tex__throughput.avg.pct_of_peak_sustained_active,lts__throughput.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,sm__inst_executed_pipe_lsu.sum"
+  NCU="/usr/local/cuda/bin/ncu --clock-control none"
+  for v in std sr; do
+    case $v in std) a= ;; sr) a="--variant single-reduction" ;; esac
+    OK_RC=4 FILTER='\.(sum|pct|ratio)|rror' LINES_SHOWN=40 run "ncu-$v" 150 $NCU --metrics $M -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100 $a
+    OK_RC=4 FILTER='\.(sum|pct|ratio)|rror' LINES_SHOWN=10 run "ncu-t-$v" 150 $NCU --metrics $T -k autarky_megakernel -c 1 $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100 $a
+  done
+  AUTARKY_NVRTC_EXTRA=-lineinfo OK_RC=4 run ncu-src 200 $NCU --section SourceCounters --section WarpStateStats -k autarky_megakernel -c 1 -f -o /tmp/cg2d $B/autarky cg --poisson2d 1024 --tol 0 --max-iters 100
+  /usr/local/cuda/bin/ncu -i /tmp/cg2d.ncu-rep --page source --csv --print-source sass > /tmp/sass.csv 2> "$LOGS/src.err" || /usr/local/cuda/bin/ncu -i /tmp/cg2d.ncu-rep --page source --csv > /tmp/sass.csv 2>> "$LOGS/src.err"
+  gzip -c /tmp/sass.csv > "$OUT/sass-cg2d.csv.gz"; ls -la /tmp/sass.csv
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in u1 u2 u4; do
+      case $x in u1) e= ;; u2) e=-DCG_PAT_UNROLL=2 ;; u4) e=-DCG_PAT_UNROLL=4 ;; esac
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+      AUTARKY_NVRTC_EXTRA="$e" OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
     done
   done
   pack
