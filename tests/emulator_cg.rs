@@ -237,9 +237,12 @@ fn fused_and_separate_directions_are_bitwise_identical() {
                 (with(DirectionForm::Fused), with(DirectionForm::Separate)),
                 |fused, separate| {
                     let tiles: usize = fused.tiles_per_pe().iter().sum();
+                    // x's step apart (by default where the vectors fit in L2):
+                    // a task a tile the separate form has not.
+                    let xsteps = if fused.x_step_apart() { tiles } else { 0 };
                     assert_eq!(
                         fused.graph().num_tasks() + tiles,
-                        separate.graph().num_tasks(),
+                        separate.graph().num_tasks() + xsteps,
                         "{what}"
                     );
                 },
@@ -270,6 +273,31 @@ fn lean_and_full_updates_are_bitwise_identical() {
                     ..cfg(CgVariant::Standard, precond)
                 };
                 common::lean_and_full_updates_match(|| rt_for(&a, pes), &a, with, &what);
+            }
+        }
+    }
+}
+
+/// With lean updates, x's step as a task of its own after each SpMV tile
+/// (`cg_xstep`, the default) and in the SpMV's row loop give bitwise the
+/// same x, residual and iteration count, converged or stopped after an odd
+/// or even count, with and without the preconditioner, on one PE and on
+/// several, with every matrix form.
+#[test]
+fn x_step_apart_and_in_spmv_are_bitwise_identical() {
+    let a = poisson3d_aniso(9, [1.0, 0.5, 2.0]).unwrap();
+    for pes in [1, 2, 3] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            for (compact_matrix, row_patterns) in [(false, false), (true, true)] {
+                let what = format!("{pes} PEs, {precond:?}, compact {compact_matrix}");
+                let with = |x_step_apart| CgConfig {
+                    direction: DirectionForm::Fused,
+                    compact_matrix,
+                    row_patterns,
+                    x_step_apart: Some(x_step_apart),
+                    ..cfg(CgVariant::Standard, precond)
+                };
+                common::x_step_apart_and_in_spmv_match(|| rt_for(&a, pes), &a, with, &what);
             }
         }
     }

@@ -49,6 +49,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_lean_and_full_updates_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_x_step_apart_and_in_spmv_are_bitwise_identical",
+            1,
+            gpu_cg_x_step_apart_and_in_spmv_are_bitwise_identical,
+        ),
+        gpus_trial(
             "gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical",
             1,
             gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical,
@@ -242,9 +247,12 @@ fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
                 |fused, separate| {
                     assert_eq!(fused.direction_fused(), Some(true));
                     let tiles: usize = fused.tiles_per_pe().iter().sum();
+                    // x's step apart (by default where the vectors fit in L2):
+                    // a task a tile the separate form has not.
+                    let xsteps = if fused.x_step_apart() { tiles } else { 0 };
                     assert_eq!(
                         fused.graph().num_tasks() + tiles,
-                        separate.graph().num_tasks(),
+                        separate.graph().num_tasks() + xsteps,
                         "{what}"
                     );
                 },
@@ -319,6 +327,39 @@ fn gpu_cg_lean_and_full_updates_are_bitwise_identical() {
                         ..cfg(CgVariant::Standard, precond)
                     };
                     common::lean_and_full_updates_match(|| rt(&a, pes), &a, with, &what);
+                }
+            }
+        }
+    }
+}
+
+/// With lean updates, x's step as a task of its own after each SpMV tile
+/// (`cg_xstep`, the default) and in the SpMV's row loop give bitwise the
+/// same x, residual and iteration count
+/// (`common::x_step_apart_and_in_spmv_match`: converged, and stopped after
+/// an odd and an even count), on 1, 2 and 4 virtual PEs, with and without
+/// the preconditioner, in 2D and 3D, with the rows as patterns and plain.
+fn gpu_cg_x_step_apart_and_in_spmv_are_bitwise_identical() {
+    for a in [
+        poisson2d(96).unwrap(),
+        poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
+    ] {
+        for pes in [1, 2, 4] {
+            for precond in [Precond::None, Precond::Jacobi] {
+                for compact in [true, false] {
+                    let what = format!(
+                        "{} rows, {pes} PEs, {precond:?}, compact {compact}",
+                        a.n_rows()
+                    );
+                    let with = |x_step_apart| CgConfig {
+                        tile_rows: Some(37),
+                        direction: DirectionForm::Fused,
+                        compact_matrix: compact,
+                        row_patterns: compact,
+                        x_step_apart: Some(x_step_apart),
+                        ..cfg(CgVariant::Standard, precond)
+                    };
+                    common::x_step_apart_and_in_spmv_match(|| rt(&a, pes), &a, with, &what);
                 }
             }
         }

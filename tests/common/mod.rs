@@ -306,7 +306,42 @@ pub fn lean_and_full_updates_match(
         |lean, full, what| {
             assert_eq!(lean.direction_fused(), Some(true), "{what}");
             assert!(lean.lean_update() && !full.lean_update(), "{what}");
-            assert_eq!(lean.graph().num_tasks(), full.graph().num_tasks(), "{what}");
+            // x's step apart (the default): one more task a tile.
+            assert!(!full.x_step_apart(), "{what}");
+            if !lean.x_step_apart() {
+                assert_eq!(lean.graph().num_tasks(), full.graph().num_tasks(), "{what}");
+            } else {
+                assert!(
+                    lean.graph().num_tasks() > full.graph().num_tasks(),
+                    "{what}"
+                );
+            }
+        },
+        what,
+    );
+}
+
+/// With lean updates, x's step as a task of its own after each SpMV tile
+/// (`cg_xstep`, the default) against the SpMV applying it in its row loop
+/// ([`forms_match_at_every_stop`]). `with(x_step_apart)` gives the
+/// configuration.
+pub fn x_step_apart_and_in_spmv_match(
+    rt: impl Fn() -> Runtime,
+    a: &autarky::solvers::cg::Csr<f64>,
+    with: impl Fn(bool) -> autarky::solvers::cg::CgConfig,
+    what: &str,
+) {
+    forms_match_at_every_stop(
+        rt,
+        a,
+        with,
+        |apart, inline, what| {
+            assert!(apart.lean_update() && inline.lean_update(), "{what}");
+            assert!(apart.x_step_apart() && !inline.x_step_apart(), "{what}");
+            assert!(
+                apart.graph().num_tasks() > inline.graph().num_tasks(),
+                "{what}"
+            );
         },
         what,
     );

@@ -142,6 +142,14 @@ pub struct Args {
     /// comparisons; bitwise the same results).
     #[arg(long, hide = true)]
     full_update: bool,
+    /// With lean updates: x's step in the SpMV's row loop, not a task of
+    /// its own after each SpMV tile (by default that task is used when the
+    /// vectors fit in L2; for comparisons; bitwise the same results).
+    #[arg(long, hide = true, conflicts_with = "x_step_apart")]
+    x_in_spmv: bool,
+    /// With lean updates: x's step as a task of its own whatever the size.
+    #[arg(long, hide = true)]
+    x_step_apart: bool,
     /// Single reduction: the vector updates in axpy tiles that run before
     /// the SpMV instead of merged into the SpMV tiles (the former layout,
     /// for comparisons; bitwise the same results).
@@ -260,6 +268,11 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         compact_matrix: !a.plain_matrix,
         row_patterns: !a.no_row_patterns,
         lean_update: !a.full_update,
+        x_step_apart: match (a.x_in_spmv, a.x_step_apart) {
+            (true, _) => Some(false),
+            (_, true) => Some(true),
+            _ => None,
+        },
         merge_updates: !a.separate_updates,
         ..CgConfig::new(a.tol, a.max_iters)
     };
@@ -367,6 +380,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         "row_patterns": solver.row_patterns(),
         // The SpMV applied x's steps, the update tiles only r and z.
         "lean_update": solver.lean_update(),
+        // ... and x's step was a task of its own after each SpMV tile.
+        "x_step_apart": solver.x_step_apart(),
         // Single reduction: the SpMV tiles applied the vector updates
         // (null: Standard).
         "merged_updates": solver.updates_merged(),

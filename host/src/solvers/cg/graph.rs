@@ -58,7 +58,12 @@
 //! and `q` and writes `r` (and `z`) only. The step of the last iteration
 //! `k − 1` is applied on the host after the run, from `v[(k − 1) % 2]`
 //! and `α_{k−1}` (an `fma`, as on the device): bitwise the results of full
-//! updates.
+//! updates. With `x`'s step apart ([`CgConfig::x_step_apart`], by default
+//! where the vectors fit in L2) the same `fma` runs in a task of its own,
+//! `cg_xstep`, pinned on the SpMV tile's block after it (edges SpMV →
+//! x step → update): it overlaps the reduce that follows the SpMV, and it
+//! reads `p_{n−1}`'s half of `v` before the tile's SpMV of `n + 1`
+//! overwrites it (only that tile writes its rows there).
 //!
 //! # Single reduction (Chronopoulos–Gear), iteration `n`
 //!
@@ -255,6 +260,18 @@ pub struct CgConfig {
     /// Default true. Exact: bitwise the same results either way (the same
     /// `fma`s in the same order).
     pub lean_update: bool,
+    /// With [`CgConfig::lean_update`]: `x`'s step, `x += α_{n−1} p_{n−1}`,
+    /// applied by a task of its own (`cg_xstep`, pinned after each SpMV
+    /// tile on the same block) instead of in the SpMV's row loop, where the
+    /// `fma` waited on the loads of `x` and `α` at the end of every row
+    /// (ncu, 2D 1024²: ~6 % of all stall samples). The task runs while its
+    /// PE's reduce sums the SpMV's partials, hidden behind that hand-off
+    /// when its pass over `x` and `p_{n−1}` hits L2. `None` (the default):
+    /// apart when the recurrence's vectors fit in the device's L2
+    /// ([`X_STEP_APART_L2_BYTES_PER_ROW`]; always on the emulator);
+    /// `Some(b)` forces it. Exact: bitwise the same results either way
+    /// (the same `fma`).
+    pub x_step_apart: Option<bool>,
     /// Single-reduction recurrence: the SpMV tiles apply the vector
     /// updates of the iteration (`p`, `s`, `x`, `r`) to their rows and
     /// form the entries of `z_{n+1}` they multiply where they read them,
@@ -419,6 +436,15 @@ impl DirectionForm {
     }
 }
 
+/// [`CgConfig::x_step_apart`]'s default: `x`'s step is a task of its own
+/// when the GPU's rows times this (the lean Standard recurrence's vectors,
+/// `r`, both halves of `v`, `q` and `x`, 8 bytes each) fit in its L2.
+/// Measured on one H200 (session 25, µs an iteration, apart / in the
+/// SpMV): 2D 1024² (42 MB) 36.2, 36.0 / 37.0, 36.6; 64³ 22.9, 23.5 / 23.9,
+/// 24.1; but 128³ (84 MB) 104.3, 102.2 / 90.5, 90.4 — out of L2 the extra
+/// pass costs DRAM time the reduce's shadow does not cover.
+pub const X_STEP_APART_L2_BYTES_PER_ROW: usize = 40;
+
 /// Most tiles per PE by default ([`CgConfig::tile_rows`] unset): about one
 /// per compute block of an H200 (1055 with the default block shape), so a
 /// PE that owns a whole GPU runs about one tile per block, and a virtual PE
@@ -455,6 +481,7 @@ impl CgConfig {
             compact_matrix: true,
             row_patterns: true,
             lean_update: true,
+            x_step_apart: None,
             merge_updates: true,
         }
     }
@@ -681,7 +708,7 @@ const QUANTITIES: [&str; 5] = ["p^T A p", "alpha", "beta", "r^T r", "r^T z"];
 /// bodies' source (`KERNELS`) goes with the first CG kind registered.
 fn kinds_used(used: impl Fn(&str) -> bool) -> Vec<TaskKind> {
     type Shape = fn(TaskKind) -> TaskKind;
-    let cg: [(&str, Shape); 8] = [
+    let cg: [(&str, Shape); 9] = [
         ("cg_spmv", |k| k.args::<SpmvArgs>().with_cpu(cpu::spmv)),
         ("cg_spmv_merged", |k| {
             k.args::<SpmvArgs>().with_cpu(cpu::spmv)
@@ -691,6 +718,7 @@ fn kinds_used(used: impl Fn(&str) -> bool) -> Vec<TaskKind> {
             k.args::<VecArgs>().with_cpu(cpu::direction)
         }),
         ("cg_axpy", |k| k.args::<VecArgs>().with_cpu(cpu::axpy)),
+        ("cg_xstep", |k| k.args::<VecArgs>().with_cpu(cpu::xstep)),
         ("cg_gather", |k| {
             k.args::<GatherArgs>().comm().with_cpu(cpu::gather)
         }),
@@ -783,6 +811,8 @@ pub struct CgSolver<'a> {
     precond: bool,
     /// The direction is fused (Standard; false for single reduction).
     fuse_dir: bool,
+    /// x's step is a task of its own ([`CgConfig::x_step_apart`]).
+    x_apart: bool,
     /// The vectors' heap range kept in L2 during runs, if any.
     l2_window: Option<crate::L2Persist>,
     /// The SpMV reads the packed matrix ([`CgConfig::compact_matrix`]).
@@ -1073,6 +1103,14 @@ impl<'a> CgSolver<'a> {
                 .direction
                 .fused_for(rt, rows_per_gpu, form, cfg.lean_update);
         let lean = fuse_dir && cfg.lean_update;
+        // x's step by cg_xstep (CgConfig::x_step_apart), not the SpMV.
+        let x_apart = lean
+            && cfg
+                .x_step_apart
+                .unwrap_or_else(|| match rt.device_props().map(|d| d.l2_bytes) {
+                    None => true,
+                    Some(l2) => rows_per_gpu.saturating_mul(X_STEP_APART_L2_BYTES_PER_ROW) <= l2,
+                });
         let merged = rec == Recurrence::Single && cfg.merge_updates;
         // Merged single reduction: r, w (y) and s by parity, two halves of
         // `maxn` entries each (mode 3's `stride`).
@@ -1206,6 +1244,7 @@ impl<'a> CgSolver<'a> {
                     "cg_spmv_merged" | "cg_gather_merged" => merged,
                     "cg_update" => rec == Recurrence::Standard,
                     "cg_direction" => rec == Recurrence::Standard && !fuse_dir,
+                    "cg_xstep" => x_apart,
                     "cg_axpy" => rec == Recurrence::Single && !merged,
                     _ => true,
                 }
@@ -1326,7 +1365,12 @@ impl<'a> CgSolver<'a> {
                     },
                     scalars: addr(&bufs.scalars, q),
                     compact: code,
-                    lean: lean as u32,
+                    // 1: the SpMV applies x's step; 2: cg_xstep does.
+                    lean: match (lean, x_apart) {
+                        (false, _) => 0,
+                        (true, false) => 1,
+                        (true, true) => 2,
+                    },
                     pattern_ptr: bufs.pattern_ptr.addr(q as u32),
                     x: addr(&bufs.x, q),
                     p: addr(&bufs.p, q),
@@ -1362,9 +1406,22 @@ impl<'a> CgSolver<'a> {
                 let mut mine = vec![s];
                 match rec {
                     Recurrence::Standard => {
+                        if x_apart {
+                            // After the SpMV tile (pinned after it on the
+                            // same block, it runs while the reduce sums);
+                            // before the update, so before the SpMV of
+                            // n + 1 overwrites p_{n−1}'s half of v.
+                            let xs = graph.add_task(kind("cg_xstep"), &va);
+                            graph.set_name(xs, format!("x step tile {t} of PE {q}"));
+                            graph.add_edge(s, xs);
+                            mine.push(xs);
+                        }
                         let u = graph.add_task(kind("cg_update"), &va);
                         graph.set_name(u, format!("update tile {t} of PE {q}"));
                         graph.add_edge(s, u);
+                        if x_apart {
+                            graph.add_edge(*mine.last().expect("the x step"), u);
+                        }
                         mine.push(u);
                         v1.push(u);
                         if !fuse_dir {
@@ -1636,6 +1693,7 @@ impl<'a> CgSolver<'a> {
             rec,
             precond,
             fuse_dir,
+            x_apart,
             l2_window,
             compact,
             patterned,
@@ -1664,6 +1722,12 @@ impl<'a> CgSolver<'a> {
     /// only `r` and `z` ([`CgConfig::lean_update`]; the direction fused).
     pub fn lean_update(&self) -> bool {
         self.fuse_dir && self.cfg.lean_update
+    }
+
+    /// With lean updates: whether `x`'s step is a task of its own
+    /// (`cg_xstep`, [`CgConfig::x_step_apart`]) rather than the SpMV's.
+    pub fn x_step_apart(&self) -> bool {
+        self.x_apart
     }
 
     /// The single-reduction recurrence: whether the SpMV tiles apply the
@@ -2126,8 +2190,10 @@ mod cpu {
         let pold = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
         let beta = if fused { beta(a.scalars, n - 1) } else { 0.0 };
         let lean = fused && a.lean != 0;
+        // x's step here (lean 1) or in cg_xstep (2).
+        let xin = fused && a.lean == 1;
         // SAFETY: module docs (scalars of this PE; α_{n−1}).
-        let alpha: f64 = if lean {
+        let alpha: f64 = if xin {
             unsafe { rd(a.scalars, slot::ALPHA + ((n - 1) % 2) as usize) }
         } else {
             0.0
@@ -2225,8 +2291,10 @@ mod cpu {
                 // SAFETY: module docs (this tile's rows of v, x).
                 unsafe {
                     wr(v, row, vi);
-                    let x: f64 = rd(a.x, row);
-                    wr(a.x, row, alpha.mul_add(rd(pold, row), x));
+                    if xin {
+                        let x: f64 = rd(a.x, row);
+                        wr(a.x, row, alpha.mul_add(rd(pold, row), x));
+                    }
                 }
             }
             if a.mode != 1 {
@@ -2284,6 +2352,28 @@ mod cpu {
             }
         }
         put_partials(n, a.partials, a.tile, a.tiles, &acc[..a.width as usize]);
+        Ok(())
+    }
+
+    /// `cg_xstep`: x += α_{n−1} p_{n−1} on the tile's rows (the lean
+    /// SpMV's fma, apart).
+    pub(super) fn xstep(ctx: &CpuCtx<'_>) -> Result<(), u32> {
+        let a: VecArgs = ctx.args();
+        let n = ctx.iteration;
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: module docs (scalars of this PE; α_{n−1}).
+        let alpha: f64 = unsafe { rd(a.scalars, slot::ALPHA + ((n - 1) % 2) as usize) };
+        let pold = a.v + 8 * ((n + 1) % 2) as u64 * a.vlen;
+        for i in a.lo as usize..a.hi as usize {
+            // SAFETY: module docs (this tile's rows of x and of v's half
+            // p_{n−1}, which only this tile's next SpMV overwrites).
+            unsafe {
+                let x: f64 = rd(a.x, i);
+                wr(a.x, i, alpha.mul_add(rd(pold, i), x));
+            }
+        }
         Ok(())
     }
 

@@ -11,6 +11,8 @@
 //                 fused: p_n = z + b p_{n-1} formed and stored first;
 //   cg_direction  (Standard, not fused) p_{n+1} = z + b p_n into the other
 //                 half of v;
+//   cg_xstep      (Standard, lean, x's step apart) x += a_{n-1} p_{n-1}, run
+//                 by the SpMV tile's block after it, in the reduce's shadow;
 //   cg_axpy       (single reduction, separate) p, s, x, r updates, z_{n+1}
 //                 into v;
 //   cg_spmv_merged  (single reduction, merged; CgSpmv mode 3) cg_spmv's
@@ -45,7 +47,8 @@ struct CgSpmv {
     unsigned long long scalars;  // fused: this PE's scalars (beta)
     unsigned compact;  // 1: row_ptr is u32, col the packed words, val the table (compact.rs);
                        // 2: row_ptr is a byte a row (its pattern), col the patterns' words
-    unsigned lean;  // mode 2: this SpMV stores p_n and applies x += a_{n-1} p_{n-1} (CgVec::lean)
+    unsigned lean;  // mode 2: this SpMV stores p_n (CgVec::lean); 1: and applies x += a_{n-1} p_{n-1}
+                    // (2: cg_xstep applies it)
     unsigned long long pattern_ptr;  // compact 2: u32 offsets of the patterns' words
     unsigned long long x;            // lean and mode 3: x
     // Mode 3 (single reduction, merged): r, y (w) and s hold two halves
@@ -320,7 +323,8 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
         // cost the megakernel ~60 bytes of spills; control
         // -DCG_LEAN_ALPHA_EARLY). The step of the last iteration is
         // applied on the host after the run (graph.rs, collect).
-        const bool lean = a.lean != 0;
+        // x's step here (lean == 1) or in cg_xstep (2: CgConfig::x_step_apart).
+        const bool lean = a.lean != 0, xin = a.lean == 1;
         double* pn = const_cast<double*>(v);
         double* x = reinterpret_cast<double*>(a.x);
 #ifdef CG_LEAN_ALPHA_EARLY
@@ -329,18 +333,18 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
         for (unsigned base = a.lo; base < a.hi; base += groups) {
             const unsigned row = base + g;
             const bool own = row < a.hi && l == 0;
-            if (lean && own) asm volatile("prefetch.global.L1 [%0];" ::"l"(x + row));
+            if (xin && own) asm volatile("prefetch.global.L1 [%0];" ::"l"(x + row));
             double s = row < a.hi ? cg::row_sum<Form>(a, row, l, lanes, p) : 0.0;
             for (unsigned o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o, lanes);
             if (own) {
                 y[row] = s;
                 const double po = pold[row];
                 const double pi = cg::direction(z[row], beta, po);
-                if (lean) {
+                if (lean) pn[row] = pi;
+                if (xin) {
 #ifndef CG_LEAN_ALPHA_EARLY
                     const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + (n + 1) % 2];
 #endif
-                    pn[row] = pi;
                     x[row] = fma(alpha, po, x[row]);
                 }
                 acc[0] += pi * s;
@@ -436,6 +440,43 @@ __device__ void cg_update(autarky::TaskCtx& ctx) {
         residual_step(i);
     }
     cg::put_partials(n, a.partials, a.tile, a.tiles, a.width, acc);
+}
+
+// x's step of the previous iteration, x += a_{n-1} p_{n-1} (p_{n-1} in
+// v[(n + 1) % 2]), for the lean SpMV with x's step apart
+// (CgConfig::x_step_apart): in the SpMV's row loop the fma waited on x's
+// load and a's (ncu, 2D 1024²: ~6 % of all stall samples, on the SpMV's
+// critical path); here it runs after the tile's SpMV, while its PE's
+// reduce sums the partials. The same fma as the SpMV's: bitwise the same
+// x. Rows CG_XSTEP_ROWS at a time a thread, every load issued first.
+#ifndef CG_XSTEP_ROWS
+#define CG_XSTEP_ROWS 1
+#endif
+__device__ void cg_xstep(autarky::TaskCtx& ctx) {
+    const CgVec& a = ctx.args<CgVec>();
+    const unsigned n = ctx.iteration;
+    if (n == 0) return;  // x_0 is the host's
+    const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + (n + 1) % 2];
+    const double* pold = reinterpret_cast<const double*>(a.v) + ((n + 1) % 2) * a.vlen;
+    double* x = reinterpret_cast<double*>(a.x);
+    constexpr unsigned R = CG_XSTEP_ROWS;
+    const unsigned lo = a.lo, hi = a.hi, step = blockDim.x * R;
+    for (unsigned base = lo + threadIdx.x; base < hi; base += step) {
+        double po[R], xo[R];
+#pragma unroll
+        for (unsigned j = 0; j < R; ++j) {
+            const unsigned i = base + j * blockDim.x;
+            if (i < hi) {
+                po[j] = pold[i];
+                xo[j] = x[i];
+            }
+        }
+#pragma unroll
+        for (unsigned j = 0; j < R; ++j) {
+            const unsigned i = base + j * blockDim.x;
+            if (i < hi) x[i] = fma(alpha, po[j], xo[j]);
+        }
+    }
 }
 
 __device__ void cg_direction(autarky::TaskCtx& ctx) {
