@@ -38,38 +38,62 @@ fn cg_kinds_compile_with_nvrtc_for_sm90() {
     }
     // Each recurrence's own graph registers only the kinds it runs (its
     // megakernel holds no other body): every such set compiles too —
-    // Standard with the direction fused and separate, single reduction
-    // with its updates merged and separate, each with the preconditioner.
+    // Standard with the direction fused (x's step apart, the emulator's
+    // default, and in the SpMV, what a GPU takes when the vectors exceed
+    // its L2) and separate, single reduction with its updates merged and
+    // separate, each with the preconditioner.
     let a = cg::poisson2d(16).unwrap();
     let rt = autarky::Runtime::builder()
         .emulator(1)
         .symmetric_heap_bytes(8 * cg::graph::heap_bytes_needed(&a, 1).unwrap())
         .build()
         .unwrap();
-    for (variant, direction, merge_updates) in [
-        (cg::CgVariant::Standard, cg::DirectionForm::Fused, true),
-        (cg::CgVariant::Standard, cg::DirectionForm::Separate, true),
+    for (variant, direction, merge_updates, x_step_apart) in [
+        (
+            cg::CgVariant::Standard,
+            cg::DirectionForm::Fused,
+            true,
+            None,
+        ),
+        (
+            cg::CgVariant::Standard,
+            cg::DirectionForm::Fused,
+            true,
+            Some(false),
+        ),
+        (
+            cg::CgVariant::Standard,
+            cg::DirectionForm::Separate,
+            true,
+            None,
+        ),
         (
             cg::CgVariant::SingleReduction,
             cg::DirectionForm::Auto,
             true,
+            None,
         ),
         (
             cg::CgVariant::SingleReduction,
             cg::DirectionForm::Auto,
             false,
+            None,
         ),
     ] {
         let cfg = cg::CgConfig {
             variant,
             direction,
             merge_updates,
+            x_step_apart,
             precond: cg::Precond::Jacobi,
             ..cg::CgConfig::new(1e-8, 10)
         };
         let solver = cg::CgSolver::new(&rt, &a, cfg).unwrap();
         let names: Vec<&str> = solver.graph().kinds().iter().map(|k| k.name()).collect();
-        let what = format!("{variant:?} {direction:?} merged {merge_updates}: {names:?}");
+        let what = format!(
+            "{variant:?} {direction:?} merged {merge_updates} x apart {x_step_apart:?}: {names:?}"
+        );
+        assert_eq!(names.contains(&"cg_xstep"), solver.x_step_apart(), "{what}");
         assert!(
             names.contains(
                 &if variant == cg::CgVariant::SingleReduction && merge_updates {
@@ -101,6 +125,7 @@ fn every_cg_kind_declares_the_argument_size_its_cuda_struct_has() {
         ("cg_update", 120),
         ("cg_direction", 120),
         ("cg_axpy", 120),
+        ("cg_xstep", 120),
         ("cg_gather", 112),
         ("cg_gather_merged", 112),
         ("cg_reduce", 72),
