@@ -307,6 +307,19 @@ fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
 /// with and without the preconditioner, in 2D and 3D, with the rows as
 /// patterns (the default) and as plain CSR.
 fn gpu_cg_lean_and_full_updates_are_bitwise_identical() {
+    each_form_case(|a, pes, precond, compact, what| {
+        let with = |lean_update| CgConfig {
+            lean_update,
+            ..fused_cfg(precond, compact)
+        };
+        common::lean_and_full_updates_match(|| rt(a, pes), a, with, what);
+    });
+}
+
+/// The cases of the trials that compare two forms of a recurrence: 2D and
+/// 3D, 1, 2 and 4 virtual PEs, with and without the preconditioner, the
+/// rows as patterns and as plain CSR; `f(a, pes, precond, compact, what)`.
+fn each_form_case(f: impl Fn(&Csr<f64>, u32, Precond, bool, &str)) {
     for a in [
         poisson2d(96).unwrap(),
         poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
@@ -318,18 +331,22 @@ fn gpu_cg_lean_and_full_updates_are_bitwise_identical() {
                         "{} rows, {pes} PEs, {precond:?}, compact {compact}",
                         a.n_rows()
                     );
-                    let with = |lean_update| CgConfig {
-                        tile_rows: Some(37),
-                        direction: DirectionForm::Fused,
-                        compact_matrix: compact,
-                        row_patterns: compact,
-                        lean_update,
-                        ..cfg(CgVariant::Standard, precond)
-                    };
-                    common::lean_and_full_updates_match(|| rt(&a, pes), &a, with, &what);
+                    f(&a, pes, precond, compact, &what);
                 }
             }
         }
+    }
+}
+
+/// Standard's configuration in those cases: tiles of 37 rows, the
+/// direction fused.
+fn fused_cfg(precond: Precond, compact: bool) -> CgConfig {
+    CgConfig {
+        tile_rows: Some(37),
+        direction: DirectionForm::Fused,
+        compact_matrix: compact,
+        row_patterns: compact,
+        ..cfg(CgVariant::Standard, precond)
     }
 }
 
@@ -340,30 +357,13 @@ fn gpu_cg_lean_and_full_updates_are_bitwise_identical() {
 /// an odd and an even count), on 1, 2 and 4 virtual PEs, with and without
 /// the preconditioner, in 2D and 3D, with the rows as patterns and plain.
 fn gpu_cg_x_step_apart_and_in_spmv_are_bitwise_identical() {
-    for a in [
-        poisson2d(96).unwrap(),
-        poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
-    ] {
-        for pes in [1, 2, 4] {
-            for precond in [Precond::None, Precond::Jacobi] {
-                for compact in [true, false] {
-                    let what = format!(
-                        "{} rows, {pes} PEs, {precond:?}, compact {compact}",
-                        a.n_rows()
-                    );
-                    let with = |x_step_apart| CgConfig {
-                        tile_rows: Some(37),
-                        direction: DirectionForm::Fused,
-                        compact_matrix: compact,
-                        row_patterns: compact,
-                        x_step_apart: Some(x_step_apart),
-                        ..cfg(CgVariant::Standard, precond)
-                    };
-                    common::x_step_apart_and_in_spmv_match(|| rt(&a, pes), &a, with, &what);
-                }
-            }
-        }
-    }
+    each_form_case(|a, pes, precond, compact, what| {
+        let with = |x_step_apart| CgConfig {
+            x_step_apart: Some(x_step_apart),
+            ..fused_cfg(precond, compact)
+        };
+        common::x_step_apart_and_in_spmv_match(|| rt(a, pes), a, with, what);
+    });
 }
 
 /// The single reduction's vector updates merged into the SpMV tiles (the
@@ -373,29 +373,16 @@ fn gpu_cg_x_step_apart_and_in_spmv_are_bitwise_identical() {
 /// virtual PEs (gathers forming z_{n+1} as the tiles do), with and without
 /// the preconditioner, in 2D and 3D, with the rows as patterns and plain.
 fn gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical() {
-    for a in [
-        poisson2d(96).unwrap(),
-        poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
-    ] {
-        for pes in [1, 2, 4] {
-            for precond in [Precond::None, Precond::Jacobi] {
-                for compact in [true, false] {
-                    let what = format!(
-                        "{} rows, {pes} PEs, {precond:?}, compact {compact}",
-                        a.n_rows()
-                    );
-                    let with = |merge_updates| CgConfig {
-                        tile_rows: Some(37),
-                        compact_matrix: compact,
-                        row_patterns: compact,
-                        merge_updates,
-                        ..cfg(CgVariant::SingleReduction, precond)
-                    };
-                    common::merged_and_separate_updates_match(|| rt(&a, pes), &a, with, &what);
-                }
-            }
-        }
-    }
+    each_form_case(|a, pes, precond, compact, what| {
+        let with = |merge_updates| CgConfig {
+            tile_rows: Some(37),
+            compact_matrix: compact,
+            row_patterns: compact,
+            merge_updates,
+            ..cfg(CgVariant::SingleReduction, precond)
+        };
+        common::merged_and_separate_updates_match(|| rt(a, pes), a, with, what);
+    });
 }
 
 /// The vectors kept in L2 during the run (the default on a run of one PE
