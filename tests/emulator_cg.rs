@@ -260,22 +260,16 @@ fn fused_and_separate_directions_are_bitwise_identical() {
 /// preconditioner, on one PE and on several, with every matrix form.
 #[test]
 fn lean_and_full_updates_are_bitwise_identical() {
-    let a = poisson3d_aniso(9, [1.0, 0.5, 2.0]).unwrap();
-    for pes in [1, 2, 3] {
-        for precond in [Precond::None, Precond::Jacobi] {
-            for (compact_matrix, row_patterns) in [(false, false), (true, true)] {
-                let what = format!("{pes} PEs, {precond:?}, compact {compact_matrix}");
-                let with = |lean_update| CgConfig {
-                    direction: DirectionForm::Fused,
-                    compact_matrix,
-                    row_patterns,
-                    lean_update,
-                    ..cfg(CgVariant::Standard, precond)
-                };
-                common::lean_and_full_updates_match(|| rt_for(&a, pes), &a, with, &what);
-            }
-        }
-    }
+    each_form_case(|a, pes, precond, compact_matrix, row_patterns, what| {
+        let with = |form| CgConfig {
+            direction: DirectionForm::Fused,
+            compact_matrix,
+            row_patterns,
+            lean_update: form,
+            ..cfg(CgVariant::Standard, precond)
+        };
+        common::lean_and_full_updates_match(|| rt_for(a, pes), a, with, what);
+    });
 }
 
 /// With lean updates, x's step as a task of its own after each SpMV tile
@@ -285,22 +279,16 @@ fn lean_and_full_updates_are_bitwise_identical() {
 /// several, with every matrix form.
 #[test]
 fn x_step_apart_and_in_spmv_are_bitwise_identical() {
-    let a = poisson3d_aniso(9, [1.0, 0.5, 2.0]).unwrap();
-    for pes in [1, 2, 3] {
-        for precond in [Precond::None, Precond::Jacobi] {
-            for (compact_matrix, row_patterns) in [(false, false), (true, true)] {
-                let what = format!("{pes} PEs, {precond:?}, compact {compact_matrix}");
-                let with = |x_step_apart| CgConfig {
-                    direction: DirectionForm::Fused,
-                    compact_matrix,
-                    row_patterns,
-                    x_step_apart: Some(x_step_apart),
-                    ..cfg(CgVariant::Standard, precond)
-                };
-                common::x_step_apart_and_in_spmv_match(|| rt_for(&a, pes), &a, with, &what);
-            }
-        }
-    }
+    each_form_case(|a, pes, precond, compact_matrix, row_patterns, what| {
+        let with = |form| CgConfig {
+            direction: DirectionForm::Fused,
+            compact_matrix,
+            row_patterns,
+            x_step_apart: Some(form),
+            ..cfg(CgVariant::Standard, precond)
+        };
+        common::x_step_apart_and_in_spmv_match(|| rt_for(a, pes), a, with, what);
+    });
 }
 
 /// The single reduction's vector updates merged into the SpMV tiles (the
@@ -311,18 +299,28 @@ fn x_step_apart_and_in_spmv_are_bitwise_identical() {
 /// one PE and on several (ghosts), with the rows as patterns and plain.
 #[test]
 fn merged_and_separate_single_reduction_updates_are_bitwise_identical() {
+    each_form_case(|a, pes, precond, compact_matrix, row_patterns, what| {
+        let with = |form| CgConfig {
+            compact_matrix,
+            row_patterns,
+            merge_updates: form,
+            ..cfg(CgVariant::SingleReduction, precond)
+        };
+        common::merged_and_separate_updates_match(|| rt_for(a, pes), a, with, what);
+    });
+}
+
+/// The cases of the trials that compare two forms of a recurrence: one
+/// anisotropic 3D matrix on 1, 2 and 3 PEs, with and without the
+/// preconditioner, plain and with the rows as patterns; `f(a, pes,
+/// precond, compact_matrix, row_patterns, what)`.
+fn each_form_case(f: impl Fn(&Csr<f64>, u32, Precond, bool, bool, &str)) {
     let a = poisson3d_aniso(9, [1.0, 0.5, 2.0]).unwrap();
     for pes in [1, 2, 3] {
         for precond in [Precond::None, Precond::Jacobi] {
             for (compact_matrix, row_patterns) in [(false, false), (true, true)] {
                 let what = format!("{pes} PEs, {precond:?}, compact {compact_matrix}");
-                let with = |merge_updates| CgConfig {
-                    compact_matrix,
-                    row_patterns,
-                    merge_updates,
-                    ..cfg(CgVariant::SingleReduction, precond)
-                };
-                common::merged_and_separate_updates_match(|| rt_for(&a, pes), &a, with, &what);
+                f(&a, pes, precond, compact_matrix, row_patterns, &what);
             }
         }
     }

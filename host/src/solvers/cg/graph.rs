@@ -1412,21 +1412,22 @@ impl<'a> CgSolver<'a> {
                 let mut mine = vec![s];
                 match rec {
                     Recurrence::Standard => {
-                        if x_apart {
-                            // After the SpMV tile (pinned after it on the
-                            // same block, it runs while the reduce sums);
-                            // before the update, so before the SpMV of
-                            // n + 1 overwrites p_{n−1}'s half of v.
+                        // The x step after the SpMV tile (pinned after it
+                        // on the same block, it runs while the reduce
+                        // sums); before the update, so before the SpMV of
+                        // n + 1 overwrites p_{n−1}'s half of v.
+                        let xs = x_apart.then(|| {
                             let xs = graph.add_task(kind("cg_xstep"), &va);
                             graph.set_name(xs, format!("x step tile {t} of PE {q}"));
                             graph.add_edge(s, xs);
                             mine.push(xs);
-                        }
+                            xs
+                        });
                         let u = graph.add_task(kind("cg_update"), &va);
                         graph.set_name(u, format!("update tile {t} of PE {q}"));
                         graph.add_edge(s, u);
-                        if x_apart {
-                            graph.add_edge(*mine.last().expect("the x step"), u);
+                        if let Some(xs) = xs {
+                            graph.add_edge(xs, u);
                         }
                         mine.push(u);
                         v1.push(u);
