@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s26-spread  # 1 GPU: state words a line each (RUN_STATE_SPREAD) against packed (AUTARKY_STATE_SPACING=8): dispatch, Jacobi, CG, A/B
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
 #   bash scripts/gpu-owed.sh s24-ab1     # 1 GPU: gpu_cg (merged SR trial); CG Standard: role dispatch, kind sets, fewer spills, A/B
 #   bash scripts/gpu-owed.sh s24-ab2     # 1 GPU: CG single reduction merged/separate, A/B; Jacobi under the role dispatch
@@ -325,6 +326,29 @@ s24-ab2)
       AUTARKY_NVRTC_EXTRA="$e" FILTER='µs per|rror' run "j3d256-$x-$r" 60 $B/autarky jacobi3d --size 256 --iters 400 --check-every 0 --steps-per-sync 2
     done
   done
+  pack
+  ;;
+s26-spread)
+  # Session 26 (1 GPU): every task's state word on a 128-byte line of its
+  # own (RUN_STATE_SPREAD, the default up to 16384 tasks a PE) against
+  # packed words (AUTARKY_STATE_SPACING=8), same binary, interleaved, two
+  # reps: the dispatch bench, Jacobi's pinned tiles, CG.
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in auto 8; do
+      # auto: the default rule (a line each up to 16384 tasks a PE).
+      if [ $x = auto ]; then unset AUTARKY_STATE_SPACING; else export AUTARKY_STATE_SPACING=$x; fi
+      FILTER='autarky  |autarky pinned|cuda-graph|independent|MISS|rror' LINES_SHOWN=40 run "dispatch-$x-$r" 120 $B/dispatch --quick
+      FILTER='µs per|rror' run "j256-s1-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      FILTER='µs per|rror' run "j256-s4-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+      FILTER='µs per|rror' run "j1024-s4-$x-$r" 60 $B/autarky jacobi2d --size 1024 --iters 5000 --check-every 0 --steps-per-sync 4
+      FILTER='µs per|rror' run "j3d256-$x-$r" 60 $B/autarky jacobi3d --size 256 --iters 500 --check-every 0 --steps-per-sync 2
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+    done
+  done
+  unset AUTARKY_STATE_SPACING
   pack
   ;;
 s25-final)

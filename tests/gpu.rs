@@ -6,7 +6,7 @@ mod common;
 
 use autarky::abi_header::{expected_layout, layout_labels};
 use autarky::runtime::RunOptions;
-use autarky::{Graph, Runtime, TaskId, TaskKind};
+use autarky::{Graph, Runtime, StateLayout, TaskId, TaskKind};
 use common::*;
 
 fn main() -> std::process::ExitCode {
@@ -72,6 +72,10 @@ fn main() -> std::process::ExitCode {
         gpu_trial(
             "graphs_run_with_their_own_block_shape",
             graphs_run_with_their_own_block_shape,
+        ),
+        gpu_trial(
+            "state_layouts_packed_and_spread_keep_every_order",
+            state_layouts_packed_and_spread_keep_every_order,
         ),
         opt_in(
             gpu_trial("soak_1000_random_graphs", soak_1000_random_graphs),
@@ -219,6 +223,16 @@ fn one_shot_chains_of_every_shape_run_in_order(rt: Runtime) {
 }
 
 fn random_dag(rt: &autarky::Runtime, seed: u64, n: usize, iters: u32) {
+    random_dag_with(rt, seed, n, iters, None);
+}
+
+fn random_dag_with(
+    rt: &autarky::Runtime,
+    seed: u64,
+    n: usize,
+    iters: u32,
+    layout: Option<StateLayout>,
+) {
     let lg = Logged::new(rt, n, iters);
     let mut g = Graph::new();
     let k = g.add_kind(logged_kind()).unwrap();
@@ -236,9 +250,54 @@ fn random_dag(rt: &autarky::Runtime, seed: u64, n: usize, iters: u32) {
             g.add_carried_edge(t[p], t[s]);
         }
     }
-    let r = rt.run(&g, iters).unwrap();
+    let opts = RunOptions {
+        iterations: iters,
+        state_layout: layout,
+        ..Default::default()
+    };
+    let r = rt.run_with(&g, opts).unwrap();
     assert_eq!(r.instances, n as u64 * iters as u64);
     lg.check(&g);
+}
+
+/// Both layouts of the tasks' state words (a 128-byte line each, or
+/// packed eight bytes apart), whatever the default picks for a graph's
+/// size: a random DAG of dynamic tasks with loop-carried edges, and a
+/// pinned 12 × 12 stencil of tiles waiting for their neighbours' previous
+/// iteration, joined each iteration by a dynamic sink (a counted fan-in of
+/// 144). Every instance once, after its predecessors.
+fn state_layouts_packed_and_spread_keep_every_order(rt: Runtime) {
+    for layout in [StateLayout::Packed, StateLayout::Spread] {
+        random_dag_with(&rt, 0x1a70_u64, 3000, 30, Some(layout));
+        let (side, iters) = (12usize, 40u32);
+        let n = side * side + 1;
+        let lg = Logged::new(&rt, n, iters);
+        let mut g = Graph::new();
+        let k = g.add_kind(logged_kind()).unwrap();
+        let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+        let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
+        for i in 0..side * side {
+            g.pin(t[i], i as u32 % compute);
+            let (r, c) = (i / side, i % side);
+            if r + 1 < side {
+                g.add_carried_edge(t[i], t[i + side]);
+                g.add_carried_edge(t[i + side], t[i]);
+            }
+            if c + 1 < side {
+                g.add_carried_edge(t[i], t[i + 1]);
+                g.add_carried_edge(t[i + 1], t[i]);
+            }
+            g.add_edge(t[i], t[n - 1]);
+        }
+        let opts = RunOptions {
+            iterations: iters,
+            state_layout: Some(layout),
+            ..Default::default()
+        };
+        let r = rt.run_with(&g, opts).unwrap();
+        assert_eq!(r.instances, n as u64 * iters as u64, "{layout:?}");
+        lg.check(&g);
+    }
 }
 
 fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges(rt: Runtime) {

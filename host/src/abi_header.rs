@@ -149,6 +149,14 @@ pub fn generate() -> String {
         "constexpr uint32_t TEST_HOLD_TASK = {TEST_HOLD_TASK}u;"
     );
     let _ = writeln!(out, "constexpr uint32_t RUN_MAY_STOP = {RUN_MAY_STOP}u;");
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t RUN_STATE_SPREAD = {RUN_STATE_SPREAD}u;"
+    );
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t STATE_SPREAD_WORDS = {STATE_SPREAD_WORDS}u;"
+    );
     let _ = writeln!(out, "constexpr uint32_t MAX_LOCAL_PES = {MAX_LOCAL_PES}u;");
     let _ = writeln!(out, "constexpr uint32_t MAX_DISTANCE = {MAX_DISTANCE}u;");
     let _ = writeln!(out, "constexpr uint32_t ABORT_BY_HOST = {ABORT_BY_HOST}u;");

@@ -18,7 +18,7 @@ pub use error::{Error, Result};
 pub use graph::{CpuCtx, Graph, GraphError, KindId, Limits, LoweredGraph, TaskId, TaskKind};
 pub use runtime::{
     cpu_slice, cpu_slice_mut, Buffer, BufferAccessError, Builder, CpuSlice, CpuSliceMut, L2Persist,
-    RunOptions, Runtime, SymBuffer, TraceOptions, Transport, MAX_TIMEOUT,
+    RunOptions, Runtime, StateLayout, SymBuffer, TraceOptions, Transport, MAX_TIMEOUT,
 };
 pub use status::RunReport;
 

@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 9;
+pub const ABI_VERSION: u32 = 10;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -589,7 +589,7 @@ abi_struct! {
         pub queue_mask: u32,
         /// Deadline of every bounded wait without progress (ns).
         pub timeout_ns: u64,
-        /// [`RUN_MAY_STOP`], [`TEST_HOLD_TASK`].
+        /// [`RUN_MAY_STOP`], [`TEST_HOLD_TASK`], [`RUN_STATE_SPREAD`].
         pub flags: u32,
         /// Task held back when `flags & TEST_HOLD_TASK`.
         pub hold_task: u32,
@@ -620,7 +620,9 @@ abi_struct! {
         pub pinned: u64,
         /// Argument arena.
         pub args: u64,
-        /// `u64[num_tasks + num_proxies]`: `(claimed << 32) | done` per task.
+        /// `u64[num_tasks + num_proxies]`: `(claimed << 32) | done` per task
+        /// (`× STATE_SPREAD_WORDS` words, one a line, under
+        /// [`RUN_STATE_SPREAD`]).
         pub state: u64,
         /// `u32[num_proxies]`: last `done` of each proxy whose successors the
         /// relaying comm block checked (written by that block only).
@@ -681,6 +683,20 @@ abi_struct! {
 /// [`RunParams::flags`] bit: some task may lower [`Status::limit`], so claims
 /// read it (otherwise the limit is `iterations` and is never read).
 pub const RUN_MAY_STOP: u32 = 2;
+
+/// [`RunParams::flags`] bit: every PE's state array has one word every
+/// [`STATE_SPREAD_WORDS`] (a 128-byte line each: word `t` at index
+/// `t × STATE_SPREAD_WORDS`) instead of one every 8 bytes. Set for every PE
+/// of a run or for none (a producer writes a remote consumer's word at its
+/// own spacing). Packed, sixteen tasks share a line, and every block that
+/// publishes one of them queues behind the others' stores and polls at the
+/// line's L2 slice: a pinned stencil hop on the H200 took 2.25 µs with its
+/// flags packed and 0.94 with a line each (docs/performance.md, session
+/// 26). Since ABI 10.
+pub const RUN_STATE_SPREAD: u32 = 4;
+
+/// State-array words a task's word takes when [`RUN_STATE_SPREAD`] is set.
+pub const STATE_SPREAD_WORDS: u32 = 16;
 
 /// Test hook bit in [`RunParams::flags`]: never run `hold_task`
 /// (a dependency that never completes).

@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 9u
+#define AUTARKY_ABI_VERSION 10u
 
 namespace autarky {
 
@@ -17,6 +17,8 @@ constexpr uint32_t TASK_NONE = 0xffffffffu;
 constexpr uint32_t MAX_ITERATIONS = 0x7fffffffu;
 constexpr uint32_t TEST_HOLD_TASK = 1u;
 constexpr uint32_t RUN_MAY_STOP = 2u;
+constexpr uint32_t RUN_STATE_SPREAD = 4u;
+constexpr uint32_t STATE_SPREAD_WORDS = 16u;
 constexpr uint32_t MAX_LOCAL_PES = 16u;
 constexpr uint32_t MAX_DISTANCE = 65536u;
 constexpr uint32_t ABORT_BY_HOST = 1u;
@@ -400,7 +402,7 @@ struct alignas(8) RunParams {
     uint32_t queue_mask;
     // Deadline of every bounded wait without progress (ns).
     uint64_t timeout_ns;
-    // [`RUN_MAY_STOP`], [`TEST_HOLD_TASK`].
+    // [`RUN_MAY_STOP`], [`TEST_HOLD_TASK`], [`RUN_STATE_SPREAD`].
     uint32_t flags;
     // Task held back when `flags & TEST_HOLD_TASK`.
     uint32_t hold_task;
@@ -428,7 +430,7 @@ struct alignas(8) RunParams {
     uint64_t pinned;
     // Argument arena.
     uint64_t args;
-    // `u64[num_tasks + num_proxies]`: `(claimed << 32) | done` per task.
+    // `u64[num_tasks + num_proxies]`: `(claimed << 32) | done` per task (`× STATE_SPREAD_WORDS` words, one a line, under [`RUN_STATE_SPREAD`]).
     uint64_t state;
     // `u32[num_proxies]`: last `done` of each proxy whose successors the relaying comm block checked (written by that block only).
     uint64_t proxy_seen;

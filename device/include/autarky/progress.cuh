@@ -28,11 +28,11 @@ struct ProgressSweep {
     uint32_t least = 0xffffffffu;  // minimum done seen in this sweep
 
     __device__ void step(const RunParams& p) {
-        const uint64_t* state = reinterpret_cast<const uint64_t*>(p.state);
+        const States state = states_of(p);
         const uint32_t end = p.num_tasks - next < PROGRESS_SWEEP_TASKS ? p.num_tasks : next + PROGRESS_SWEEP_TASKS;
         // done ≤ MAX_ITERATIONS < 2^31: a plain compare is exact.
         for (uint32_t t = next; t < end; ++t) {
-            const uint32_t d = state_done(ld_relaxed_gpu_u64(&state[t]));
+            const uint32_t d = state_done(ld_relaxed_gpu_u64(state.at(t)));
             least = d < least ? d : least;
         }
         next = end;

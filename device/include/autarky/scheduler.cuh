@@ -2,7 +2,7 @@
 //
 // Protocol (DESIGN.md, "Graphs and iterations"):
 //
-// state[t] = (claimed << 32) | done   (u64, device memory, one per task)
+// state[t] = (claimed << 32) | done   (u64, device memory, one per task; 128 bytes apart under RUN_STATE_SPREAD: state_at)
 //   done    = instances of t completed; written only by the block that ran
 //             the instance (release), so a plain store suffices: while an
 //             instance is in flight, claimed == done + 1 and no CAS can match.
@@ -100,7 +100,6 @@ constexpr uint32_t SMALL_FAN_IN = 8;
 #endif
 constexpr uint64_t PROGRESS_PUBLISH_NS = AUTARKY_PROGRESS_PUBLISH_NS;
 
-__device__ __forceinline__ uint64_t* state_of(const RunParams& p) { return reinterpret_cast<uint64_t*>(p.state); }
 __device__ __forceinline__ uint32_t done_of(uint64_t word) { return state_done(word); }
 
 __device__ __forceinline__ bool run_finished(const RunParams& p) {
@@ -179,7 +178,7 @@ __device__ __forceinline__ TaskDesc load_desc(const RunParams& p, uint32_t t) {
 // done[t] for a readiness check. Acquire pairs with the release that
 // published it (system scope for proxies: their writer may be another GPU).
 __device__ __forceinline__ uint32_t load_done(const RunParams& p, uint32_t t) {
-    return done_of(is_proxy(p, t) ? ld_acquire_sys_u64(&state_of(p)[t]) : ld_acquire_gpu_u64(&state_of(p)[t]));
+    return done_of(is_proxy(p, t) ? ld_acquire_sys_u64(state_at(p, t)) : ld_acquire_gpu_u64(state_at(p, t)));
 }
 
 // ---- ready queue ----------------------------------------------------------
@@ -296,7 +295,7 @@ __device__ __forceinline__ bool below_limit(const RunParams& p, uint32_t n) {
 // covers the body's writes (ordered before it by bar.sync).
 __device__ __forceinline__ bool claim(const RunParams& p, uint32_t s, uint32_t n) {
     const uint64_t want = state_word(n, n);
-    return atom_cas_acquire_gpu_u64(&state_of(p)[s], want, state_word(n + 1, n)) == want;
+    return atom_cas_acquire_gpu_u64(state_at(p, s), want, state_word(n + 1, n)) == want;
 }
 
 // The first task id that is a proxy (none under AUTARKY_NO_REMOTE), read
@@ -328,7 +327,7 @@ __device__ __forceinline__ void load_pred(uint64_t table, uint32_t index, uint32
 // read (its data needs a system-scope acquire). Constant indices only:
 // the arrays stay in registers.
 template <uint32_t B, class GetPred>
-__device__ __forceinline__ bool preds_group_done(uint64_t* state, uint32_t proxies, uint32_t m, uint32_t n, uint32_t t,
+__device__ __forceinline__ bool preds_group_done(const States& state, uint32_t proxies, uint32_t m, uint32_t n, uint32_t t,
                                                  uint32_t t_done, bool& remote, GetPred get) {
     uint32_t task[B] = {}, need[B] = {}, have[B] = {};
     auto word = [&](uint32_t j) {
@@ -337,7 +336,7 @@ __device__ __forceinline__ bool preds_group_done(uint64_t* state, uint32_t proxi
             const bool proxy = x >= proxies;
             remote |= proxy;
             have[j] = x == t ? t_done
-                             : state_done(proxy ? ld_relaxed_sys_u64(&state[x]) : ld_relaxed_gpu_u64(&state[x]));
+                             : state_done(proxy ? ld_relaxed_sys_u64(state.at(x)) : ld_relaxed_gpu_u64(state.at(x)));
         }
     };
 #pragma unroll
@@ -384,7 +383,7 @@ __device__ __forceinline__ bool preds_ready_batch(const RunParams& p, uint32_t s
     const Edge* preds = reinterpret_cast<const Edge*>(p.pred) + start;
     if (count <= 1) return count == 0 || pred_satisfied(p, preds[0], n, t, t_done);
     bool remote = false;
-    uint64_t* const state = state_of(p);
+    const States state = states_of(p);
     const uint32_t proxies = first_proxy(p);
     const uint64_t table = p.pred;
     for (uint32_t k = 0; k < count; k += PRED_BATCH) {
@@ -407,7 +406,7 @@ __device__ __forceinline__ bool preds_ready_batch(const RunParams& p, uint32_t s
 // pinned comm tasks' wide joins (WIDE_POLL_MIN) and for successors with
 // more than SMALL_FAN_IN predecessors in complete().
 __device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t start, uint32_t count, uint32_t n) {
-    uint64_t* const state = state_of(p);
+    const States state = states_of(p);
     const uint32_t proxies = first_proxy(p);
     const uint64_t table = p.pred;
     bool ok = true, remote = false;
@@ -452,13 +451,13 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
         // quiet(); the fence orders this thread's own earlier signals.
         if (peer_state == nullptr) {
             autarky_nvshmem_fence();
-            autarky_nvshmem_signal_set(&state_of(p)[r[k].slot], state_word(i + 1, i + 1), (int)r[k].pe);
+            autarky_nvshmem_signal_set(state_at(p, r[k].slot), state_word(i + 1, i + 1), (int)r[k].pe);
             AUTARKY_TRACE_SIGNAL(p, i, r[k].slot, r[k].pe);
             signalled = true;
             continue;
         }
 #endif
-        st_release_sys_u64(&peer_state[r[k].slot], state_word(i + 1, i + 1));
+        st_release_sys_u64(peer_state + ((uint64_t)r[k].slot << state_shift(p)), state_word(i + 1, i + 1));
         AUTARKY_TRACE_SIGNAL(p, i, r[k].slot, r[k].pe);
     }
 #ifdef AUTARKY_NVSHMEM
@@ -512,7 +511,7 @@ __device__ __forceinline__ uint64_t self_gate(const RunParams& p, const TaskDesc
 // Returns false if a push was aborted.
 __device__ __noinline__ bool try_claim_next(Who w, uint32_t s, uint32_t limit, uint64_t gate) {
     const RunParams& p = *w.p;
-    const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[s]);
+    const uint64_t word = ld_acquire_gpu_u64(state_at(p, s));
     const uint32_t n = state_done(word);
     if (state_claimed(word) != n || n >= limit) return true;  // in flight (its completion re-checks) or done
     const TaskDesc d = load_desc(p, s);
@@ -569,7 +568,7 @@ struct Pending {
 __device__ __forceinline__ void flush_pending(const RunParams& p, Pending& q) {
     if (q.n == 0) return;
     fence_acq_rel_gpu();
-    for (uint32_t k = 0; k < q.n; ++k) st_relaxed_gpu_u64(&state_of(p)[q.task[k]], q.word[k]);
+    for (uint32_t k = 0; k < q.n; ++k) st_relaxed_gpu_u64(state_at(p, q.task[k]), q.word[k]);
     if (q.finished) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, q.finished);
     q.n = 0;
     q.finished = 0;
@@ -656,7 +655,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         flush_pending(p, pend);
         // Publish done[t] = i + 1. Release: the body's writes (ordered before
         // this by the caller's __syncthreads) are visible to whoever acquires it.
-        st_release_gpu_u64(&state_of(p)[t], self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
+        st_release_gpu_u64(state_at(p, t), self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
         // A SeqCst fence is needed here whenever we go on to read other
         // tasks' progress (successor checks, or our own unclaimed next
         // instance): a predecessor finishing at the same time does the
@@ -704,9 +703,9 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             // loads are acquired (a fence once all are done) and the claim
             // CAS acquires the successor's own previous instance.
 #ifndef AUTARKY_ARRIVE_ACQ_REL
-            const uint64_t word = ld_relaxed_gpu_u64(&state_of(p)[e.task]);
+            const uint64_t word = ld_relaxed_gpu_u64(state_at(p, e.task));
 #else
-            const uint64_t word = ld_acquire_gpu_u64(&state_of(p)[e.task]);
+            const uint64_t word = ld_acquire_gpu_u64(state_at(p, e.task));
 #endif
             n = state_done(word);
             if (state_claimed(word) != n || n >= limit) continue;  // in flight (its completion re-checks) or done
@@ -819,7 +818,7 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
         // instance, so its word is still (0, 0) and nobody else writes it
         // until then; a plain store claims it (no CAS round trip). Ordered
         // before our publish by the publish's release (or flush's fence).
-        st_relaxed_gpu_u64(&state_of(p)[edge.task], state_word(1, 0));
+        st_relaxed_gpu_u64(state_at(p, edge.task), state_word(1, 0));
     } else
 #endif
     if (early) {
@@ -850,7 +849,7 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
             // Publish done[t] = i + 1. Release: the body's writes (ordered
             // before this by the caller's __syncthreads) are visible to
             // whoever acquires it.
-            st_release_gpu_u64(&state_of(p)[t], word);
+            st_release_gpu_u64(state_at(p, t), word);
         }
         // A SeqCst fence is needed whenever we go on to read other tasks'
         // progress (see complete()).
@@ -1086,7 +1085,7 @@ __device__ __noinline__ ChainLoopEnd run_chain_loop(Who w, BlockShared& sh, uint
         if (sh.pend.n > 0) flush_pending(p, sh.pend);  // owed before the loop
         if (owed_n == 0) return;
         fence_acq_rel_gpu();
-        for (uint32_t k = 0; k < owed_n; ++k) st_relaxed_gpu_u64(&state_of(p)[owed_first + k], state_word(1, 1));
+        for (uint32_t k = 0; k < owed_n; ++k) st_relaxed_gpu_u64(state_at(p, owed_first + k), state_word(1, 1));
         // Never the run's last add: the task after the owed ones is unfinished.
         atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, owed_n);
         owed_n = 0;
@@ -1151,7 +1150,7 @@ __device__ __noinline__ ChainLoopEnd run_chain_loop(Who w, BlockShared& sh, uint
                 // complete_fast for a link: the successor's first instance
                 // claimed by store (before the publish that flush makes), the
                 // publish owed, the count.
-                st_relaxed_gpu_u64(&state_of(p)[j + 1 < len ? y + 1 : next], state_word(1, 0));
+                st_relaxed_gpu_u64(state_at(p, j + 1 < len ? y + 1 : next), state_word(1, 0));
                 if (owed_n > 0 && owed_first + owed_n != y) flush();  // owed: a range of ids
                 if (owed_n == 0) owed_first = y;
                 ++owed_n;
@@ -1364,7 +1363,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
 template <class GetPred>
 __device__ __forceinline__ bool preds_done_batch(const RunParams& p, uint32_t count, uint32_t n, GetPred get) {
     bool remote = false;
-    uint64_t* const state = state_of(p);
+    const States state = states_of(p);
     const uint32_t proxies = first_proxy(p);
     for (uint32_t k0 = 0; k0 < count; k0 += 8) {
         const bool ok = preds_group_done<8>(state, proxies, count - k0, n, NONE, 0, remote,
@@ -1431,7 +1430,7 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
     publish_remote(p, d, n, true);
     // Release: the body's writes (bar.sync before this) are visible to
     // whoever acquires done[t] = n + 1.
-    st_release_gpu_u64(&state_of(p)[t], state_word(n + 1, n + 1));
+    st_release_gpu_u64(state_at(p, t), state_word(n + 1, n + 1));
     const uint32_t limit = run_limit(p);
     bool ok = true;
     if (d.succ_count > 0) {
@@ -1450,7 +1449,7 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
 __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
     const RunParams& p = *w.p;
     publish_remote(p, d, i, false);
-    st_release_gpu_u64(&state_of(p)[t], state_word(i + 1, i + 1));
+    st_release_gpu_u64(state_at(p, t), state_word(i + 1, i + 1));
     // Publish → fence → read, as in complete().
     fence_sc_gpu();
     const uint32_t limit = run_limit(p);
@@ -1637,7 +1636,7 @@ __device__ __noinline__ bool relay_proxies(Who w) {
         const uint32_t t = p.num_tasks + j;
         const TaskDesc d = load_desc(p, t);
         if (d.succ_count == 0) continue;  // only pinned consumers: they poll it themselves
-        const uint32_t v = state_done(ld_relaxed_sys_u64(&state_of(p)[t]));
+        const uint32_t v = state_done(ld_relaxed_sys_u64(state_at(p, t)));
         uint32_t* seen = reinterpret_cast<uint32_t*>(p.proxy_seen) + j;
         if (v == *seen) continue;
         const uint32_t advanced = v - *seen;  // producer instances first seen here: arrivals
@@ -1659,7 +1658,7 @@ __device__ __noinline__ void detect_stop(const RunParams& p) {
     const uint32_t limit = run_limit(p);
     if (limit >= p.iterations) return;
     for (uint32_t t = 0; t < p.num_tasks; ++t)
-        if (!geq_u32(state_done(ld_relaxed_gpu_u64(&state_of(p)[t])), limit)) return;
+        if (!geq_u32(state_done(ld_relaxed_gpu_u64(state_at(p, t))), limit)) return;
     st_relaxed_gpu_u32(&status_of(p)->stopped, 1);
     wake_all(p);
 }

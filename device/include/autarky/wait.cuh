@@ -42,6 +42,25 @@ __device__ __forceinline__ BlockStats* stats_of(const RunParams& p, uint32_t blo
     return reinterpret_cast<BlockStats*>(p.block_stats) + block;
 }
 
+// A PE's state array as this run lays it out: word t at index t, or at
+// t × STATE_SPREAD_WORDS (a 128-byte line each) under RUN_STATE_SPREAD —
+// the same spacing on every PE, so a producer finds a remote consumer's
+// word at the index it would use for its own (see RUN_STATE_SPREAD).
+struct States {
+    uint64_t* base;
+    uint32_t shift;
+    __device__ __forceinline__ uint64_t* at(uint32_t t) const { return base + ((uint64_t)t << shift); }
+};
+__device__ __forceinline__ uint32_t state_shift(const RunParams& p) {
+    return (p.flags & RUN_STATE_SPREAD) ? 4u : 0u;  // log2(STATE_SPREAD_WORDS)
+}
+static_assert(STATE_SPREAD_WORDS == 16u, "state_shift assumes 16 words a task");
+__device__ __forceinline__ States states_of(const RunParams& p) {
+    return States{reinterpret_cast<uint64_t*>(p.state), state_shift(p)};
+}
+// Task t's state word on this PE.
+__device__ __forceinline__ uint64_t* state_at(const RunParams& p, uint32_t t) { return states_of(p).at(t); }
+
 // The wake word of `block` (RunParams::wake: one per WAKE_GROUP blocks, a
 // 128-byte line each). Set once the run is over for this PE (finished,
 // stopped early, or aborted), never reset: an idle block reads its word with

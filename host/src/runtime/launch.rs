@@ -24,14 +24,15 @@ use std::time::{Duration, Instant};
 use autarky_shared::{
     initial_status, seeded_queue_ctl, seeded_queue_slot, trace_area_records, BlockStats, ErrorCode,
     HostControl, QueueSlot, RunParams, Status, TraceRecord, ABI_VERSION, ABORT_BY_HOST,
-    MAX_LOCAL_PES, RUN_MAY_STOP, TEST_HOLD_TASK, WAKE_GROUP, WAKE_STRIDE,
+    MAX_LOCAL_PES, RUN_MAY_STOP, RUN_STATE_SPREAD, STATE_SPREAD_WORDS, TEST_HOLD_TASK, WAKE_GROUP,
+    WAKE_STRIDE,
 };
 
 use super::driver::{CallLog, DeviceMem, Event, HostMapped, Stream};
 use super::progress::PeProgress;
 use super::source::Variant;
 use super::transport::{self, Peers};
-use super::{Gpu, Loaded, RunOptions};
+use super::{Gpu, Loaded, RunOptions, StateLayout};
 use crate::graph::{Graph, LoweredRun};
 use crate::status::{RunReport, Snapshot};
 use crate::trace::{self, Trace};
@@ -69,6 +70,9 @@ pub struct GpuRun<'a> {
     events: Option<(Event, Event)>,
     comm_blocks: u32,
     compute_blocks: u32,
+    /// State-array words a task's word takes (1, or [`STATE_SPREAD_WORDS`]
+    /// under [`RUN_STATE_SPREAD`]).
+    state_spacing: usize,
     started: Instant,
     waited: bool,
     /// L2 set aside for windows (RunOptions::l2_persist), released when
@@ -206,7 +210,8 @@ impl<'a> GpuRun<'a> {
         // symmetric area (collective; the same size on every rank: every
         // rank lowered the same run, checked above), so a peer reached only
         // through NVSHMEM is signalled at this PE's own address of the word.
-        let area = RunArea::new(gpu, &run)?;
+        let spread = state_spread(&run, opts.state_layout)?;
+        let area = RunArea::new(gpu, &run, spread)?;
 
         // ---- per-PE tables and initial state, on the PE's GPU ---------------------
         let mut mems = Vec::with_capacity(hosted as usize);
@@ -230,7 +235,7 @@ impl<'a> GpuRun<'a> {
             let remote = DeviceMem::from_slice(ctx, &l.remote)?;
             let pinned = DeviceMem::from_slice(ctx, &l.pinned)?;
             let args = up(&l.args)?;
-            let state = area.state(ctx, &l.initial_state())?;
+            let state = area.state(ctx, &spread_words(&l.initial_state(), spread))?;
             let seen = DeviceMem::from_slice(ctx, &vec![0u32; l.num_proxies.max(1) as usize])?;
             // Arrival counters (counted tasks): zero, one per local task.
             let arrivals = DeviceMem::from_slice(ctx, &vec![0u64; l.num_tasks.max(1) as usize])?;
@@ -260,6 +265,9 @@ impl<'a> GpuRun<'a> {
                 None => None,
             };
             let mut flags = if l.may_stop { RUN_MAY_STOP } else { 0 };
+            if spread {
+                flags |= RUN_STATE_SPREAD;
+            }
             let mut hold_task = 0;
             if let Some((hpe, ht)) = hold {
                 if hpe as usize == pe {
@@ -470,6 +478,7 @@ impl<'a> GpuRun<'a> {
             _peer_tables: Some(tables),
             events,
             comm_blocks,
+            state_spacing: spacing(spread),
             compute_blocks,
             started,
             waited: false,
@@ -630,8 +639,13 @@ impl<'a> GpuRun<'a> {
             self.gpus[q / self.local_pes as usize].ctx.bind()?;
             let mut status = [Status::default()];
             m.status.download(&mut status)?;
-            let mut state = vec![0u64; l.tasks.len()];
-            m.state.download(&mut state)?;
+            let mut spread_state = vec![0u64; l.tasks.len() * self.state_spacing];
+            m.state.download(&mut spread_state)?;
+            let state = spread_state
+                .iter()
+                .step_by(self.state_spacing)
+                .copied()
+                .collect();
             let mut blocks = vec![BlockStats::default(); per_pe];
             m.blocks.download(&mut blocks)?;
             local_ends.push(PeEnd {
@@ -861,6 +875,64 @@ struct PeEnd {
     blocks: Vec<BlockStats>,
 }
 
+/// Tasks (proxies included) up to which a PE's state words get a 128-byte
+/// line each ([`RUN_STATE_SPREAD`]): 2 MB of lines at most, each touched
+/// about once an iteration, against the 2.25 → 0.94 µs a pinned stencil hop
+/// gained on the H200 (docs/performance.md, session 26). Larger graphs
+/// (hundreds of thousands of independent tasks) keep them packed.
+pub(crate) const STATE_SPREAD_MAX_TASKS: usize = 16_384;
+
+/// Whether `run` lays its state arrays out a line a word: every PE or none
+/// (a producer writes a remote consumer's word at its own spacing). As
+/// `layout` says, else as `AUTARKY_STATE_SPACING` (`8` or `128` bytes a
+/// word) says — an override for experiments — else by the largest PE's
+/// task count.
+fn state_spread(run: &LoweredRun, layout: Option<StateLayout>) -> Result<bool> {
+    if let Some(l) = layout {
+        return Ok(l == StateLayout::Spread);
+    }
+    let largest = run.pes.iter().map(|l| l.tasks.len()).max().unwrap_or(0);
+    spread_by(
+        largest,
+        std::env::var("AUTARKY_STATE_SPACING").ok().as_deref(),
+    )
+}
+
+/// [`state_spread`]'s rule: `largest` tasks on a PE, `env` the override.
+fn spread_by(largest: usize, env: Option<&str>) -> Result<bool> {
+    match env.map(str::trim) {
+        None | Some("") => Ok(largest <= STATE_SPREAD_MAX_TASKS),
+        Some("8") => Ok(false),
+        Some("128") => Ok(true),
+        Some(v) => Err(Error::InvalidConfig(format!(
+            "AUTARKY_STATE_SPACING={v}: give 8 (packed state words) or 128 (a line each), or leave it unset"
+        ))),
+    }
+}
+
+/// State-array words a task takes.
+fn spacing(spread: bool) -> usize {
+    if spread {
+        STATE_SPREAD_WORDS as usize
+    } else {
+        1
+    }
+}
+
+/// `words` laid out as the device reads them: as they are, or each at index
+/// `t × STATE_SPREAD_WORDS` (the rest zero) when `spread`.
+fn spread_words(words: &[u64], spread: bool) -> Vec<u64> {
+    if !spread {
+        return words.to_vec();
+    }
+    let k = spacing(true);
+    let mut out = vec![0u64; words.len() * k];
+    for (t, &w) in words.iter().enumerate() {
+        out[t * k] = w;
+    }
+    out
+}
+
 /// Where a run's state arrays and Status words live: fresh device memory
 /// per PE, or (NVSHMEM) one symmetric area reused by every run of the
 /// runtime. The area is reused only after the previous run ended on every
@@ -876,13 +948,13 @@ struct RunArea {
 
 impl RunArea {
     #[cfg_attr(not(feature = "nvshmem"), allow(unused_variables))]
-    fn new(gpu: &Gpu, run: &LoweredRun) -> Result<RunArea> {
+    fn new(gpu: &Gpu, run: &LoweredRun, spread: bool) -> Result<RunArea> {
         #[cfg(feature = "nvshmem")]
         if let Some(job) = &gpu.nvshmem {
             let state_bytes = run
                 .pes
                 .iter()
-                .map(|l| l.tasks.len() * size_of::<u64>())
+                .map(|l| l.tasks.len() * spacing(spread) * size_of::<u64>())
                 .max()
                 .unwrap_or(0)
                 .max(8)
@@ -1016,5 +1088,42 @@ impl Drop for GpuRun<'_> {
             }
             let _ = CallLog::take();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_words_spread_up_to_the_limit_unless_overridden() {
+        assert!(spread_by(1, None).unwrap());
+        assert!(spread_by(STATE_SPREAD_MAX_TASKS, None).unwrap());
+        assert!(!spread_by(STATE_SPREAD_MAX_TASKS + 1, None).unwrap());
+        assert!(spread_by(STATE_SPREAD_MAX_TASKS, Some("")).unwrap());
+        assert!(!spread_by(3, Some("8")).unwrap());
+        assert!(spread_by(1 << 20, Some(" 128 ")).unwrap());
+        let e = spread_by(3, Some("64")).unwrap_err().to_string();
+        assert!(
+            e.contains("AUTARKY_STATE_SPACING=64") && e.contains("128"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn spread_words_put_each_word_at_its_line() {
+        let words = [5u64, 0, 7];
+        assert_eq!(spread_words(&words, false), words.to_vec());
+        let s = spread_words(&words, true);
+        let k = STATE_SPREAD_WORDS as usize;
+        assert_eq!(s.len(), 3 * k);
+        assert_eq!(k * size_of::<u64>(), 128);
+        for (t, &w) in words.iter().enumerate() {
+            assert_eq!(s[t * k], w);
+            assert!(s[t * k + 1..(t + 1) * k].iter().all(|&x| x == 0));
+        }
+        // What the end of a run reads back: every k-th word.
+        let back: Vec<u64> = s.iter().step_by(k).copied().collect();
+        assert_eq!(back, words.to_vec());
     }
 }

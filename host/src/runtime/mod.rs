@@ -62,7 +62,7 @@ pub use host_mem::{cpu_slice, cpu_slice_mut, BufferAccessError, CpuSlice, CpuSli
 pub use launch::{Finished, GpuRun};
 #[allow(unused_imports)] // for the device-code generator
 pub(crate) use options::fault_injection_enabled;
-pub use options::{L2Persist, RunOptions, TraceOptions, MAX_TIMEOUT};
+pub use options::{L2Persist, RunOptions, StateLayout, TraceOptions, MAX_TIMEOUT};
 pub use progress::{PeProgress, Residual};
 pub use symmetric::SymBuffer;
 use symmetric::SymHeap;

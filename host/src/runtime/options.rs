@@ -61,6 +61,14 @@ pub struct RunOptions {
     /// Keep a range of every PE's symmetric heap in L2 while the run lasts
     /// (GPU only, one PE per GPU): see [`L2Persist`].
     pub l2_persist: Option<L2Persist>,
+    /// How the device lays out the tasks' state words (each task's
+    /// `(claimed, done)` word, which its successors poll and its completion
+    /// writes). `None`: a 128-byte line each ([`StateLayout::Spread`]) up
+    /// to 16 384 tasks on a PE, packed beyond (the environment variable
+    /// `AUTARKY_STATE_SPACING=8|128`, bytes a word, overrides that default
+    /// for experiments). GPU only; the emulator's state is host memory and
+    /// takes no layout.
+    pub state_layout: Option<StateLayout>,
     /// Fault injection: never run this task (a dependency that never
     /// completes). Both backends.
     #[cfg(feature = "fault-injection")]
@@ -76,6 +84,20 @@ pub struct RunOptions {
     #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
     pub abi_version_override: Option<u32>,
+}
+
+/// The device layout of a run's task state words ([`RunOptions::state_layout`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateLayout {
+    /// 8 bytes a task, sixteen to a 128-byte line: least memory and L2 for
+    /// graphs of many tasks, but every block that publishes or polls one of
+    /// a line's words queues behind the others' accesses at the line's L2
+    /// slice.
+    Packed,
+    /// A 128-byte line a task: a pinned tile's hop to its neighbours on the
+    /// H200 took 0.94 µs instead of 2.25 packed (docs/performance.md,
+    /// session 26).
+    Spread,
 }
 
 /// A range of the symmetric heap (the same on every PE: byte `offset`,
