@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s26-lean    # 1 GPU: the lean pinned path against the generic one (-DAUTARKY_EXP_PINNED_GENERIC), packed and spread state words: dispatch, Jacobi, CG, A/B
 #   bash scripts/gpu-owed.sh s26-spread  # 1 GPU: state words a line each (RUN_STATE_SPREAD) against packed (AUTARKY_STATE_SPACING=8): dispatch, Jacobi, CG, A/B
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
 #   bash scripts/gpu-owed.sh s24-ab1     # 1 GPU: gpu_cg (merged SR trial); CG Standard: role dispatch, kind sets, fewer spills, A/B
@@ -328,8 +329,36 @@ s24-ab2)
   done
   pack
   ;;
+s26-lean)
+  # Session 26 (1 GPU): pinned blocks' lean path (the list, descriptors,
+  # predecessor words and needs from the cache; no copy an instance)
+  # against the generic one (-DAUTARKY_EXP_PINNED_GENERIC), with packed
+  # state words and with a line each (AUTARKY_STATE_SPACING=128),
+  # interleaved, two reps; most important first (the stage must leave
+  # room for the suite).
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in lean generic spread; do
+      e=; export AUTARKY_STATE_SPACING=8
+      [ $x = generic ] && e=-DAUTARKY_EXP_PINNED_GENERIC
+      [ $x = spread ] && export AUTARKY_STATE_SPACING=128
+      export AUTARKY_NVRTC_EXTRA="$e"
+      FILTER='autarky pinned|cuda-graph \(|fan-in/1000 +autarky|rror' LINES_SHOWN=10 run "dispatch-$x-$r" 100 $B/dispatch --quick
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      FILTER='µs per|rror' run "j256-s1-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      [ $x = spread ] && continue
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+    done
+  done
+  export AUTARKY_STATE_SPACING=8 AUTARKY_NVRTC_EXTRA=
+  FILTER='µs per|rror' run "j256-s4-lean" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+  FILTER='µs per|rror' run "j3d256-lean" 60 $B/autarky jacobi3d --size 256 --iters 500 --check-every 0 --steps-per-sync 2
+  OK_RC=4 FILTER="$F" run "cg128-lean" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
+  unset AUTARKY_STATE_SPACING AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
 s26-spread)
-  # Session 26 (1 GPU): every task's state word on a 128-byte line of its
+  # Session 26 (1 GPU; a bundle of e059920, reverted after this run): every task's state word on a 128-byte line of its
   # own (RUN_STATE_SPREAD, the default up to 16384 tasks a PE) against
   # packed words (AUTARKY_STATE_SPACING=8), same binary, interleaved, two
   # reps: the dispatch bench, Jacobi's pinned tiles, CG.

@@ -1413,13 +1413,45 @@ constexpr bool PIN_ARGS = true;
 struct PinnedCache {
     alignas(16) unsigned char args[PIN_CACHE_ARG_BYTES];
     TaskDesc desc[PIN_CACHE_TASKS];
+    // Each cached predecessor's state word (its address: no index
+    // arithmetic in the poll) and edge distance.
+    const uint64_t* pred_word[PIN_CACHE_PREDS];
     uint32_t pred_off[PIN_CACHE_TASKS + 1];
     uint32_t pred_task[PIN_CACHE_PREDS];
     uint32_t pred_distance[PIN_CACHE_PREDS];
     uint32_t arg_off[PIN_CACHE_TASKS];  // in args[], or PIN_ARG_NONE: read from the arena
+    uint32_t task[PIN_CACHE_TASKS];     // the list itself (no global load an instance)
+    uint32_t remote[PIN_CACHE_TASKS];   // a proxy is among the task's predecessors (system-scope polls)
     uint32_t cached;  // the whole list fits
-    uint32_t _pad[2];
+    uint32_t lean;    // cached, and no task awaits more than PIN_LEAN_PREDS predecessors
+    uint32_t _pad;
 };
+
+// A cached pinned task's predecessors polled by the lean path: at most this
+// many (a 2D stencil tile has 4, a 3D one 6, with its pulses 8).
+constexpr uint32_t PIN_LEAN_PREDS = 8;
+
+// Thread 0 of a pinned block: are the cached predecessors of an instance
+// done, `need[j]` being what predecessor j's done word must reach (0: not
+// awaited)? One relaxed load of each awaited word, all issued before any
+// is compared; the caller's acquire fence follows a true answer. The lean
+// path's poll: the words' addresses and the needs are computed once an
+// instance, not at every poll (the generic batch costs ~120 instructions a
+// poll on thread 0, and a hop's latency grows with them: docs/
+// performance.md, session 26).
+template <bool Remote>
+__device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, const uint32_t (&need)[PIN_LEAN_PREDS]) {
+    uint64_t v[PIN_LEAN_PREDS];
+#pragma unroll
+    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+        v[j] = 0;
+        if (need[j] != 0) v[j] = Remote ? ld_relaxed_sys_u64(words[j]) : ld_relaxed_gpu_u64(words[j]);
+    }
+    bool ok = true;
+#pragma unroll
+    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
+    return ok;
+}
 
 // Completes instance n of pinned task t (thread 0): remote signals, the
 // release publish, and — only when t has dynamic successors — the fence and
@@ -1468,9 +1500,8 @@ __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t 
 // when a thread failed the task. Comm: the block is a comm block (it runs
 // only comm kinds; autarky_dispatch).
 template <bool Comm>
-__device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const unsigned char* args = nullptr) {
+__device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const TaskDesc& d, const unsigned char* args = nullptr) {
     const RunParams& p = *w.p;
-    const TaskDesc d = sh.desc;
 #ifdef AUTARKY_FAULTS
     if ((p.flags & TEST_HOLD_TASK) && sh.task == p.hold_task) {
         // Fault injection on the pinned and comm paths (the dynamic path
@@ -1519,19 +1550,26 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
         // Fill the cache when the list fits (thread 0; read-only tables).
         uint32_t preds = 0, arg_bytes = 0;
         bool fits = len <= PIN_CACHE_TASKS;
+        bool lean = true;
         for (uint32_t k = 0; fits && k < len; ++k) {
             const TaskDesc d = load_desc(p, list[k]);
             pc.desc[k] = d;
+            pc.task[k] = list[k];
             pc.pred_off[k] = preds;
             if (preds + d.pred_count > PIN_CACHE_PREDS) {
                 fits = false;
                 break;
             }
+            lean = lean && d.pred_count <= PIN_LEAN_PREDS;
             const Edge* e = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+            uint32_t remote = 0;
             for (uint32_t j = 0; j < d.pred_count; ++j) {
                 pc.pred_task[preds + j] = e[j].task;
                 pc.pred_distance[preds + j] = e[j].distance;
+                pc.pred_word[preds + j] = state_at(p, e[j].task);
+                remote |= is_proxy(p, e[j].task);
             }
+            pc.remote[k] = remote;
             preds += d.pred_count;
             const uint32_t padded = (d.arg_len + 15u) & ~15u;
             if (PIN_ARGS && d.arg_len <= PIN_CACHE_ARG_BYTES - arg_bytes &&
@@ -1544,6 +1582,10 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
         }
         pc.pred_off[fits ? len : 0] = preds;
         pc.cached = fits;
+#ifdef AUTARKY_EXP_PINNED_GENERIC
+        lean = false;  // experiment control: the generic path for every list, for A/B timing
+#endif
+        pc.lean = fits && lean;
     }
     // Publish: the cache's layout to every thread, which then copy the
     // arguments (bytes: a task's length need not be a multiple of 4); the
@@ -1566,7 +1608,64 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
     bool stop = false;  // thread 0: leave at the next loop top
     for (uint32_t n = 0;; ++n) {
         for (uint32_t k = 0; k < len; ++k) {
-            if (threadIdx.x == 0) {
+            if (threadIdx.x == 0 && pc.lean) {
+                // The lean path: everything from the cache, the words'
+                // addresses and the needs fixed for the instance's polls.
+                const uint32_t t = pc.task[k];
+                const uint32_t off = pc.pred_off[k], count = pc.desc[k].pred_count;
+                uint32_t need[PIN_LEAN_PREDS];
+#pragma unroll
+                for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+                    need[j] = 0;
+                    if (j < count) {
+                        const uint32_t distance = pc.pred_distance[off + j];
+                        need[j] = n + 1 > distance ? n + 1 - distance : 0;
+                    }
+                }
+                const uint64_t* const* words = pc.pred_word + off;
+                const bool remote = pc.remote[k] != 0;
+                auto ready = [&]() -> bool {
+                    return remote ? lean_preds_done<true>(words, need) : lean_preds_done<false>(words, need);
+                };
+                uint32_t run = 0;
+                if (!stop && n < run_limit(p)) {
+                    WaitResult r = WaitResult::Ready;
+                    if (!ready()) {
+                        WaitSite site{WaitKind::Predecessors, t, n, t, n};
+                        r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
+                            seen = 0;
+                            if (ready()) return 1u;
+                            return (polls % 64 == 0 && n >= run_limit(p)) ? 2u : 0u;
+                        });
+                    }
+                    if (r == WaitResult::Ready) {
+                        // Acquire: every awaited release (system scope if a
+                        // proxy is among them), as preds_done_batch.
+                        if (remote) fence_acquire_sys();
+                        else fence_acquire_gpu();
+#ifdef AUTARKY_TRACE
+                        for (uint32_t j = 0; remote && j < count; ++j) {
+                            const uint32_t x = pc.pred_task[off + j], distance = pc.pred_distance[off + j];
+                            if (is_proxy(p, x) && n + 1 > distance)
+                                trace_append(p, TraceKind::SignalSeen, x, n - distance, x, p.pe);
+                        }
+#endif
+                    }
+                    // The limit is read again after the acquire: a
+                    // stopping task that gates this one lowered it before
+                    // publishing. (-DAUTARKY_EXP_NO_LIMIT_REREAD: not read
+                    // again — wrong once a run stops early; for timing the
+                    // read's round trip in runs that never do, only.)
+#ifdef AUTARKY_EXP_NO_LIMIT_REREAD
+                    run = r == WaitResult::Ready;
+#else
+                    run = r == WaitResult::Ready && n < run_limit(p);
+#endif
+                }
+                sh.run = run;
+                sh.task = t;
+                sh.iter = n;
+            } else if (threadIdx.x == 0) {
                 const uint32_t t = list[k];
                 const bool cached = pc.cached;
                 const TaskDesc d = cached ? pc.desc[k] : load_desc(p, t);
@@ -1602,15 +1701,19 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             // (thread 0's acquire) to the block.
             __syncthreads();
             if (!sh.run) goto out;
-            if (!run_body<false>(w, sh, pc.cached && pc.arg_off[k] != PIN_ARG_NONE ? pc.args + pc.arg_off[k] : nullptr))
-                goto out;
-            // run_body's barrier published the body's writes; thread 0
-            // publishes done and, on abort, stops at the next loop top (no
-            // third barrier per instance).
-            if (threadIdx.x == 0) {
-                if (!complete_pinned(w, sh.desc, sh.task, sh.iter, clock)) stop = true;
-                flush_report(p, sh.report);
+            {
+                // The lean path reads the cached descriptor in place (no
+                // copy through sh.desc an instance).
+                const TaskDesc& d = pc.lean ? pc.desc[k] : sh.desc;
+                if (!run_body<false>(w, sh, d,
+                                     pc.cached && pc.arg_off[k] != PIN_ARG_NONE ? pc.args + pc.arg_off[k] : nullptr))
+                    goto out;
+                // run_body's barrier published the body's writes; thread 0
+                // publishes done and, on abort, stops at the next loop top
+                // (no third barrier per instance).
+                if (threadIdx.x == 0 && !complete_pinned(w, d, sh.task, sh.iter, clock)) stop = true;
             }
+            if (threadIdx.x == 0) flush_report(p, sh.report);
         }
     }
 out:
@@ -1879,9 +1982,9 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
         }
         const uint32_t slot = sh.slot;
         const bool cached = run == 2 && slot < PIN_CACHE_TASKS && pc.arg_off[slot] != PIN_ARG_NONE;
-        if (!run_body<true>(w, sh, cached ? pc.args + pc.arg_off[slot] : nullptr)) break;
+        if (!run_body<true>(w, sh, sh.desc, cached ? pc.args + pc.arg_off[slot] : nullptr)) break;
 #else
-        if (!run_body<true>(w, sh)) break;
+        if (!run_body<true>(w, sh, sh.desc)) break;
 #endif
         if (threadIdx.x == 0) {
             bool ok;

@@ -882,6 +882,9 @@ struct PeEnd {
 /// (hundreds of thousands of independent tasks) keep them packed.
 pub(crate) const STATE_SPREAD_MAX_TASKS: usize = 16_384;
 
+/// Experiment switch (session 26): packed unless asked.
+const SPREAD_BY_DEFAULT: bool = false;
+
 /// Whether `run` lays its state arrays out a line a word: every PE or none
 /// (a producer writes a remote consumer's word at its own spacing). As
 /// `layout` says, else as `AUTARKY_STATE_SPACING` (`8` or `128` bytes a
@@ -901,7 +904,7 @@ fn state_spread(run: &LoweredRun, layout: Option<StateLayout>) -> Result<bool> {
 /// [`state_spread`]'s rule: `largest` tasks on a PE, `env` the override.
 fn spread_by(largest: usize, env: Option<&str>) -> Result<bool> {
     match env.map(str::trim) {
-        None | Some("") => Ok(largest <= STATE_SPREAD_MAX_TASKS),
+        None | Some("") => Ok(largest <= STATE_SPREAD_MAX_TASKS && SPREAD_BY_DEFAULT),
         Some("8") => Ok(false),
         Some("128") => Ok(true),
         Some(v) => Err(Error::InvalidConfig(format!(
@@ -1097,10 +1100,16 @@ mod tests {
 
     #[test]
     fn state_words_spread_up_to_the_limit_unless_overridden() {
-        assert!(spread_by(1, None).unwrap());
-        assert!(spread_by(STATE_SPREAD_MAX_TASKS, None).unwrap());
+        assert_eq!(spread_by(1, None).unwrap(), SPREAD_BY_DEFAULT);
+        assert_eq!(
+            spread_by(STATE_SPREAD_MAX_TASKS, None).unwrap(),
+            SPREAD_BY_DEFAULT
+        );
         assert!(!spread_by(STATE_SPREAD_MAX_TASKS + 1, None).unwrap());
-        assert!(spread_by(STATE_SPREAD_MAX_TASKS, Some("")).unwrap());
+        assert_eq!(
+            spread_by(STATE_SPREAD_MAX_TASKS, Some("")).unwrap(),
+            SPREAD_BY_DEFAULT
+        );
         assert!(!spread_by(3, Some("8")).unwrap());
         assert!(spread_by(1 << 20, Some(" 128 ")).unwrap());
         let e = spread_by(3, Some("64")).unwrap_err().to_string();
