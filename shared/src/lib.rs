@@ -689,10 +689,11 @@ pub const RUN_MAY_STOP: u32 = 2;
 /// `t × STATE_SPREAD_WORDS`) instead of one every 8 bytes. Set for every PE
 /// of a run or for none (a producer writes a remote consumer's word at its
 /// own spacing). Packed, sixteen tasks share a line, and every block that
-/// publishes one of them queues behind the others' stores and polls at the
-/// line's L2 slice: a pinned stencil hop on the H200 took 2.25 µs with its
-/// flags packed and 0.94 with a line each (docs/performance.md, session
-/// 26). Since ABI 10.
+/// publishes or polls one of them queues behind the others' accesses at the
+/// line's L2 slice (a bare neighbour-flag stencil on the H200: 2.25 µs a
+/// hop packed, 0.94 a line each); spread, a wide join reads a line per
+/// input. The host sets it when a run asks (`RunOptions::state_layout`;
+/// docs/performance.md, session 26). Since ABI 10.
 pub const RUN_STATE_SPREAD: u32 = 4;
 
 /// State-array words a task's word takes when [`RUN_STATE_SPREAD`] is set.

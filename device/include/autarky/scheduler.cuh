@@ -1653,14 +1653,8 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                     }
                     // The limit is read again after the acquire: a
                     // stopping task that gates this one lowered it before
-                    // publishing. (-DAUTARKY_EXP_NO_LIMIT_REREAD: not read
-                    // again — wrong once a run stops early; for timing the
-                    // read's round trip in runs that never do, only.)
-#ifdef AUTARKY_EXP_NO_LIMIT_REREAD
-                    run = r == WaitResult::Ready;
-#else
+                    // publishing.
                     run = r == WaitResult::Ready && n < run_limit(p);
-#endif
                 }
                 sh.run = run;
                 sh.task = t;

@@ -210,7 +210,7 @@ impl<'a> GpuRun<'a> {
         // symmetric area (collective; the same size on every rank: every
         // rank lowered the same run, checked above), so a peer reached only
         // through NVSHMEM is signalled at this PE's own address of the word.
-        let spread = state_spread(&run, opts.state_layout)?;
+        let spread = state_spread(opts.state_layout)?;
         let area = RunArea::new(gpu, &run, spread)?;
 
         // ---- per-PE tables and initial state, on the PE's GPU ---------------------
@@ -875,37 +875,24 @@ struct PeEnd {
     blocks: Vec<BlockStats>,
 }
 
-/// Tasks (proxies included) up to which a PE's state words get a 128-byte
-/// line each ([`RUN_STATE_SPREAD`]): 2 MB of lines at most, each touched
-/// about once an iteration, against the 2.25 → 0.94 µs a pinned stencil hop
-/// gained on the H200 (docs/performance.md, session 26). Larger graphs
-/// (hundreds of thousands of independent tasks) keep them packed.
-pub(crate) const STATE_SPREAD_MAX_TASKS: usize = 16_384;
-
-/// Experiment switch (session 26): packed unless asked.
-const SPREAD_BY_DEFAULT: bool = false;
-
 /// Whether `run` lays its state arrays out a line a word: every PE or none
 /// (a producer writes a remote consumer's word at its own spacing). As
 /// `layout` says, else as `AUTARKY_STATE_SPACING` (`8` or `128` bytes a
-/// word) says — an override for experiments — else by the largest PE's
-/// task count.
-fn state_spread(run: &LoweredRun, layout: Option<StateLayout>) -> Result<bool> {
-    if let Some(l) = layout {
-        return Ok(l == StateLayout::Spread);
+/// word) says — an override for experiments — else packed: a line each
+/// took a pinned stencil of empty tiles from 2.27 to 1.94 µs an iteration
+/// on the H200 but cost CG 2D 1024² 9 % and a 1000-input join 22 %
+/// (docs/performance.md, session 26).
+fn state_spread(layout: Option<StateLayout>) -> Result<bool> {
+    match layout {
+        Some(l) => Ok(l == StateLayout::Spread),
+        None => spread_by(std::env::var("AUTARKY_STATE_SPACING").ok().as_deref()),
     }
-    let largest = run.pes.iter().map(|l| l.tasks.len()).max().unwrap_or(0);
-    spread_by(
-        largest,
-        std::env::var("AUTARKY_STATE_SPACING").ok().as_deref(),
-    )
 }
 
-/// [`state_spread`]'s rule: `largest` tasks on a PE, `env` the override.
-fn spread_by(largest: usize, env: Option<&str>) -> Result<bool> {
+/// [`state_spread`] without a layout: `env` is the override.
+fn spread_by(env: Option<&str>) -> Result<bool> {
     match env.map(str::trim) {
-        None | Some("") => Ok(largest <= STATE_SPREAD_MAX_TASKS && SPREAD_BY_DEFAULT),
-        Some("8") => Ok(false),
+        None | Some("") | Some("8") => Ok(false),
         Some("128") => Ok(true),
         Some(v) => Err(Error::InvalidConfig(format!(
             "AUTARKY_STATE_SPACING={v}: give 8 (packed state words) or 128 (a line each), or leave it unset"
@@ -1099,24 +1086,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn state_words_spread_up_to_the_limit_unless_overridden() {
-        assert_eq!(spread_by(1, None).unwrap(), SPREAD_BY_DEFAULT);
-        assert_eq!(
-            spread_by(STATE_SPREAD_MAX_TASKS, None).unwrap(),
-            SPREAD_BY_DEFAULT
-        );
-        assert!(!spread_by(STATE_SPREAD_MAX_TASKS + 1, None).unwrap());
-        assert_eq!(
-            spread_by(STATE_SPREAD_MAX_TASKS, Some("")).unwrap(),
-            SPREAD_BY_DEFAULT
-        );
-        assert!(!spread_by(3, Some("8")).unwrap());
-        assert!(spread_by(1 << 20, Some(" 128 ")).unwrap());
-        let e = spread_by(3, Some("64")).unwrap_err().to_string();
+    fn state_words_packed_unless_asked() {
+        assert!(!spread_by(None).unwrap());
+        assert!(!spread_by(Some("")).unwrap());
+        assert!(!spread_by(Some("8")).unwrap());
+        assert!(spread_by(Some(" 128 ")).unwrap());
+        let e = spread_by(Some("64")).unwrap_err().to_string();
         assert!(
             e.contains("AUTARKY_STATE_SPACING=64") && e.contains("128"),
             "{e}"
         );
+        assert!(state_spread(Some(StateLayout::Spread)).unwrap());
+        assert!(!state_spread(Some(StateLayout::Packed)).unwrap());
     }
 
     #[test]

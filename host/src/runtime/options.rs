@@ -63,11 +63,10 @@ pub struct RunOptions {
     pub l2_persist: Option<L2Persist>,
     /// How the device lays out the tasks' state words (each task's
     /// `(claimed, done)` word, which its successors poll and its completion
-    /// writes). `None`: a 128-byte line each ([`StateLayout::Spread`]) up
-    /// to 16 384 tasks on a PE, packed beyond (the environment variable
-    /// `AUTARKY_STATE_SPACING=8|128`, bytes a word, overrides that default
-    /// for experiments). GPU only; the emulator's state is host memory and
-    /// takes no layout.
+    /// writes). `None`: packed ([`StateLayout::Packed`]), or as the
+    /// environment variable `AUTARKY_STATE_SPACING=8|128` (bytes a word)
+    /// says, for experiments. GPU only; the emulator's state is host
+    /// memory and takes no layout.
     pub state_layout: Option<StateLayout>,
     /// Fault injection: never run this task (a dependency that never
     /// completes). Both backends.
@@ -87,16 +86,20 @@ pub struct RunOptions {
 }
 
 /// The device layout of a run's task state words ([`RunOptions::state_layout`]).
+/// Measured on one H200 (docs/performance.md, session 26): a line each
+/// helps graphs of many narrow pinned tasks that publish often and do
+/// little else (a 32 × 32 stencil of empty pinned tiles: 2.27 → 1.94 µs an
+/// iteration), and hurts graphs with wide joins, which then read a line
+/// per input (CG 2D 1024²: +9 %; a join of 1000 inputs: +22 %) — packed is
+/// the default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StateLayout {
-    /// 8 bytes a task, sixteen to a 128-byte line: least memory and L2 for
-    /// graphs of many tasks, but every block that publishes or polls one of
-    /// a line's words queues behind the others' accesses at the line's L2
-    /// slice.
+    /// 8 bytes a task, sixteen to a 128-byte line: a wide join's scan
+    /// reads one line per sixteen inputs, but every block that publishes
+    /// or polls one of a line's words queues behind the others' accesses
+    /// at the line's L2 slice.
     Packed,
-    /// A 128-byte line a task: a pinned tile's hop to its neighbours on the
-    /// H200 took 0.94 µs instead of 2.25 packed (docs/performance.md,
-    /// session 26).
+    /// A 128-byte line a task: no queueing behind neighbours' words.
     Spread,
 }
 

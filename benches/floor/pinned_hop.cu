@@ -1,0 +1,236 @@
+// Floor of a pinned neighbour hop on this GPU: a 32 x 32 grid of blocks,
+// each waiting for its four neighbours' previous iteration (a flag >= n),
+// then publishing n + 1 — the dispatch bench's pinned stencil row without
+// the runtime. Variants of the wait, fence, barrier and release, of the
+// flags' spacing (8 bytes to 256 apart), and of what the runtime's pinned
+// path adds (a progress counter, a task id loaded an instance, a polling
+// comm block, serial instructions on thread 0). A CUDA program, not a cargo
+// bench: on the GPU machine,
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o pinned_hop benches/floor/pinned_hop.cu
+//   ./pinned_hop          # every variant at 128 and 256 threads, packed and a line apart
+//   ./pinned_hop strides  # the spacing sweep
+//   ./pinned_hop x        # the runtime's additions, packed and a line apart
+//
+// Each row: median [min-max] µs an iteration of 7 runs of 20000 iterations
+// (device events around a cooperative launch, after a 2000-iteration warm-up).
+// Results and what they showed: docs/performance.md, session 26.
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+
+__device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p){uint64_t v; asm volatile("ld.relaxed.gpu.u64 %0,[%1];":"=l"(v):"l"(p):"memory"); return v;}
+__device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p){uint64_t v; asm volatile("ld.acquire.gpu.u64 %0,[%1];":"=l"(v):"l"(p):"memory"); return v;}
+__device__ __forceinline__ uint64_t ld_volatile(const uint64_t* p){uint64_t v; asm volatile("ld.volatile.u64 %0,[%1];":"=l"(v):"l"(p):"memory"); return v;}
+__device__ __forceinline__ void st_release(uint64_t* p, uint64_t v){asm volatile("st.release.gpu.u64 [%0],%1;"::"l"(p),"l"(v):"memory");}
+__device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v){asm volatile("st.relaxed.gpu.u64 [%0],%1;"::"l"(p),"l"(v):"memory");}
+__device__ __forceinline__ void fence_acquire(){asm volatile("fence.acquire.gpu;":::"memory");}
+__device__ __forceinline__ void fence_acq_rel(){asm volatile("fence.acq_rel.gpu;":::"memory");}
+
+enum Mode {
+  OURS = 0,        // thread 0: relaxed polls (all issued), fence.acquire, 2 barriers, st.release
+  ACQ_POLL = 1,    // thread 0: ld.acquire polls, 2 barriers, st.release
+  ACQREL_FENCE = 2,// fence.acq_rel instead of fence.acquire
+  ONE_BAR = 3,     // OURS with the body barrier dropped (not valid with a body: the cost of a barrier)
+  NO_BAR = 4,      // thread 0 alone, no barriers: the flag exchange itself
+  LANES = 5,       // lanes 0..3 of warp 0 poll one neighbour each (relaxed), __all_sync, fence.acquire in each, 2 barriers
+  BAR_ONLY = 6,    // no waiting at all: 2 barriers + the release per iteration (local overhead)
+  FENCE_ST = 7,    // release as fence.acq_rel + st.relaxed
+  VOLATILE = 8,    // ld.volatile polls + fence.acquire
+  PROG = 10,       // OURS + every 16 iterations a per-block stats store and a red.add to one progress word
+  LISTLOAD = 11,   // OURS + the task id loaded from a global list every instance (after the acquire), used after the barrier
+  COMMSPIN = 12,   // OURS + one extra block polling a status word and sweeping the flags (the comm block)
+  ALLX = 13,       // PROG + LISTLOAD + COMMSPIN
+  HEAVY_POLL = 14, // OURS + ~120 dependent instructions in each poll iteration (thread 0)
+  HEAVY_POST = 15, // OURS + ~200 dependent instructions between seeing the flags and the release (thread 0)
+  HEAVY_BOTH = 16, // both
+};
+
+__device__ unsigned long long g_progress[32];
+__device__ unsigned long long g_stats[8 * 2048];
+__device__ unsigned g_list[2048];
+__device__ unsigned g_status[32];
+template <int M>
+__global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, int body_writes, float* sink) {
+  const int t = blockIdx.x;
+  __shared__ unsigned sh_task;
+  if ((M == COMMSPIN || M == ALLX) && t == rows * cols) {
+    // the comm block: polls a status word; every 64 polls sweeps 64 flags
+    if (threadIdx.x == 0) {
+      unsigned k = 0;
+      for (unsigned polls = 1;; ++polls) {
+        unsigned v; asm volatile("ld.relaxed.gpu.u32 %0,[%1];":"=r"(v):"l"(g_status):"memory");
+        if (v) break;
+        if (polls % 64 == 0) {
+          uint64_t least = ~0ull;
+          for (int j = 0; j < 64; ++j, k = (k + 1) % (rows * cols)) { uint64_t f = ld_relaxed(flags + (size_t)k * stride); least = f < least ? f : least; }
+          if (least >= (uint64_t)iters) break;
+        }
+      }
+    }
+    return;
+  }
+  if (t >= rows * cols) return;
+  const int r = t / cols, c = t % cols;
+  int nb[4]; int m = 0;
+  if (r > 0) nb[m++] = t - cols;
+  if (r + 1 < rows) nb[m++] = t + cols;
+  if (c > 0) nb[m++] = t - 1;
+  if (c + 1 < cols) nb[m++] = t + 1;
+  for (int k = m; k < 4; ++k) nb[k] = nb[0];
+  uint64_t* mine = flags + (size_t)t * stride;
+  for (int n = 0; n < iters; ++n) {
+    if (M == LANES) {
+      if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        const uint64_t* f = flags + (size_t)nb[lane & 3] * stride;
+        for (;;) {
+          bool ok = lane >= 4 || ld_relaxed(f) >= (uint64_t)n;
+          if (__all_sync(0xffffffffu, ok)) break;
+        }
+        fence_acquire();
+      }
+    } else if (M != BAR_ONLY && threadIdx.x == 0) {
+      for (;;) {
+        uint64_t v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const uint64_t* f = flags + (size_t)nb[k] * stride;
+          v[k] = (M == ACQ_POLL) ? ld_acquire(f) : (M == VOLATILE) ? ld_volatile(f) : ld_relaxed(f);
+        }
+        bool ok = true;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) ok = ok && v[k] >= (uint64_t)n;
+        if (M == HEAVY_POLL || M == HEAVY_BOTH) {
+          unsigned x = (unsigned)v[0];
+#pragma unroll 1
+          for (int q = 0; q < 40; ++q) x = x * 3u + (x >> 7);
+          if (x == 0x12345u) sink[1] = 2.f;
+        }
+        if (ok) break;
+      }
+      if (M == ACQREL_FENCE) fence_acq_rel();
+      else if (M != ACQ_POLL) fence_acquire();
+      if (M == HEAVY_POST || M == HEAVY_BOTH) {
+        unsigned x = (unsigned)n;
+#pragma unroll 1
+        for (int q = 0; q < 66; ++q) x = x * 3u + (x >> 7);
+        if (x == 0x12345u) sink[2] = 2.f;
+      }
+    }
+    if ((M == LISTLOAD || M == ALLX) && threadIdx.x == 0) { sh_task = *(volatile unsigned*)&g_list[t]; }
+    if (M != NO_BAR) __syncthreads();
+    if ((M == LISTLOAD || M == ALLX) && sh_task == 0xffffffffu) sink[0] = 1.f;
+    if (body_writes) sink[(size_t)t * blockDim.x + threadIdx.x] = (float)n;
+    if (M != NO_BAR && M != ONE_BAR) __syncthreads();
+    if (threadIdx.x == 0) {
+      if (M == FENCE_ST) { fence_acq_rel(); st_relaxed(mine, n + 1); }
+      else st_release(mine, n + 1);
+      if ((M == PROG || M == ALLX) && (n + 1) % 16 == 0) {
+        asm volatile("st.relaxed.gpu.u64 [%0],%1;"::"l"(g_stats + 8 * t),"l"((unsigned long long)n):"memory");
+        asm volatile("red.relaxed.gpu.global.add.u64 [%0],%1;"::"l"(g_progress),"l"(16ull):"memory");
+      }
+    }
+  }
+}
+
+__global__ void empty_kernel() {}
+
+__global__ void gridsync(int iters) {
+  cg::grid_group g = cg::this_grid();
+  for (int n = 0; n < iters; ++n) g.sync();
+}
+
+template <int M>
+float run(int rows, int cols, int threads, int stride, int iters, int body, uint64_t* flags, float* sink) {
+  CK(cudaMemset(flags, 0, (size_t)rows * cols * stride * 8));
+  cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+  void* args[] = {&flags, &stride, &rows, &cols, &iters, &body, &sink};
+  CK(cudaEventRecord(a));
+  CK(cudaLaunchCooperativeKernel((void*)hop<M>, rows * cols + ((M == COMMSPIN || M == ALLX) ? 1 : 0), threads, args, 0, 0));
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  CK(cudaGetLastError());
+  float ms; CK(cudaEventElapsedTime(&ms, a, b));
+  return ms * 1000.f / iters;
+}
+
+template <int M>
+void row(const char* name, int rows, int cols, int threads, int stride, int body, uint64_t* flags, float* sink) {
+  const int iters = 20000, reps = 7;
+  run<M>(rows, cols, threads, stride, 2000, body, flags, sink);
+  std::vector<float> v;
+  for (int i = 0; i < reps; ++i) v.push_back(run<M>(rows, cols, threads, stride, iters, body, flags, sink));
+  std::sort(v.begin(), v.end());
+  printf("%-14s %2dx%-2d thr %3d stride %2d body %d : median %.3f us/iter [%.3f-%.3f]\n", name, rows, cols, threads, stride, body, v[reps/2], v[0], v[reps-1]);
+}
+
+int main(int argc, char** argv) {
+  int rows = 32, cols = 32;
+  uint64_t* flags; float* sink;
+  CK(cudaMalloc(&flags, (size_t)rows * cols * 32 * 8));
+  CK(cudaMalloc(&sink, (size_t)rows * cols * 256 * 4));
+  if (argc > 1 && argv[1][0] == 'x') {
+    for (int stride : {1, 16}) {
+      row<OURS>("ours", rows, cols, 128, stride, 0, flags, sink);
+      row<PROG>("prog", rows, cols, 128, stride, 0, flags, sink);
+      row<LISTLOAD>("listload", rows, cols, 128, stride, 0, flags, sink);
+      row<COMMSPIN>("commspin", rows, cols, 128, stride, 0, flags, sink);
+      row<ALLX>("allx", rows, cols, 128, stride, 0, flags, sink);
+      row<HEAVY_POLL>("heavy_poll", rows, cols, 128, stride, 0, flags, sink);
+      row<HEAVY_POST>("heavy_post", rows, cols, 128, stride, 0, flags, sink);
+      row<HEAVY_BOTH>("heavy_both", rows, cols, 128, stride, 0, flags, sink);
+    }
+    return 0;
+  }
+  if (argc > 1) {
+    for (int stride : {1, 2, 4, 8, 16, 32}) row<OURS>("ours", rows, cols, 128, stride, 0, flags, sink);
+    for (int stride : {1, 2, 4, 8, 16, 32}) row<LANES>("lanes", rows, cols, 128, stride, 0, flags, sink);
+    return 0;
+  }
+  for (int threads : {128, 256}) {
+    for (int stride : {1, 16}) {
+      row<OURS>("ours", rows, cols, threads, stride, 0, flags, sink);
+      row<ACQ_POLL>("acq_poll", rows, cols, threads, stride, 0, flags, sink);
+      row<ACQREL_FENCE>("acqrel_fence", rows, cols, threads, stride, 0, flags, sink);
+      row<ONE_BAR>("one_bar", rows, cols, threads, stride, 0, flags, sink);
+      row<NO_BAR>("no_bar", rows, cols, threads, stride, 0, flags, sink);
+      row<LANES>("lanes", rows, cols, threads, stride, 0, flags, sink);
+      row<BAR_ONLY>("bar_only", rows, cols, threads, stride, 0, flags, sink);
+      row<FENCE_ST>("fence_st", rows, cols, threads, stride, 0, flags, sink);
+      row<VOLATILE>("volatile", rows, cols, threads, stride, 0, flags, sink);
+      row<OURS>("ours+body", rows, cols, threads, stride, 1, flags, sink);
+    }
+  }
+  // Baselines: CUDA graph of empty launches (1024 x 128), grid sync per iteration.
+  cudaStream_t s; CK(cudaStreamCreate(&s));
+  cudaGraph_t g; cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < 1000; ++i) empty_kernel<<<rows * cols, 128, 0, s>>>();
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s));
+  cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+  std::vector<float> v;
+  for (int i = 0; i < 7; ++i) {
+    CK(cudaEventRecord(a, s)); CK(cudaGraphLaunch(ge, s)); CK(cudaEventRecord(b, s)); CK(cudaEventSynchronize(b));
+    float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms * 1000.f / 1000);
+  }
+  std::sort(v.begin(), v.end());
+  printf("cuda graph 1024x128 empty: median %.3f us/node [%.3f-%.3f]\n", v[3], v[0], v[6]);
+  v.clear();
+  for (int i = 0; i < 7; ++i) {
+    int it = 20000; void* args[] = {&it};
+    CK(cudaEventRecord(a)); CK(cudaLaunchCooperativeKernel((void*)gridsync, rows * cols, 128, args, 0, 0)); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
+    float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms * 1000.f / it);
+  }
+  std::sort(v.begin(), v.end());
+  printf("grid.sync 1024x128: median %.3f us/iter [%.3f-%.3f]\n", v[3], v[0], v[6]);
+  return 0;
+}
