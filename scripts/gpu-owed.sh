@@ -28,8 +28,9 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s26-floor   # 1 GPU: the neighbour-hop floor (benches/floor/pinned_hop.cu, nvcc), ncu of Jacobi 256² S = 1 with its cubin
 #   bash scripts/gpu-owed.sh s26-lean    # 1 GPU: the lean pinned path against the generic one (-DAUTARKY_EXP_PINNED_GENERIC), packed and spread state words: dispatch, Jacobi, CG, A/B
-#   bash scripts/gpu-owed.sh s26-spread  # 1 GPU: state words a line each (RUN_STATE_SPREAD) against packed (AUTARKY_STATE_SPACING=8): dispatch, Jacobi, CG, A/B
+#   bash scripts/gpu-owed.sh s26-spread  # 1 GPU: state words a line each (AUTARKY_STATE_SPACING=128) against packed (8): dispatch, Jacobi, CG, A/B
 #   bash scripts/gpu-owed.sh s19-final   # 1 GPU: after .gpu/run: the reduce's scalars loaded before the sum, A/B; CG and dispatch benches
 #   bash scripts/gpu-owed.sh s24-ab1     # 1 GPU: gpu_cg (merged SR trial); CG Standard: role dispatch, kind sets, fewer spills, A/B
 #   bash scripts/gpu-owed.sh s24-ab2     # 1 GPU: CG single reduction merged/separate, A/B; Jacobi under the role dispatch
@@ -329,6 +330,21 @@ s24-ab2)
   done
   pack
   ;;
+s26-floor)
+  # Session 26 (1 GPU): the floor of a pinned neighbour hop without the
+  # runtime (every variant; the flags' spacing; the runtime's additions),
+  # then ncu source counters of Jacobi 2D 256² S = 1 with the run's own
+  # cubin kept (AUTARKY_CACHE_DIR under $OUT: disassemble it with
+  # `nvdisasm -g -c` to map the samples to source lines).
+  /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/pinned_hop benches/floor/pinned_hop.cu
+  run floor-all 200 /tmp/pinned_hop
+  run floor-strides 100 /tmp/pinned_hop strides
+  run floor-additions 100 /tmp/pinned_hop x
+  mkdir -p "$OUT/cache"
+  AUTARKY_CACHE_DIR="$OUT/cache" AUTARKY_NVRTC_EXTRA=-lineinfo run ncu-j256 200 /usr/local/cuda/bin/ncu --clock-control none --section SourceCounters --section WarpStateStats -k autarky_megakernel -c 1 -f -o /tmp/j256 $B/autarky jacobi2d --size 256 --iters 3000 --check-every 0
+  /usr/local/cuda/bin/ncu -i /tmp/j256.ncu-rep --page source --csv --print-source sass 2>/dev/null | gzip > "$OUT/sass-j256.csv.gz"
+  pack
+  ;;
 s26-lean)
   # Session 26 (1 GPU): pinned blocks' lean path (the list, descriptors,
   # predecessor words and needs from the cache; no copy an instance)
@@ -358,15 +374,15 @@ s26-lean)
   pack
   ;;
 s26-spread)
-  # Session 26 (1 GPU; a bundle of e059920, reverted after this run): every task's state word on a 128-byte line of its
-  # own (RUN_STATE_SPREAD, the default up to 16384 tasks a PE) against
-  # packed words (AUTARKY_STATE_SPACING=8), same binary, interleaved, two
-  # reps: the dispatch bench, Jacobi's pinned tiles, CG.
+  # Session 26 (1 GPU; ran on a bundle of e059920, where a line each was
+  # the default up to 16384 tasks): every task's state word on a 128-byte
+  # line of its own (AUTARKY_STATE_SPACING=128) against packed words (8),
+  # same binary, interleaved, two reps: the dispatch bench, Jacobi's
+  # pinned tiles, CG.
   F='"us_per_iteration"|"rel_residual"|rror'
   for r in 1 2; do
-    for x in auto 8; do
-      # auto: the default rule (a line each up to 16384 tasks a PE).
-      if [ $x = auto ]; then unset AUTARKY_STATE_SPACING; else export AUTARKY_STATE_SPACING=$x; fi
+    for x in 128 8; do
+      export AUTARKY_STATE_SPACING=$x
       FILTER='autarky  |autarky pinned|cuda-graph|independent|MISS|rror' LINES_SHOWN=40 run "dispatch-$x-$r" 120 $B/dispatch --quick
       FILTER='µs per|rror' run "j256-s1-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
       FILTER='µs per|rror' run "j256-s4-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
