@@ -260,9 +260,8 @@ fn random_dag_with(
     lg.check(&g);
 }
 
-/// Both layouts of the tasks' state words (a 128-byte line each, or
-/// packed eight bytes apart), whatever the default picks for a graph's
-/// size: a random DAG of dynamic tasks with loop-carried edges, and a
+/// Both layouts of the tasks' state words (packed eight bytes apart, the
+/// default, and a 128-byte line each, asked for): a random DAG of dynamic tasks with loop-carried edges, and a
 /// pinned 12 × 12 stencil of tiles waiting for their neighbours' previous
 /// iteration, joined each iteration by a dynamic sink (a counted fan-in of
 /// 144). Every instance once, after its predecessors.

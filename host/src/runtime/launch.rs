@@ -135,6 +135,11 @@ impl<'a> GpuRun<'a> {
         let gpus: Vec<&Gpu> = std::iter::once(gpu).chain(gpu.others.iter()).collect();
         let g_count = gpus.len() as u32;
         let ranks = peers.ranks();
+        // The state words' layout (every PE's, every rank's: see
+        // RUN_STATE_SPREAD). A line each has run on one PE only: a remote
+        // producer's signal into a spread array has not run on a GPU yet.
+        let spread = state_spread(opts.state_layout)?;
+        check_spread_pes(spread, run.pes.len())?;
         if ranks > 1 {
             if opts.trace.is_some() {
                 return Err(Error::Unsupported {
@@ -146,7 +151,7 @@ impl<'a> GpuRun<'a> {
             // Every rank launches the same run, or none does.
             transport::check_same_run(
                 peers,
-                transport::run_fingerprint(graph, &run, opts.iterations),
+                transport::run_fingerprint(graph, &run, opts.iterations, spread),
             )?;
         }
         for g in &gpus {
@@ -210,7 +215,6 @@ impl<'a> GpuRun<'a> {
         // symmetric area (collective; the same size on every rank: every
         // rank lowered the same run, checked above), so a peer reached only
         // through NVSHMEM is signalled at this PE's own address of the word.
-        let spread = state_spread(opts.state_layout)?;
         let area = RunArea::new(gpu, &run, spread)?;
 
         // ---- per-PE tables and initial state, on the PE's GPU ---------------------
@@ -900,6 +904,21 @@ fn spread_by(env: Option<&str>) -> Result<bool> {
     }
 }
 
+/// A line a state word only on runs of one PE: tested there only (a
+/// remote producer's signal into a spread array has not run on a GPU).
+fn check_spread_pes(spread: bool, pes: usize) -> Result<()> {
+    if spread && pes > 1 {
+        return Err(Error::Unsupported {
+            backend: "gpu",
+            option: "StateLayout::Spread",
+            reason: format!(
+                "a state word a line is measured and tested on runs of one PE; this run has {pes}"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// State-array words a task takes.
 fn spacing(spread: bool) -> usize {
     if spread {
@@ -1098,6 +1117,15 @@ mod tests {
         );
         assert!(state_spread(Some(StateLayout::Spread)).unwrap());
         assert!(!state_spread(Some(StateLayout::Packed)).unwrap());
+    }
+
+    #[test]
+    fn spread_state_words_are_refused_on_several_pes() {
+        assert!(check_spread_pes(true, 1).is_ok());
+        assert!(check_spread_pes(false, 4).is_ok());
+        let e = check_spread_pes(true, 2).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains("one PE"), "{e}");
     }
 
     #[test]

@@ -66,7 +66,9 @@ pub struct RunOptions {
     /// writes). `None`: packed ([`StateLayout::Packed`]), or as the
     /// environment variable `AUTARKY_STATE_SPACING=8|128` (bytes a word)
     /// says, for experiments. GPU only; the emulator's state is host
-    /// memory and takes no layout.
+    /// memory and takes no layout. [`StateLayout::Spread`] is refused
+    /// ([`crate::Error::Unsupported`]) on runs of more than one PE: it has
+    /// been measured and tested on one.
     pub state_layout: Option<StateLayout>,
     /// Fault injection: never run this task (a dependency that never
     /// completes). Both backends.

@@ -246,9 +246,17 @@ pub(crate) fn check_same(
 /// A fingerprint of a lowered graph and the per-run words every rank must
 /// agree on (every PE's tables, the kinds' names and source, the iteration
 /// count): two ranks with the same fingerprint launch the same run.
-pub(crate) fn run_fingerprint(graph: &Graph, run: &LoweredRun, iterations: u32) -> [u8; 32] {
+pub(crate) fn run_fingerprint(
+    graph: &Graph,
+    run: &LoweredRun,
+    iterations: u32,
+    spread_state: bool,
+) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(iterations.to_le_bytes());
+    // The state words' layout (RUN_STATE_SPREAD): a producer writes a
+    // remote consumer's word at its own spacing, so every rank must agree.
+    h.update([spread_state as u8]);
     h.update((run.pes.len() as u64).to_le_bytes());
     for k in graph.kinds() {
         h.update(k.name.as_bytes());
@@ -288,7 +296,7 @@ pub(crate) fn check_same_run(peers: &dyn Peers, fingerprint: [u8; 32]) -> Result
         .map(|b| vec![("graph fingerprint", hex(b))])
         .collect();
     check_same(
-        "the graph of a run (its lowered tables, kinds and iterations)",
+        "the graph of a run (its lowered tables, kinds, iterations and state layout)",
         &fields,
     )
 }
@@ -494,13 +502,15 @@ mod tests {
             ..crate::graph::Limits::default()
         };
         let (g1, g2) = (mk(2), mk(3));
-        let f1 = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 10);
-        let f1b = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 10);
-        let f2 = run_fingerprint(&g2, &g2.lower_run(&lim).unwrap(), 10);
-        let f3 = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 11);
+        let f1 = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 10, false);
+        let f1b = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 10, false);
+        let f2 = run_fingerprint(&g2, &g2.lower_run(&lim).unwrap(), 10, false);
+        let f3 = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 11, false);
+        let f4 = run_fingerprint(&g1, &g1.lower_run(&lim).unwrap(), 10, true);
         assert_eq!(f1, f1b);
         assert_ne!(f1, f2);
         assert_ne!(f1, f3);
+        assert_ne!(f1, f4, "the state layout is part of the run");
         let peers = Fake {
             rank: 0,
             others: vec![vec![], f2.to_vec()],
