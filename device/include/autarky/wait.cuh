@@ -160,7 +160,11 @@ __device__ __forceinline__ bool host_raised_abort(const RunParams& p) {
 // or lower once a task body called ctx.finish_at (only read when the graph
 // has such a kind: RUN_MAY_STOP). Only decreases.
 __device__ __forceinline__ uint32_t run_limit(const RunParams& p) {
+#ifdef AUTARKY_EXP_LIMIT_STATIC
+    return p.iterations;  // experiment: what every limit read costs a run that never stops early (A/B only)
+#else
     return (p.flags & RUN_MAY_STOP) ? ld_relaxed_gpu_u32(&status_of(p)->limit) : p.iterations;
+#endif
 }
 
 // Abort checks for loops that can run for long without waiting (a block
