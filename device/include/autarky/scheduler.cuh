@@ -426,6 +426,68 @@ __device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t start
     return __syncthreads_and(ok) != 0;
 }
 
+// A pinned comm task's block-wide wait for instance n's predecessors (list
+// [start, start + count)), up to `rounds` polls: each thread loads its
+// share's edges (at most eight: count <= 8 blockDim.x) once and then polls
+// only their done words, one relaxed load a word, all in flight; a thread
+// whose share is done fences (acquire, system scope if a proxy is among
+// them) and stops polling (done words only grow); __syncthreads_and ends
+// the round. A round is then one L2 round trip and a barrier, where a
+// round of the comm loop (preds_done_block) costs thread 0's list entry
+// and descriptor, each thread's edges and then its words: four dependent
+// round trips and two barriers between the last input's publish and its
+// detection, twice an iteration in CG. Wider shares, or one round: as
+// preds_done_block. Returns whether every predecessor is done; on true
+// every thread's acquire happened before the barrier.
+// (-DAUTARKY_EXP_WIDE_ONE_ROUND: one round of preds_done_block a comm
+// loop round, the control.)
+#ifndef AUTARKY_WIDE_ROUNDS
+#define AUTARKY_WIDE_ROUNDS 16
+#endif
+constexpr uint32_t WIDE_ROUNDS = AUTARKY_WIDE_ROUNDS;
+__device__ __noinline__ bool preds_wait_block(const RunParams& p, uint32_t start, uint32_t count, uint32_t n,
+                                              uint32_t rounds) {
+#ifdef AUTARKY_EXP_WIDE_ONE_ROUND
+    rounds = 1;
+#endif
+    if (rounds <= 1 || count > 8 * blockDim.x) return preds_done_block(p, start, count, n);
+    const States state = states_of(p);
+    const uint32_t proxies = first_proxy(p);
+    const uint32_t mine = count > threadIdx.x ? (count - threadIdx.x + blockDim.x - 1) / blockDim.x : 0;
+    const uint64_t* word[8] = {};
+    uint32_t need[8] = {};
+    bool remote = false;
+#pragma unroll
+    for (uint32_t j = 0; j < 8; ++j) {
+        if (j < mine) {
+            uint32_t task, distance;
+            load_pred(p.pred, start + threadIdx.x + j * blockDim.x, task, distance);
+            need[j] = n + 1 > distance ? n + 1 - distance : 0;
+            word[j] = state.at(task);
+            remote |= task >= proxies && need[j] != 0;
+        }
+    }
+    bool ok = false;
+    for (uint32_t r = 0; r < rounds; ++r) {
+        if (!ok) {
+            uint32_t have[8] = {};
+#pragma unroll
+            for (uint32_t j = 0; j < 8; ++j)
+                if (need[j] != 0)
+                    have[j] = state_done(remote ? ld_relaxed_sys_u64(word[j]) : ld_relaxed_gpu_u64(word[j]));
+            ok = true;
+#pragma unroll
+            for (uint32_t j = 0; j < 8; ++j) ok &= geq_u32(have[j], need[j]);
+            if (ok) {
+                if (remote) fence_acquire_sys();
+                else fence_acquire_gpu();
+            }
+        }
+        if (__syncthreads_and(ok)) return true;
+    }
+    return false;
+}
+
 // Signals instance i's completion to every consumer PE (see the protocol at
 // the top: before the local publish, system-scope release: the body's
 // writes — including stores into peers' memory — happen before any
@@ -1963,7 +2025,10 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
             // preds_done_block.
             const TaskDesc d = sh.desc;
             const uint32_t at = sh.iter;
-            if (!preds_done_block(p, d.pred_start, d.pred_count, at)) continue;
+            // With nothing else to poll, several rounds before the loop's
+            // other duties (a round is a round trip: the abort, progress
+            // and watchdog checks every 64 loop rounds stay ~1 ms apart).
+            if (!preds_wait_block(p, d.pred_start, d.pred_count, at, others ? 1u : WIDE_ROUNDS)) continue;
             // The limit is read again after the acquire, as for a narrow
             // task; thread 0 decides for the block.
             if (threadIdx.x == 0) {
