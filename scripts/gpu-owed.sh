@@ -28,7 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
-#   bash scripts/gpu-owed.sh s27-wide    # 1 GPU: comm blocks' wide waits polling only the words (preds_wait_block) against a comm-loop round a poll, A/B
+#   bash scripts/gpu-owed.sh s27-wide    # 1 GPU: comm blocks' pinned polls (wide: only the words, several rounds; narrow: a cached list) against each control, A/B
 #   bash scripts/gpu-owed.sh s27-limit   # 1 GPU: run_limit() reads against none (-DAUTARKY_EXP_LIMIT_STATIC) in runs that may stop: CG, Jacobi with a tolerance, A/B
 #   bash scripts/gpu-owed.sh s26-floor   # 1 GPU: the neighbour-hop floor (benches/floor/pinned_hop.cu, nvcc), ncu of Jacobi 256² S = 1 with its cubin
 #   bash scripts/gpu-owed.sh s26-lean    # 1 GPU: the lean pinned path against the generic one (-DAUTARKY_EXP_PINNED_GENERIC), packed and spread state words: dispatch, Jacobi, CG, A/B
@@ -348,24 +348,32 @@ s26-floor)
   pack
   ;;
 s27-wide)
-  # Session 27 (1 GPU): comm blocks' wide waits polling only the done
-  # words, up to 16 rounds (preds_wait_block) against one round of the
-  # comm loop a poll (-DAUTARKY_EXP_WIDE_ONE_ROUND), interleaved, three
-  # reps: CG (two wide reduces an iteration), Jacobi with a tolerance.
+  # Session 27 (1 GPU): comm blocks' pinned polls: wide waits polling only
+  # the done words, up to 16 rounds (preds_wait_block), and narrow polls
+  # from a cached list, against one comm-loop round a wide poll
+  # (-DAUTARKY_EXP_WIDE_ONE_ROUND) and the tables (-DAUTARKY_EXP_COMM_UNCACHED);
+  # with the limit reads gone (-DAUTARKY_EXP_LIMIT_STATIC) as a bound.
+  # Interleaved, three reps: CG (two wide reduces an iteration), Jacobi
+  # checked every 100 iterations (two narrow check instances an iteration).
   F='"us_per_iteration"|"rel_residual"|rror'
   for r in 1 2 3; do
-    for x in wide one static; do
+    for x in new one uncached static; do
       e=; [ $x = one ] && e=-DAUTARKY_EXP_WIDE_ONE_ROUND
+      [ $x = uncached ] && e=-DAUTARKY_EXP_COMM_UNCACHED
       [ $x = static ] && e=-DAUTARKY_EXP_LIMIT_STATIC
       export AUTARKY_NVRTC_EXTRA="$e"
-      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
-      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
-      OK_RC=4 FILTER="$F" run "cg128-$x-$r" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
-      [ $x = static ] && continue
-      FILTER='µs per|rror' run "j256-s1-tol-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 100 --tol 0
+      if [ $x != uncached ]; then
+        OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+        OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      fi
+      [ $x = one ] && continue
+      FILTER='µs per|rror' run "j256-n100-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 100
+      FILTER='µs per|rror' run "j256-tol-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 100 --tol 0
     done
   done
   unset AUTARKY_NVRTC_EXTRA
+  FILTER='µs per|rror' run "j256-plain" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+  OK_RC=4 FILTER="$F" run "cg128-new" 60 $B/autarky --json cg --poisson3d 128 --tol 0 --max-iters 300
   pack
   ;;
 s27-limit)

@@ -1853,6 +1853,39 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
     // reduce's last input and its sum. (-DAUTARKY_EXP_COMM_ARGS_GLOBAL:
     // from the arena, the A/B control.)
     if (threadIdx.x == 0) {
+        // The list itself, its descriptors and its narrow tasks'
+        // predecessor edges too, when they fit (read-only tables): a poll
+        // round then loads the done words only. From the tables, a narrow
+        // poll was four dependent round trips after the acquire that ended
+        // the last instance had invalidated L1 (the list entry, the
+        // descriptor, the edges, the words) — a Jacobi check runs two such
+        // instances an iteration on one block. (-DAUTARKY_EXP_COMM_UNCACHED:
+        // from the tables, the A/B control.)
+        bool fits = len <= PIN_CACHE_TASKS, lean = fits;
+        uint32_t preds = 0;
+        for (uint32_t k = 0; fits && k < len; ++k) {
+            const TaskDesc d = load_desc(p, list[k]);
+            pc.task[k] = list[k];
+            pc.desc[k] = d;
+            pc.pred_off[k] = preds;
+            if (d.pred_count > WIDE_POLL_MIN) continue;  // polled block-wide from the tables
+            if (preds + d.pred_count > PIN_CACHE_PREDS) {
+                lean = false;
+                continue;
+            }
+            const Edge* e = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+            for (uint32_t j = 0; j < d.pred_count; ++j) {
+                pc.pred_task[preds + j] = e[j].task;
+                pc.pred_distance[preds + j] = e[j].distance;
+            }
+            preds += d.pred_count;
+        }
+        pc.pred_off[fits ? len : 0] = preds;
+#ifdef AUTARKY_EXP_COMM_UNCACHED
+        fits = lean = false;
+#endif
+        pc.cached = fits;
+        pc.lean = fits && lean;
         uint32_t bytes = 0;
         for (uint32_t k = 0; k < len && k < PIN_CACHE_TASKS; ++k) {
             const TaskDesc d = load_desc(p, list[k]);
@@ -1929,8 +1962,17 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                 limit_seen = run_limit(p);
 #endif
                 if (len > 0 && n < limit_seen) {
-                    const uint32_t t = list[k];
-                    const TaskDesc d = load_desc(p, t);
+                    const bool cached = pc.cached;
+                    const uint32_t t = cached ? pc.task[k] : list[k];
+                    const TaskDesc d = cached ? pc.desc[k] : load_desc(p, t);
+                    const uint32_t off = cached ? pc.pred_off[k] : 0;
+                    auto ready = [&]() -> bool {
+                        if (!cached || !pc.lean) return preds_done_now(p, d, n);
+                        return preds_done_batch(p, d.pred_count, n, [&](uint32_t j, uint32_t& task, uint32_t& dist) {
+                            task = pc.pred_task[off + j];
+                            dist = pc.pred_distance[off + j];
+                        });
+                    };
                     if (d.pred_count > WIDE_POLL_MIN) {
                         // With nothing else to poll, every round but each
                         // 64th, which runs the checks below (abort, the
@@ -1945,7 +1987,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                             break;
                         }
                         wide_turn = true;
-                    } else if (preds_done_now(p, d, n) && n < run_limit(p)) {
+                    } else if (ready() && n < run_limit(p)) {
                         run = 2;
                         sh.slot = k;
                         sh.task = t;
