@@ -57,6 +57,7 @@ extern "C" __global__ void __launch_bounds__(AUTARKY_THREADS, AUTARKY_MIN_BLOCKS
     // (see BlockShared).
     __shared__ BlockShared sh;
     if (threadIdx.x == 0) sh.report.iteration = 0;  // read by thread 0 only, after the role loop's first barrier
+    if (threadIdx.x == 0) sh.report.limit = 0xffffffffu;  // finish_at lowers it (any thread, after that barrier)
     // A pinned compute block's cache of its list; a comm block's copy of its
     // pinned tasks' arguments.
     [[maybe_unused]] __shared__ PinnedCache pinned_cache;

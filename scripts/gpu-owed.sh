@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s27-carry   # 1 GPU: carried limits against the read after every acquire (-DAUTARKY_EXP_LIMIT_REREAD) and none (-DAUTARKY_EXP_LIMIT_STATIC), A/B; early stops both ways
 #   bash scripts/gpu-owed.sh s27-wide    # 1 GPU: comm blocks' pinned polls (wide: only the words, several rounds; narrow: a cached list) against each control, A/B
 #   bash scripts/gpu-owed.sh s27-limit   # 1 GPU: run_limit() reads against none (-DAUTARKY_EXP_LIMIT_STATIC) in runs that may stop: CG, Jacobi with a tolerance, A/B
 #   bash scripts/gpu-owed.sh s26-floor   # 1 GPU: the neighbour-hop floor (benches/floor/pinned_hop.cu, nvcc), ncu of Jacobi 256² S = 1 with its cubin
@@ -345,6 +346,33 @@ s26-floor)
   mkdir -p "$OUT/cache"
   AUTARKY_CACHE_DIR="$OUT/cache" AUTARKY_NVRTC_EXTRA=-lineinfo run ncu-j256 200 /usr/local/cuda/bin/ncu --clock-control none --section SourceCounters --section WarpStateStats -k autarky_megakernel -c 1 -f -o /tmp/j256 $B/autarky jacobi2d --size 256 --iters 3000 --check-every 0
   /usr/local/cuda/bin/ncu -i /tmp/j256.ncu-rep --page source --csv --print-source sass 2>/dev/null | gzip > "$OUT/sass-j256.csv.gz"
+  pack
+  ;;
+s27-carry)
+  # Session 27 (1 GPU): carried limits (pinned words carry the limit their
+  # block knew; no Status::limit read after a pinned acquire) against the
+  # read after every acquire (-DAUTARKY_EXP_LIMIT_REREAD) and against no
+  # limit reads at all (-DAUTARKY_EXP_LIMIT_STATIC, exact only for runs
+  # that never stop early: the bound). Interleaved, three reps.
+  F='"us_per_iteration"|"rel_residual"|"iterations"|rror'
+  for r in 1 2 3; do
+    for x in carry reread static; do
+      e=; [ $x = reread ] && e=-DAUTARKY_EXP_LIMIT_REREAD
+      [ $x = static ] && e=-DAUTARKY_EXP_LIMIT_STATIC
+      export AUTARKY_NVRTC_EXTRA="$e"
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      OK_RC=4 FILTER="$F" run "cg64-$x-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      FILTER='µs per|rror' run "j256-n100-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  # Runs that do stop early, both ways: the same iteration counts.
+  for x in carry reread; do
+    e=; [ $x = reread ] && e=-DAUTARKY_EXP_LIMIT_REREAD
+    export AUTARKY_NVRTC_EXTRA="$e"
+    FILTER="$F" run "cg64-tol-$x" 60 $B/autarky --json cg --poisson3d 64 --tol 1e-8 --max-iters 2000
+    OK_RC=4 FILTER='µs per|converged|rror|ran ' run "j256-tol-$x" 60 $B/autarky jacobi2d --size 256 --iters 200000 --check-every 100 --tol 1e-3
+  done
+  unset AUTARKY_NVRTC_EXTRA
   pack
   ;;
 s27-wide)

@@ -610,6 +610,58 @@ fn finish_at_never_lets_a_dependent_of_the_stopping_instance_run_past_it() {
     }
 }
 
+/// A chain of pinned tasks on their own workers: `s` lowers the limit to
+/// `at + 1` at iteration `at`; `x` needs `s`'s same instance, `y` `x`'s
+/// previous one, `z` `y`'s previous one. Pinned words carry the limit
+/// their worker knew: `y` learns of the stop only through `x`'s word and
+/// `z` through `y`'s, so each runs exactly `at + 1` instances (never a
+/// multiple of 16 here, where pinned workers also read the limit). The GPU
+/// runs the same graph (`gpu_multipe`); loom model (d) checks the rule
+/// exhaustively.
+#[test]
+fn finish_at_is_exact_along_a_chain_of_pinned_tasks() {
+    for round in 0..10u32 {
+        let at = 20 + round % 3;
+        let counts: Arc<Vec<AtomicU32>> = Arc::new((0..4).map(|_| AtomicU32::new(0)).collect());
+        let mut g = Graph::new();
+        let c = counts.clone();
+        let counted = g
+            .add_kind(TaskKind::new("counted", "").with_cpu(move |ctx| {
+                c[ctx.task as usize].fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }))
+            .unwrap();
+        let c = counts.clone();
+        let stopper = g
+            .add_kind(
+                TaskKind::new("stopper", "")
+                    .may_finish_early()
+                    .with_cpu(move |ctx| {
+                        c[ctx.task as usize].fetch_add(1, Ordering::Relaxed);
+                        if ctx.iteration == at {
+                            ctx.finish_at(at + 1)?;
+                        }
+                        Ok(())
+                    }),
+            )
+            .unwrap();
+        let ids: Vec<_> = (0..4u32)
+            .map(|slot| {
+                let t = g.add_task_bytes(if slot == 0 { stopper } else { counted }, &[]);
+                g.pin(t, slot);
+                t
+            })
+            .collect();
+        g.add_edge(ids[0], ids[1]);
+        g.add_carried_edge(ids[1], ids[2]);
+        g.add_carried_edge(ids[2], ids[3]);
+        let report = emulator::run_pes(&g, 1000, 1, &cfg(1, 4)).unwrap();
+        assert_eq!(report.iterations, at + 1);
+        let got: Vec<u32> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        assert_eq!(got, [at + 1; 4], "round {round}: instances per task");
+    }
+}
+
 /// `CpuCtx::task` is the graph's id, as the device's `ctx.task`, and
 /// `CpuCtx::local` the PE's, as `ctx.local` (the CPU's `task` was the
 /// PE-local id once, so a body indexing by it differed between backends

@@ -65,6 +65,11 @@ fn main() -> std::process::ExitCode {
             finish_at_stops_every_pe_at_the_same_iteration,
         ),
         gpus_trial(
+            "finish_at_is_exact_along_a_chain_of_pinned_tasks",
+            1,
+            finish_at_is_exact_along_a_chain_of_pinned_tasks,
+        ),
+        gpus_trial(
             "abort_on_one_pe_reaches_every_pe",
             1,
             abort_on_one_pe_reaches_every_pe,
@@ -378,6 +383,55 @@ fn finish_at_stops_every_pe_at_the_same_iteration() {
         c.iter().all(|&v| v == at + 2),
         "instances per task: {c:?} (want {} each)",
         at + 2
+    );
+}
+
+/// A chain of pinned tasks, each on its own block: `s` calls
+/// finish_at(at + 1) at iteration `at`; `x` needs `s`'s same instance, `y`
+/// `x`'s previous one, `z` `y`'s previous one. Pinned words carry the
+/// limit their block knew (nobody reads Status::limit after a pinned
+/// acquire): `y` learns of the stop only through `x`'s word and `z`
+/// through `y`'s, so each must run exactly `at + 1` instances — with
+/// `at + 1` not a multiple of 16, where pinned blocks also read the limit.
+/// (Loom model (d) in the emulator checks the same rule exhaustively.)
+fn finish_at_is_exact_along_a_chain_of_pinned_tasks() {
+    let rt = gpu_pes("finish_at_pinned_chain", 1);
+    let count = zeroed(&rt, 4);
+    let mut g = Graph::new();
+    let counted = g
+        .add_kind(TaskKind::new("counted", STOP_SRC).args::<Stop>())
+        .unwrap();
+    let stopper = g
+        .add_kind(
+            TaskKind::new("stopper", "")
+                .args::<Stop>()
+                .may_finish_early(),
+        )
+        .unwrap();
+    let at = 20u32;
+    let ids: Vec<_> = (0..4u32)
+        .map(|task| {
+            let stop = Stop {
+                count: count.addr(),
+                task,
+                // finish_at(at + 2) in the kind: at - 1 makes it at + 1.
+                at: at - 1,
+            };
+            let t = g.add_task(if task == 0 { stopper } else { counted }, &stop);
+            g.pin(t, task);
+            t
+        })
+        .collect();
+    g.add_edge(ids[0], ids[1]);
+    g.add_carried_edge(ids[1], ids[2]);
+    g.add_carried_edge(ids[2], ids[3]);
+    let report = rt.run(&g, 1000).unwrap();
+    assert_eq!(report.iterations, at + 1);
+    let c: Vec<u32> = bytemuck::cast_slice(&count.to_vec().unwrap())[..4].to_vec();
+    assert_eq!(
+        c,
+        [at + 1; 4],
+        "instances per task (stopper, then the chain)"
     );
 }
 

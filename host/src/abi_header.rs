@@ -96,13 +96,23 @@ pub fn layout_labels() -> Vec<String> {
 /// crate; `tests/abi.rs` checks both against the same table of values
 /// (`encoding_examples`), so the two sides cannot drift.
 pub const ENCODINGS_C: &str = "\
-// Word encodings (Rust: autarky_shared::{state_word, state_parts, queue_slot_word}).
+// Word encodings (Rust: autarky_shared::{state_word, state_parts, pinned_state_word,
+// state_carried_limit, queue_slot_word}).
 // state[t] = (claimed << 32) | done.
 __device__ __forceinline__ uint64_t state_word(uint32_t claimed, uint32_t done) {
     return ((uint64_t)claimed << 32) | done;
 }
 __device__ __forceinline__ uint32_t state_claimed(uint64_t word) { return (uint32_t)(word >> 32); }
 __device__ __forceinline__ uint32_t state_done(uint64_t word) { return (uint32_t)word; }
+// A pinned task's word: bit 31 of claimed set, the limit its block knew beside it.
+__device__ __forceinline__ uint64_t pinned_state_word(uint32_t done, uint32_t limit) {
+    return state_word(STATE_LIMIT_CARRIED | limit, done);
+}
+// The limit a word carries, or 0: none (read Status::limit).
+__device__ __forceinline__ uint32_t state_carried_limit(uint64_t word) {
+    const uint32_t claimed = state_claimed(word);
+    return (claimed & STATE_LIMIT_CARRIED) ? (claimed & ~STATE_LIMIT_CARRIED) : 0u;
+}
 // QueueSlot::word = (seq << 32) | task.
 __device__ __forceinline__ uint64_t queue_slot_word(uint32_t seq, uint32_t task) {
     return ((uint64_t)seq << 32) | task;
@@ -143,6 +153,10 @@ pub fn generate() -> String {
     let _ = writeln!(
         out,
         "constexpr uint32_t MAX_ITERATIONS = {MAX_ITERATIONS:#x}u;"
+    );
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t STATE_LIMIT_CARRIED = {STATE_LIMIT_CARRIED:#x}u;"
     );
     let _ = writeln!(
         out,

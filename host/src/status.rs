@@ -6,7 +6,8 @@
 use std::fmt::Write;
 
 use autarky_shared::{
-    state_parts, AbiEnum, BlockStats, ErrorCode, Role, Status, WaitKind, TASK_NONE,
+    state_parts, AbiEnum, BlockStats, ErrorCode, Role, Status, WaitKind, STATE_LIMIT_CARRIED,
+    TASK_NONE,
 };
 
 use crate::graph::{Graph, LoweredGraph};
@@ -156,7 +157,9 @@ impl Snapshot<'_> {
                 continue;
             }
             let label = self.lowered.label(self.graph, t as u32);
-            if claimed > dn {
+            // (A pinned task's word carries a limit in its claimed half,
+            // not a claim: STATE_LIMIT_CARRIED.)
+            if claimed & STATE_LIMIT_CARRIED == 0 && claimed > dn {
                 let _ = write!(
                     lines,
                     "\n    {label}: instance {dn} claimed (queued or running), never completed"

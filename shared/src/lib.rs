@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 10;
+pub const ABI_VERSION: u32 = 11;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -767,6 +767,41 @@ pub const fn state_word(claimed: u32, done: u32) -> u64 {
 #[inline]
 pub const fn state_parts(word: u64) -> (u32, u32) {
     ((word >> 32) as u32, word as u32)
+}
+
+/// Bit 31 of a state word's `claimed` half: the word is a pinned task's,
+/// and the rest of that half is the run's limit as the publishing block
+/// knew it ([`pinned_state_word`]). Nobody claims a pinned task, so its
+/// `claimed` half is free to carry that: a pinned consumer takes the limit
+/// from its predecessors' words, which it polls anyway, instead of reading
+/// `Status::limit` after every acquire (an L2 round trip on every hop of a
+/// run that may stop early). Iterations are below 2³¹
+/// ([`MAX_ITERATIONS`]), so a limit fits beside the bit.
+pub const STATE_LIMIT_CARRIED: u32 = 1 << 31;
+
+/// A pinned task's state word after `done` instances, carrying `limit`,
+/// the limit its block knew at the publish: the lowest of what its own
+/// bodies set (`finish_at`), what its predecessors' words carried, and
+/// what it read of `Status::limit` when a predecessor's word carried
+/// nothing.
+#[inline]
+pub const fn pinned_state_word(done: u32, limit: u32) -> u64 {
+    state_word(STATE_LIMIT_CARRIED | limit, done)
+}
+
+/// The limit a state word carries ([`pinned_state_word`]), or 0 when it
+/// carries none (a dynamic task's word, a proxy, a pinned task's word
+/// before its first publish): the reader must read `Status::limit` then.
+/// A carried limit is never 0 (`finish_at` sets at least the stopping
+/// instance's iteration + 1).
+#[inline]
+pub const fn state_carried_limit(word: u64) -> u32 {
+    let claimed = (word >> 32) as u32;
+    if claimed & STATE_LIMIT_CARRIED != 0 {
+        claimed & !STATE_LIMIT_CARRIED
+    } else {
+        0
+    }
 }
 
 /// Smallest predecessor count of a *counted* task by default

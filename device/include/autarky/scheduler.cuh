@@ -71,12 +71,32 @@
 // Pinned tasks (RunParams::pinned): the block of a slot runs its list in
 // order, instance after instance; before each instance it polls the
 // predecessors' done words (relaxed, then an acquire fence), runs the body
-// and publishes done with a release store. Nobody claims a pinned task
+// and publishes done (and its carried limit, below) with a release store.
+// Nobody claims a pinned task
 // (lowering leaves pinned successors out of every successor list), so a
 // pinned publish needs no fence unless the task has dynamic successors.
 //
 // Early finish: a body may lower Status::limit (ctx.finish_at, atomic min).
-// Claims and pinned loops compare instances with run_limit(). Comm block 0
+// Claims compare instances with run_limit(), read after their acquire: a
+// stopping task lowers the limit before it publishes, so whoever acquired
+// that publish (directly or through a chain of them) sees the lowered
+// limit. Pinned blocks carry it instead (carried limits): nobody claims a
+// pinned task, so its word's claimed half holds the limit its block knew
+// at the publish (pinned_state_word: bit 31, then the limit). Thread 0
+// keeps `known` (only decreasing): after an instance's acquire it lowers
+// it to what the awaited words carried, or — when one of them carries
+// none (a dynamic task's word, a proxy: another PE's limit is not ours) —
+// to run_limit() read then, as a claim does (fold_limit); after the body,
+// to what the body's own finish_at set (ResidualReport::limit, shared
+// memory). The stopping task's word carries the lowered limit, and every
+// pinned word published after acquiring it carries it on, so a pinned
+// dependent of the stopping instance runs nothing past it without reading
+// Status::limit on every hop (an L2 round trip after every acquire, on the
+// critical path of every hop of every run that may stop: CG, checked
+// Jacobi). Pinned blocks also read run_limit() when their list starts an
+// instance that is a multiple of 16, for tasks that no stop gates (which
+// the limit never bound exactly). The emulator runs the same rule; loom
+// model (d) checks it. Comm block 0
 // sets Status::stopped once every local task reached a lowered limit.
 // Termination: the block that completes a task's last instance adds 1 to
 // Status::tasks_finished; when it reaches num_tasks (or `stopped` is set)
@@ -438,7 +458,10 @@ __device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t start
 // round trips and two barriers between the last input's publish and its
 // detection, twice an iteration in CG. Wider shares, or one round: as
 // preds_done_block. Returns whether every predecessor is done; on true
-// every thread's acquire happened before the barrier.
+// every thread's acquire happened before the barrier, and *low (shared
+// memory, 0xffffffff before the wait) is the lowest limit the awaited
+// words carried below the iteration count, 0 if one carried none (see
+// fold_limit).
 // (-DAUTARKY_EXP_WIDE_ONE_ROUND: one round of preds_done_block a comm
 // loop round, the control.)
 #ifndef AUTARKY_WIDE_ROUNDS
@@ -446,11 +469,16 @@ __device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t start
 #endif
 constexpr uint32_t WIDE_ROUNDS = AUTARKY_WIDE_ROUNDS;
 __device__ __noinline__ bool preds_wait_block(const RunParams& p, uint32_t start, uint32_t count, uint32_t n,
-                                              uint32_t rounds) {
+                                              uint32_t rounds, uint32_t* low) {
 #ifdef AUTARKY_EXP_WIDE_ONE_ROUND
     rounds = 1;
 #endif
-    if (rounds <= 1 || count > 8 * blockDim.x) return preds_done_block(p, start, count, n);
+    if (rounds <= 1 || count > 8 * blockDim.x) {
+        // No words kept: the limit from Status (*low = 0 before the wait's
+        // barrier; thread 0 reads it after).
+        if (threadIdx.x == 0) *low = 0;
+        return preds_done_block(p, start, count, n);
+    }
     const States state = states_of(p);
     const uint32_t proxies = first_proxy(p);
     const uint32_t mine = count > threadIdx.x ? (count - threadIdx.x + blockDim.x - 1) / blockDim.x : 0;
@@ -470,17 +498,28 @@ __device__ __noinline__ bool preds_wait_block(const RunParams& p, uint32_t start
     bool ok = false;
     for (uint32_t r = 0; r < rounds; ++r) {
         if (!ok) {
-            uint32_t have[8] = {};
+            uint64_t v[8] = {};
 #pragma unroll
             for (uint32_t j = 0; j < 8; ++j)
-                if (need[j] != 0)
-                    have[j] = state_done(remote ? ld_relaxed_sys_u64(word[j]) : ld_relaxed_gpu_u64(word[j]));
+                if (need[j] != 0) v[j] = remote ? ld_relaxed_sys_u64(word[j]) : ld_relaxed_gpu_u64(word[j]);
             ok = true;
 #pragma unroll
-            for (uint32_t j = 0; j < 8; ++j) ok &= geq_u32(have[j], need[j]);
+            for (uint32_t j = 0; j < 8; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
             if (ok) {
                 if (remote) fence_acquire_sys();
                 else fence_acquire_gpu();
+                // The lowest limit this share's words carried (0: one
+                // carried none), into the block's minimum when it says
+                // anything: runs that never stop early never get here.
+                if (p.flags & RUN_MAY_STOP) {
+                    uint32_t mine_low = 0xffffffffu;
+#pragma unroll
+                    for (uint32_t j = 0; j < 8; ++j) {
+                        const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
+                        mine_low = c < mine_low ? c : mine_low;
+                    }
+                    if (mine_low < p.iterations) atomicMin(low, mine_low);
+                }
             }
         }
         if (__syncthreads_and(ok)) return true;
@@ -996,6 +1035,9 @@ struct alignas(16) BlockShared {
     // local memory, and every release fence then waited for the spill).
     TaskDesc next_desc;
     uint32_t next_task, _pad3[3];
+    // Comm blocks: the lowest limit a wide pinned task's awaited words
+    // carried (preds_wait_block; reset by thread 0 before each wait).
+    uint32_t wide_low, _pad5[3];
     CompletionShared done;
     Pending pend;  // thread 0 only: publishes owed by fused completions
     ResidualReport report;  // a body's residual, published after its completion (flush_report)
@@ -1502,8 +1544,8 @@ constexpr uint32_t PIN_LEAN_PREDS = 8;
 // poll on thread 0, and a hop's latency grows with them: docs/
 // performance.md, session 26).
 template <bool Remote>
-__device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, const uint32_t (&need)[PIN_LEAN_PREDS]) {
-    uint64_t v[PIN_LEAN_PREDS];
+__device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, const uint32_t (&need)[PIN_LEAN_PREDS],
+                                                uint64_t (&v)[PIN_LEAN_PREDS]) {
 #pragma unroll
     for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
         v[j] = 0;
@@ -1515,25 +1557,90 @@ __device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, co
     return ok;
 }
 
+// The lowest limit the awaited words `v` carry (state_carried_limit), or 0
+// when one of them carries none. Computed once an instance, after the poll
+// that succeeded, from the words that poll loaded.
+__device__ __forceinline__ uint32_t carried_limit(const uint64_t (&v)[PIN_LEAN_PREDS],
+                                                  const uint32_t (&need)[PIN_LEAN_PREDS]) {
+    uint32_t low = 0xffffffffu;
+#pragma unroll
+    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+        const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
+        low = c < low ? c : low;
+    }
+    return low;
+}
+
+// Carried limits (see the protocol at the top): after its acquire, a
+// pinned consumer lowers the limit it knows (`known`, thread 0's, only
+// decreasing) to what its awaited words carried (`low`; 0xffffffff: no
+// word was awaited) — or, when one of them carried none (0: a dynamic
+// task's word, a proxy), to Status::limit, read after the acquire as
+// before. Runs that cannot stop early skip it all.
+// (-DAUTARKY_EXP_LIMIT_REREAD: Status::limit after every acquire, as
+// before carried limits: the A/B control.)
+__device__ __forceinline__ uint32_t fold_limit(const RunParams& p, uint32_t known, uint32_t low) {
+    if (!(p.flags & RUN_MAY_STOP)) return known;
+#ifdef AUTARKY_EXP_LIMIT_REREAD
+    low = 0;
+#endif
+    const uint32_t l = low != 0 ? low : run_limit(p);
+    return l < known ? l : known;
+}
+// ... and, after a body, to what its own finish_at set (shared memory).
+__device__ __forceinline__ uint32_t fold_report_limit(uint32_t known, const ResidualReport& r) {
+    return r.limit < known ? r.limit : known;
+}
+
+// Thread 0 of a pinned block: does instance n of pinned task t run? Not
+// when n reached the limit the block knows; else it waits (the one bounded
+// wait) until `ready()` — are its predecessors done now? — holds, then
+// `acquire()` fences (or its batch did) and returns the lowest limit the
+// awaited words carried (carried_limit; 0: read Status::limit), which
+// fold_limit applies before n is compared again. A wait that sees the
+// run's limit reach n (every 64 polls) or an abort ends the list.
+template <class Ready, class Acquire>
+__device__ __forceinline__ bool await_pinned(Who w, uint32_t t, uint32_t n, uint32_t& known, Ready ready,
+                                             Acquire acquire) {
+    const RunParams& p = *w.p;
+    if (n >= known) return false;
+    if (!ready()) {
+        WaitSite site{WaitKind::Predecessors, t, n, t, n};
+        const WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
+            seen = 0;
+            if (ready()) return 1u;
+            return (polls % 64 == 0 && n >= run_limit(p)) ? 2u : 0u;
+        });
+        if (r != WaitResult::Ready) return false;
+    }
+    known = fold_limit(p, known, acquire());
+    return n < known;
+}
+
 // Completes instance n of pinned task t (thread 0): remote signals, the
 // release publish, and — only when t has dynamic successors — the fence and
 // their re-checks (pushed, never kept: this block runs its list only).
 // Returns false when the block must leave (abort).
-AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock) {
+AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t n, LoopClock& clock,
+                                 uint32_t known) {
     const RunParams& p = *w.p;
     publish_remote(p, d, n, true);
     // Release: the body's writes (bar.sync before this) are visible to
-    // whoever acquires done[t] = n + 1.
-    st_release_gpu_u64(state_at(p, t), state_word(n + 1, n + 1));
-    const uint32_t limit = run_limit(p);
+    // whoever acquires done[t] = n + 1; the word carries the limit the
+    // block knows (`known`: its own finish_at folded in).
+    st_release_gpu_u64(state_at(p, t), pinned_state_word(n + 1, known));
     bool ok = true;
     if (d.succ_count > 0) {
         // Publish → fence → read, as in complete().
         fence_sc_gpu();
+        const uint32_t limit = run_limit(p);
         const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
         for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, 1) && ok;
     }
-    if (n + 1 == limit) count_finished(p);
+    // The last instance below the limit the block knows. (A block that
+    // missed a lowered limit does not count: comm block 0 ends such runs,
+    // once every task is done up to the limit: detect_stop.)
+    if (n + 1 == known) count_finished(p);
     ++clock.completed;
     return !loop_tick(w, clock) && ok;
 }
@@ -1668,8 +1775,18 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
     // abort word: a kernel that cannot be stopped. Found on the H200.)
     if (len == 0) return;
     bool stop = false;  // thread 0: leave at the next loop top
+    // Thread 0: the run's limit as this block knows it (only decreases; see
+    // fold_limit): its publishes carry it.
+    uint32_t known = p.iterations;
     for (uint32_t n = 0;; ++n) {
         for (uint32_t k = 0; k < len; ++k) {
+            // A task that no stop gates learns of a lowered limit here:
+            // Status::limit once every 16 instances of the list (it was read
+            // twice an instance).
+            if (threadIdx.x == 0 && (p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0) {
+                const uint32_t l = run_limit(p);
+                known = l < known ? l : known;
+            }
             if (threadIdx.x == 0 && pc.lean) {
                 // The lean path: everything from the cache, the words'
                 // addresses and the needs fixed for the instance's polls.
@@ -1686,39 +1803,25 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                 }
                 const uint64_t* const* words = pc.pred_word + off;
                 const bool remote = pc.remote[k] != 0;
+                uint64_t v[PIN_LEAN_PREDS];
                 auto ready = [&]() -> bool {
-                    return remote ? lean_preds_done<true>(words, need) : lean_preds_done<false>(words, need);
+                    return remote ? lean_preds_done<true>(words, need, v) : lean_preds_done<false>(words, need, v);
                 };
-                uint32_t run = 0;
-                if (!stop && n < run_limit(p)) {
-                    WaitResult r = WaitResult::Ready;
-                    if (!ready()) {
-                        WaitSite site{WaitKind::Predecessors, t, n, t, n};
-                        r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
-                            seen = 0;
-                            if (ready()) return 1u;
-                            return (polls % 64 == 0 && n >= run_limit(p)) ? 2u : 0u;
-                        });
-                    }
-                    if (r == WaitResult::Ready) {
-                        // Acquire: every awaited release (system scope if a
-                        // proxy is among them), as preds_done_batch.
-                        if (remote) fence_acquire_sys();
-                        else fence_acquire_gpu();
+                auto acquire = [&]() -> uint32_t {
+                    // Every awaited release (system scope if a proxy is
+                    // among them), as preds_done_batch.
+                    if (remote) fence_acquire_sys();
+                    else fence_acquire_gpu();
 #ifdef AUTARKY_TRACE
-                        for (uint32_t j = 0; remote && j < count; ++j) {
-                            const uint32_t x = pc.pred_task[off + j], distance = pc.pred_distance[off + j];
-                            if (is_proxy(p, x) && n + 1 > distance)
-                                trace_append(p, TraceKind::SignalSeen, x, n - distance, x, p.pe);
-                        }
-#endif
+                    for (uint32_t j = 0; remote && j < count; ++j) {
+                        const uint32_t x = pc.pred_task[off + j], distance = pc.pred_distance[off + j];
+                        if (is_proxy(p, x) && n + 1 > distance)
+                            trace_append(p, TraceKind::SignalSeen, x, n - distance, x, p.pe);
                     }
-                    // The limit is read again after the acquire: a
-                    // stopping task that gates this one lowered it before
-                    // publishing.
-                    run = r == WaitResult::Ready && n < run_limit(p);
-                }
-                sh.run = run;
+#endif
+                    return carried_limit(v, need);
+                };
+                sh.run = !stop && await_pinned(w, t, n, known, ready, acquire);
                 sh.task = t;
                 sh.iter = n;
             } else if (threadIdx.x == 0) {
@@ -1733,22 +1836,10 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                         dist = pc.pred_distance[off + j];
                     });
                 };
-                uint32_t run = 0;
-                if (!stop && n < run_limit(p)) {
-                    WaitResult r = WaitResult::Ready;
-                    if (!ready()) {
-                        WaitSite site{WaitKind::Predecessors, t, n, t, n};
-                        r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
-                            seen = 0;
-                            if (ready()) return 1u;
-                            return (polls % 64 == 0 && n >= run_limit(p)) ? 2u : 0u;
-                        });
-                    }
-                    // The limit is read again after the acquire: a stopping
-                    // task that gates this one lowered it before publishing.
-                    run = r == WaitResult::Ready && n < run_limit(p);
-                }
-                sh.run = run;
+                // (The generic batch fenced; it keeps no words: the limit
+                // from Status, as before carried limits.)
+                auto acquire = []() -> uint32_t { return 0u; };
+                sh.run = !stop && await_pinned(w, t, n, known, ready, acquire);
                 sh.task = t;
                 sh.iter = n;
                 sh.desc = d;
@@ -1767,7 +1858,10 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                 // run_body's barrier published the body's writes; thread 0
                 // publishes done and, on abort, stops at the next loop top
                 // (no third barrier per instance).
-                if (threadIdx.x == 0 && !complete_pinned(w, d, sh.task, sh.iter, clock)) stop = true;
+                if (threadIdx.x == 0) {
+                    known = fold_report_limit(known, sh.report);
+                    if (!complete_pinned(w, d, sh.task, sh.iter, clock, known)) stop = true;
+                }
             }
             if (threadIdx.x == 0) flush_report(p, sh.report);
         }
@@ -1874,10 +1968,14 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                 continue;
             }
             const Edge* e = reinterpret_cast<const Edge*>(p.pred) + d.pred_start;
+            uint32_t remote = 0;
             for (uint32_t j = 0; j < d.pred_count; ++j) {
                 pc.pred_task[preds + j] = e[j].task;
                 pc.pred_distance[preds + j] = e[j].distance;
+                pc.pred_word[preds + j] = state_at(p, e[j].task);
+                remote |= is_proxy(p, e[j].task);
             }
+            pc.remote[k] = remote;
             preds += d.pred_count;
         }
         pc.pred_off[fits ? len : 0] = preds;
@@ -1935,11 +2033,18 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
 #ifndef AUTARKY_EXP_COMM_POLL_ALL
     others = p.num_tasks - p.first_comm > pin[slots] - pin[p.pin_compute_slots] || p.num_proxies > 0;
 #endif
-    // The run's limit as last read: re-read every 64 polls and after every
-    // completion, not at every poll (a round trip each). A stale value only
-    // delays leaving a list past a lowered limit until the next read: an
-    // instance runs only if the limit read after its acquire allows it.
+    // The run's limit as this block knows it (thread 0; only decreases, as
+    // a pinned compute block's `known`): Status::limit every 64 polls, the
+    // block's own finish_at after every instance, and after each pinned
+    // instance's acquire what its awaited words carried (fold_limit; a
+    // word that carries none: Status::limit, read after the acquire). A
+    // stale value only delays leaving a list past a lowered limit.
     [[maybe_unused]] uint32_t limit_seen = run_limit(p);
+    [[maybe_unused]] uint32_t refreshed = 0xffffffffu;  // the instance the list last refreshed it at
+    [[maybe_unused]] auto see_limit = [&]() {
+        const uint32_t l = run_limit(p);
+        limit_seen = l < limit_seen ? l : limit_seen;
+    };
     if (threadIdx.x == 0) sh.failed = 0;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -1959,14 +2064,45 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
 #endif
 #ifndef AUTARKY_NO_PINNED
 #ifdef AUTARKY_EXP_COMM_POLL_ALL
-                limit_seen = run_limit(p);
+                see_limit();
 #endif
+                // As a pinned compute block: Status::limit when the list
+                // starts an instance that is a multiple of 16 (once).
+                if ((p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0 && refreshed != n) {
+                    refreshed = n;
+                    see_limit();
+                }
                 if (len > 0 && n < limit_seen) {
                     const bool cached = pc.cached;
                     const uint32_t t = cached ? pc.task[k] : list[k];
                     const TaskDesc d = cached ? pc.desc[k] : load_desc(p, t);
                     const uint32_t off = cached ? pc.pred_off[k] : 0;
+                    // The lowest limit the awaited words carried (0: read
+                    // Status::limit; see fold_limit).
+                    uint32_t low = 0;
                     auto ready = [&]() -> bool {
+                        if (cached && pc.lean && d.pred_count <= PIN_LEAN_PREDS) {
+                            // As the lean compute path: only the words.
+                            uint32_t need[PIN_LEAN_PREDS];
+                            uint64_t v[PIN_LEAN_PREDS];
+#pragma unroll
+                            for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+                                need[j] = 0;
+                                if (j < d.pred_count) {
+                                    const uint32_t distance = pc.pred_distance[off + j];
+                                    need[j] = n + 1 > distance ? n + 1 - distance : 0;
+                                }
+                            }
+                            const uint64_t* const* words = pc.pred_word + off;
+                            const bool remote = pc.remote[k] != 0;
+                            if (!(remote ? lean_preds_done<true>(words, need, v)
+                                         : lean_preds_done<false>(words, need, v)))
+                                return false;
+                            if (remote) fence_acquire_sys();
+                            else fence_acquire_gpu();
+                            low = carried_limit(v, need);
+                            return true;
+                        }
                         if (!cached || !pc.lean) return preds_done_now(p, d, n);
                         return preds_done_batch(p, d.pred_count, n, [&](uint32_t j, uint32_t& task, uint32_t& dist) {
                             task = pc.pred_task[off + j];
@@ -1980,6 +2116,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                         if (others ? wide_turn : polls % 64 != 0) {
                             wide_turn = false;
                             run = 3;  // a block-wide poll of its predecessors
+                            sh.wide_low = 0xffffffffu;
                             sh.slot = k;
                             sh.task = t;
                             sh.iter = n;
@@ -1987,7 +2124,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                             break;
                         }
                         wide_turn = true;
-                    } else if (ready() && n < run_limit(p)) {
+                    } else if (ready() && n < (limit_seen = fold_limit(p, limit_seen, low))) {
                         run = 2;
                         sh.slot = k;
                         sh.task = t;
@@ -2022,7 +2159,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                     if (idle > SPIN_POLLS) nanosleep_ns(BACKOFF_NS);
                     continue;
                 }
-                limit_seen = run_limit(p);
+                see_limit();
                 if (run_finished(p)) {
                     wake_all(p);
                     break;
@@ -2070,11 +2207,14 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
             // With nothing else to poll, several rounds before the loop's
             // other duties (a round is a round trip: the abort, progress
             // and watchdog checks every 64 loop rounds stay ~1 ms apart).
-            if (!preds_wait_block(p, d.pred_start, d.pred_count, at, others ? 1u : WIDE_ROUNDS)) continue;
-            // The limit is read again after the acquire, as for a narrow
-            // task; thread 0 decides for the block.
+            if (!preds_wait_block(p, d.pred_start, d.pred_count, at, others ? 1u : WIDE_ROUNDS, &sh.wide_low))
+                continue;
+            // The limit after the acquire, as for a narrow task (what the
+            // words carried, or Status::limit); thread 0 decides for the
+            // block.
             if (threadIdx.x == 0) {
-                sh.run = at < run_limit(p) ? 2u : 3u;
+                limit_seen = fold_limit(p, limit_seen, sh.wide_low);
+                sh.run = at < limit_seen ? 2u : 3u;
                 if (sh.run == 2) idle = 0;
             }
             __syncthreads();
@@ -2089,8 +2229,9 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
 #endif
         if (threadIdx.x == 0) {
             bool ok;
+            limit_seen = fold_report_limit(limit_seen, sh.report);
             if (run == 2) {
-                ok = complete_pinned(w, sh.desc, sh.task, sh.iter, clock);
+                ok = complete_pinned(w, sh.desc, sh.task, sh.iter, clock, limit_seen);
                 if (++k == len) {
                     k = 0;
                     ++n;
@@ -2099,7 +2240,6 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                 ok = complete_serial(w, sh.desc, sh.task, sh.iter, clock);
             }
             flush_report(p, sh.report);
-            limit_seen = run_limit(p);
             sh.run = ok ? run : 0;
         }
         // Publish: sh.run (abort seen by thread 0) to the block.

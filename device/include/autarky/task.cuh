@@ -64,7 +64,12 @@ struct TaskCtx {
             fail(0xF1415Bu);  // the kind was not declared may_finish_early()
             return;
         }
-        red_min_relaxed_gpu_u32(&status_of(*params)->limit, n > iteration ? n : iteration + 1);
+        const uint32_t limit = n > iteration ? n : iteration + 1;
+        red_min_relaxed_gpu_u32(&status_of(*params)->limit, limit);
+        // The block's own record (shared memory): a pinned block's next
+        // publish carries it (pinned_state_word), so its pinned consumers
+        // learn the limit from the word they poll.
+        if (report != nullptr) atomicMin(&report->limit, limit);
     }
 
     // This PE's symmetric-heap address `local` as PE `pe` has it, reachable

@@ -265,7 +265,10 @@ enum class WaitResult : uint32_t { Ready = 0, Stop = 1, Aborted = 2, TimedOut = 
 struct ResidualReport {
     double value;
     uint32_t iteration;  // the reporting instance's iteration + 1; 0: nothing pending
-    uint32_t _pad;
+    // The lowest limit this block's bodies set (finish_at: shared-memory
+    // atomic min, any thread); only decreases. A pinned block folds it into
+    // the limit its published words carry (pinned_state_word).
+    uint32_t limit;
 };
 
 // Publishes a residual to the host: HostControl::last_residual, then

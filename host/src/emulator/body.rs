@@ -3,6 +3,7 @@
 //! body's trace events.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicU32;
 
 use autarky_shared::{ErrorCode, Role, Status, WaitKind};
 
@@ -14,6 +15,20 @@ use crate::graph::CpuCtx;
 /// `block`. Returns `false` when the instance failed, panicked or is held
 /// (the error is recorded and abort raised): the block must leave.
 pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iteration: u32) -> bool {
+    run_instance_lowering(run, pe, block, task, iteration, &AtomicU32::new(u32::MAX))
+}
+
+/// [`run_instance`], lowering `lowered` to every limit the body's
+/// `finish_at` sets (the device block's `ResidualReport::limit`, which a
+/// pinned block folds into the limit its words carry).
+pub(crate) fn run_instance_lowering(
+    run: &Run<'_>,
+    pe: u32,
+    block: u32,
+    task: u32,
+    iteration: u32,
+    lowered: &AtomicU32,
+) -> bool {
     let p = &run.pes[pe as usize];
     p.blocks[block as usize].set_running(task, iteration);
     if run.hold == Some((pe, task)) {
@@ -36,7 +51,11 @@ pub(crate) fn run_instance(run: &Run<'_>, pe: u32, block: u32, task: u32, iterat
             );
             return Err(CpuCtx::FINISH_UNDECLARED);
         }
-        states.lower_limit(n.max(iteration + 1));
+        let limit = n.max(iteration + 1);
+        states.lower_limit(limit);
+        // Only this block reads it, after the body (the device's
+        // shared-memory atomic min).
+        lowered.fetch_min(limit, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     };
     let wait =

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use autarky_shared::{ErrorCode, Role, Status, WaitKind, TASK_NONE};
 
-use super::body::run_instance;
+use super::body::run_instance_lowering;
 use super::compute::push;
 use super::record::{self, Idle};
 use super::shared::Run;
@@ -39,28 +39,45 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
     let mut watch = (p.completed_total(), Instant::now());
     let tr = run.tracer(pe, block);
     let mut idle_trace = Idle::new(block);
+    // The limit this worker knows, as a pinned compute worker's (see
+    // `run_pinned_list`): the limit when the list starts an instance that
+    // is a multiple of 16 and every 64 idle polls, what the awaited words
+    // carried, its own bodies' finish_at.
+    let mut known = states.iterations();
+    let mut refreshed = None;
+    let lowered = std::sync::atomic::AtomicU32::new(u32::MAX);
     loop {
         if run.aborted() {
             break;
         }
         claims.clear();
         let mut worked = false;
-        if !list.is_empty() && n < states.limit() {
+        if k == 0 && n % 16 == 0 && refreshed != Some(n) {
+            refreshed = Some(n);
+            known = known.min(states.limit());
+        }
+        if !list.is_empty() && n < known {
             let t = list[k];
-            // The limit is read again after the acquire (as in the pinned
-            // compute loop).
-            if states.preds_done_now(l, t, n) && n < states.limit() {
+            // The limit after the acquire (as in the pinned compute loop).
+            let ready = states
+                .preds_done_now(l, t, n)
+                .map(|low| {
+                    known = states.fold_limit(known, low);
+                })
+                .is_some();
+            if ready && n < known {
                 if let Some(tr) = &tr {
                     idle_trace.end(tr);
                     record::proxies_seen(tr, l, t, n);
                 }
-                if !run_instance(run, pe, block, t, n) {
+                if !run_instance_lowering(run, pe, block, t, n, &lowered) {
                     break;
                 }
+                known = known.min(lowered.load(std::sync::atomic::Ordering::Relaxed));
                 if let Some(tr) = &tr {
                     record::signals_sent(tr, l, t, n);
                 }
-                states.complete_pinned(l, t, n, &run.states, &mut claims);
+                states.complete_pinned(l, t, n, &run.states, &mut claims, known);
                 p.blocks[block as usize].count();
                 k += 1;
                 if k == list.len() {
@@ -75,9 +92,10 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
                 if let Some(tr) = &tr {
                     idle_trace.end(tr);
                 }
-                if !run_instance(run, pe, block, t, i) {
+                if !run_instance_lowering(run, pe, block, t, i, &lowered) {
                     break;
                 }
+                known = known.min(lowered.load(std::sync::atomic::Ordering::Relaxed));
                 if let Some(tr) = &tr {
                     record::signals_sent(tr, l, t, i);
                 }
@@ -110,8 +128,11 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
             continue;
         }
         idle = idle.saturating_add(1);
-        if idle % 64 == 0 && states.is_finished() {
-            break;
+        if idle % 64 == 0 {
+            known = known.min(states.limit());
+            if states.is_finished() {
+                break;
+            }
         }
         if publisher && (idle % CHECK_EVERY == 0 || idle > 4096) {
             let now = Instant::now();

@@ -5,7 +5,7 @@
 
 use autarky_shared::{WaitKind, TASK_NONE};
 
-use super::body::run_instance;
+use super::body::{run_instance, run_instance_lowering};
 use super::record;
 use super::sched::Pending;
 use super::shared::Run;
@@ -119,48 +119,64 @@ fn run_pinned_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
     if list.is_empty() {
         return;
     }
+    // The limit this worker knows (the device's `known`; only decreases):
+    // the limit every 16 instances of the list (a task no stop gates learns
+    // of a lowered limit there), what the awaited words carried after each
+    // instance's acquire (`fold_limit`), and its own bodies' finish_at. Its
+    // publishes carry it (`complete_pinned`).
+    let mut known = states.iterations();
+    let lowered = std::sync::atomic::AtomicU32::new(u32::MAX);
     for n in 0.. {
-        for &t in list {
-            if n >= states.limit() {
+        for (k, &t) in list.iter().enumerate() {
+            if k == 0 && n % 16 == 0 {
+                known = known.min(states.limit());
+            }
+            if n >= known {
                 return;
             }
-            if !states.preds_done_now(l, t, n) {
-                let mut w = Waiter::new(run, pe, block, false);
-                loop {
-                    if states.preds_done_now(l, t, n) {
-                        w.done();
-                        break;
-                    }
-                    // A stopping task that gates this one lowers the limit
-                    // before it publishes; one that does not gate it may
-                    // lower it while we wait: leave then.
-                    if n >= states.limit() {
-                        w.done();
-                        return;
-                    }
-                    if w.poll(WaitKind::Predecessors, t, 0, n as u64, t, n)
-                        .is_break()
-                    {
-                        return;
+            let low = match states.preds_done_now(l, t, n) {
+                Some(low) => low,
+                None => {
+                    let mut w = Waiter::new(run, pe, block, false);
+                    loop {
+                        if let Some(low) = states.preds_done_now(l, t, n) {
+                            w.done();
+                            break low;
+                        }
+                        // A stopping task that gates this one lowers the
+                        // limit before it publishes; one that does not gate
+                        // it may lower it while we wait: leave then.
+                        if n >= states.limit() {
+                            w.done();
+                            return;
+                        }
+                        if w.poll(WaitKind::Predecessors, t, 0, n as u64, t, n)
+                            .is_break()
+                        {
+                            return;
+                        }
                     }
                 }
-            }
+            };
             if let Some(tr) = &tr {
                 record::proxies_seen(tr, l, t, n);
             }
-            // The limit is read again after the acquire: a stopping task
-            // that gates this one lowered it before publishing.
-            if n >= states.limit() || run.aborted() {
+            // The limit after the acquire: what the awaited words carried
+            // (a stopping predecessor lowered it before publishing), or the
+            // limit read now when one of them carried none.
+            known = states.fold_limit(known, low);
+            if n >= known || run.aborted() {
                 return;
             }
-            if !run_instance(run, pe, block, t, n) {
+            if !run_instance_lowering(run, pe, block, t, n, &lowered) {
                 return;
             }
+            known = known.min(lowered.load(std::sync::atomic::Ordering::Relaxed));
             claims.clear();
             if let Some(tr) = &tr {
                 record::signals_sent(tr, l, t, n);
             }
-            states.complete_pinned(l, t, n, &run.states, &mut claims);
+            states.complete_pinned(l, t, n, &run.states, &mut claims, known);
             p.blocks[block as usize].count();
             for &(s, i) in &claims {
                 if !push(run, pe, block, s, i) {

@@ -497,7 +497,7 @@ fn mutant_relay_without_its_fence_loses_the_successor() {
 fn pinned_consumer_model(
     run: std::sync::Arc<LoweredRun>,
     iterations: u32,
-    poll: fn(&TaskStates, &LoweredGraph, u32, u32) -> bool,
+    poll: fn(&TaskStates, &LoweredGraph, u32, u32) -> Option<u32>,
 ) {
     let pes = run.pes.len();
     let states = Arc::new(
@@ -520,13 +520,13 @@ fn pinned_consumer_model(
             let l = &run.pes[pe];
             let mut ran = Vec::new();
             for n in 0..iterations {
-                while !poll(&states[pe], l, c_local, n) {
+                while poll(&states[pe], l, c_local, n).is_none() {
                     thread::yield_now();
                 }
                 cells.body(l, c_local, n);
                 ran.push((1, n));
                 let mut claims = Vec::new();
-                states[pe].complete_pinned(l, c_local, n, &states, &mut claims);
+                states[pe].complete_pinned(l, c_local, n, &states, &mut claims, iterations);
                 ran.extend(run_claimed(&states, &run, pe, &cells, claims));
             }
             ran
@@ -537,7 +537,7 @@ fn pinned_consumer_model(
     assert_each_instance_ran_once(ran, run.local.len(), iterations);
 }
 
-fn real_poll(s: &TaskStates, l: &LoweredGraph, t: u32, n: u32) -> bool {
+fn real_poll(s: &TaskStates, l: &LoweredGraph, t: u32, n: u32) -> Option<u32> {
     s.preds_done_now(l, t, n)
 }
 
@@ -582,6 +582,102 @@ fn mutant_pinned_poll_without_its_acquire_fence_reads_unpublished_data() {
         pinned_consumer_model(run.clone(), 2, |s, l, t, n| {
             s.preds_done_now_without_fence(l, t, n)
         })
+    });
+}
+
+/// Model (d): carried limits. Two pinned tasks on two workers: `s`
+/// (slot 0) lowers the limit to 2 in instance 1 (`finish_at(2)`), `x`
+/// (slot 1) needs `s`'s previous instance (carried edge), so its polls
+/// race with `s`'s stop. Nobody reads the limit after an acquire: `x`
+/// learns it only from the limit `s`'s word carries, and must not run
+/// instance 2. Each worker runs the pinned loop's limit logic over the
+/// real `TaskStates` calls; `fold` false is the mutant that ignores what
+/// the words carry. (A chain of three, where the last learns of the stop
+/// only through the middle one's word, runs on the GPU and the emulator:
+/// `finish_at_is_exact_along_a_chain_of_pinned_tasks`; three workers
+/// spinning made this model take minutes.)
+fn carried_limit_model(iterations: u32, fold: bool) {
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("k", "").may_finish_early())
+        .unwrap();
+    let ids: Vec<_> = (0..2).map(|_| g.add_task_bytes(k, &[])).collect();
+    for (slot, &t) in ids.iter().enumerate() {
+        g.pin(t, slot as u32);
+    }
+    g.add_carried_edge(ids[0], ids[1]);
+    let run = std::sync::Arc::new(g.lower_run(&Limits::default()).unwrap());
+    let l0 = &run.pes[0];
+    let tasks: Vec<u32> = (0..2).map(|slot| l0.pinned_compute(slot)[0]).collect();
+    let states = Arc::new(vec![TaskStates::new(l0, iterations)]);
+    let handles: Vec<_> = tasks
+        .iter()
+        .enumerate()
+        .map(|(slot, &t)| {
+            let (states, run) = (states.clone(), run.clone());
+            thread::spawn(move || {
+                let l = &run.pes[0];
+                let st = &states[0];
+                let mut known = iterations;
+                let mut ran = Vec::new();
+                for n in 0..iterations {
+                    if n >= known {
+                        break;
+                    }
+                    let low = loop {
+                        if let Some(low) = st.preds_done_now(l, t, n) {
+                            break low;
+                        }
+                        // The wait's own look at the limit (a stop that
+                        // never publishes what this instance awaits).
+                        if n >= st.limit() {
+                            return ran;
+                        }
+                        thread::yield_now();
+                    };
+                    if fold {
+                        known = st.fold_limit(known, low);
+                    }
+                    if n >= known {
+                        break;
+                    }
+                    ran.push((slot, n));
+                    if slot == 0 && n == 1 {
+                        // s's body: finish_at(2), into the global limit and
+                        // the block's own record.
+                        st.lower_limit(2);
+                        known = known.min(2);
+                    }
+                    let mut claims = Vec::new();
+                    st.complete_pinned(l, t, n, &states, &mut claims, known);
+                    assert!(claims.is_empty(), "no dynamic successors here");
+                }
+                ran
+            })
+        })
+        .collect();
+    let mut ran: Vec<(usize, u32)> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    ran.sort_unstable();
+    assert_eq!(
+        ran,
+        [(0, 0), (0, 1), (1, 0), (1, 1)],
+        "a pinned task ran past the stop"
+    );
+}
+
+#[test]
+fn carried_limit_stops_every_pinned_dependent_of_the_stopping_instance() {
+    check("carried limit", 3, || carried_limit_model(3, true));
+}
+
+#[test]
+#[should_panic]
+fn mutant_pinned_consumer_ignoring_the_carried_limit_runs_past_the_stop() {
+    check("mutant: carried limit ignored", 3, || {
+        carried_limit_model(3, false)
     });
 }
 

@@ -109,17 +109,30 @@
 //! publish (Release), `fence(SeqCst)`, `try_claim` of every successor and
 //! of `t` itself; nothing is folded, claimed early or kept.
 //! **Completion of a pinned instance** (`complete_pinned`): remote outs,
-//! publish (Release), and only when `t` has dynamic successors the fence
-//! and their `try_claim`s (pushed, never kept). Pinned successors are left
-//! out of successor lists: nobody claims them.
+//! publish (Release) of `pinned_state_word(n + 1, known)` — nobody claims a
+//! pinned task, so the word's claimed half carries the limit the worker
+//! knows — and only when `t` has dynamic successors the fence and their
+//! `try_claim`s (pushed, never kept). Pinned successors are left out of
+//! successor lists: nobody claims them.
 //!
 //! **Pinned workers** run their slot's list ([`LoweredGraph::pinned_compute`],
 //! [`LoweredGraph::pinned_comm`]) in order, instance after instance: before
 //! instance `n` of `t` they poll `preds_done_now` (Relaxed loads of the
-//! predecessors' `done`, proxies included; an Acquire fence once all are
-//! done, pairing with the Release publishes read) in a bounded wait, read
-//! the limit again, run, complete. The lists are in one global topological
-//! order, so pinned workers never wait on each other in a circle.
+//! predecessors' words, proxies included; an Acquire fence once all are
+//! done, pairing with the Release publishes read) in a bounded wait, then
+//! lower the limit they know (`known`, only decreasing) to what the awaited
+//! words carried — or to the limit read after the acquire when one of them
+//! carried none (a dynamic task's word, a proxy): `fold_limit` — run if `n`
+//! is below it, fold their body's own `finish_at` into it, complete. A
+//! stopping task lowers the limit before it publishes, and its word (and
+//! every pinned word published after acquiring it) carries the lowered
+//! value, so every pinned task that depends on the stopping instance
+//! through edges sees it without reading the limit on every hop (loom
+//! model (d)). Workers also read the limit when the list starts an
+//! instance that is a multiple of 16 (comm workers: and every 64 idle
+//! polls), for tasks no stop gates. The lists are in one global
+//! topological order, so pinned workers never wait on each other in a
+//! circle.
 //!
 //! **Comm workers** poll, in order of preference: the next instance of
 //! their pinned comm list when its predecessors are done; an instance from
@@ -752,6 +765,8 @@ fn finish(
         debug_assert!(
             s[..l.num_tasks as usize].iter().all(|&w| {
                 let (claimed, done) = autarky_shared::state_parts(w);
+                // (A pinned task's claimed half carries a limit instead.)
+                let claimed = claimed & !autarky_shared::STATE_LIMIT_CARRIED;
                 done >= limit && (limit < iterations || (claimed, done) == (iterations, iterations))
             }),
             "a clean emulator run left unfinished tasks on PE {pe}"

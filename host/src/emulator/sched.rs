@@ -6,7 +6,9 @@
 
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::graph::LoweredGraph;
-use autarky_shared::{arrivals_needed, state_parts, state_word, TaskDesc};
+use autarky_shared::{
+    arrivals_needed, pinned_state_word, state_carried_limit, state_parts, state_word, TaskDesc,
+};
 
 /// What a completion changed besides claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -549,36 +551,65 @@ impl TaskStates {
         n: u32,
         peers: &[TaskStates],
         claims: &mut Vec<(u32, u32)>,
+        known: u32,
     ) -> Completion {
         let d = &lowered.tasks[task as usize];
         Self::signal_remote(lowered, d, n, peers);
         // Release: the body's writes are visible to whoever acquires
         // done = n + 1 (a readiness check or a pinned poll's fence). The
-        // only writer: nobody claims a pinned task.
-        self.state[task as usize].store(state_word(n + 1, n + 1), Ordering::Release);
-        let limit = self.limit();
+        // only writer: nobody claims a pinned task, so the word's claimed
+        // half carries the limit the worker knows (`known`, its own
+        // finish_at folded in): `pinned_state_word`.
+        self.state[task as usize].store(pinned_state_word(n + 1, known), Ordering::Release);
         if d.succ_count > 0 {
             // Publish → SeqCst fence → read, as in `complete`.
             fence(Ordering::SeqCst);
+            let limit = self.limit();
             self.recheck_successors(lowered, d, limit, 1, claims);
         }
-        self.count_finished(n + 1, limit)
+        // The last instance below the limit the worker knows (one that
+        // missed a lowered limit does not count: `detect_stop` ends the
+        // run once every task is done up to it).
+        self.count_finished(n + 1, known)
+    }
+
+    /// The limit a pinned worker knows after an instance's acquire
+    /// (the device's `fold_limit`): `known` lowered to what the awaited
+    /// words carried (`low`, from [`TaskStates::preds_done_now`]; `u32::MAX`
+    /// when none was awaited) or, when one of them carried none (`low ==
+    /// 0`: a dynamic task's word, a proxy), to the limit read now — after
+    /// the acquire, so a stopping predecessor's lowering is seen. Runs that
+    /// cannot stop early keep `known`.
+    pub fn fold_limit(&self, known: u32, low: u32) -> u32 {
+        if !self.may_stop {
+            return known;
+        }
+        let l = if low != 0 { low } else { self.limit() };
+        l.min(known)
     }
 
     /// Are instance `n`'s predecessors of the pinned task `task` done now
-    /// (the device's `preds_done_now`)? One Relaxed poll of each; when all
-    /// are done, an Acquire fence, which pairs with the Release publishes
-    /// (local or a producer PE's proxy store) the polls read: their
-    /// instances' data is visible to the body that runs next. The task's
-    /// own previous instance needs no check: its worker ran it.
-    pub fn preds_done_now(&self, lowered: &LoweredGraph, task: u32, n: u32) -> bool {
+    /// (the device's pinned polls)? One Relaxed poll of each; when all are
+    /// done, an Acquire fence, which pairs with the Release publishes (local
+    /// or a producer PE's proxy store) the polls read: their instances'
+    /// data is visible to the body that runs next. The task's own previous
+    /// instance needs no check: its worker ran it. `Some(low)` when done:
+    /// the lowest limit the awaited words carried (`state_carried_limit`;
+    /// 0 when one carried none, `u32::MAX` when none was awaited), for
+    /// [`TaskStates::fold_limit`].
+    pub fn preds_done_now(&self, lowered: &LoweredGraph, task: u32, n: u32) -> Option<u32> {
         self.preds_done_now_impl::<true>(lowered, task, n)
     }
 
     /// Mutant for the loom models: `preds_done_now` without its acquire
     /// fence (a model over it must report a causality violation).
     #[cfg(all(test, loom))]
-    pub fn preds_done_now_without_fence(&self, lowered: &LoweredGraph, task: u32, n: u32) -> bool {
+    pub fn preds_done_now_without_fence(
+        &self,
+        lowered: &LoweredGraph,
+        task: u32,
+        n: u32,
+    ) -> Option<u32> {
         self.preds_done_now_impl::<false>(lowered, task, n)
     }
 
@@ -587,21 +618,23 @@ impl TaskStates {
         lowered: &LoweredGraph,
         task: u32,
         n: u32,
-    ) -> bool {
+    ) -> Option<u32> {
         let d = &lowered.tasks[task as usize];
+        let mut low = u32::MAX;
         for e in lowered.preds(d) {
             if n < e.distance {
                 continue;
             }
-            let done = state_parts(self.state[e.task as usize].load(Ordering::Relaxed)).1;
-            if done < n + 1 - e.distance {
-                return false;
+            let word = self.state[e.task as usize].load(Ordering::Relaxed);
+            if state_parts(word).1 < n + 1 - e.distance {
+                return None;
             }
+            low = low.min(state_carried_limit(word));
         }
         if FENCE {
             fence(Ordering::Acquire);
         }
-        true
+        Some(low)
     }
 
     /// Relays this comm worker's share of the proxies (`j ≡ share mod
