@@ -1543,9 +1543,15 @@ constexpr uint32_t PIN_LEAN_PREDS = 8;
 // instance, not at every poll (the generic batch costs ~120 instructions a
 // poll on thread 0, and a hop's latency grows with them: docs/
 // performance.md, session 26).
+// On true, `low` is the lowest limit the awaited words carry (carried
+// limits: state_carried_limit; 0 when one of them carries none,
+// 0xffffffff when none is awaited), worked out only then, from the words
+// this poll loaded (the words die here: no registers held across the wait
+// on thread 0's path).
 template <bool Remote>
 __device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, const uint32_t (&need)[PIN_LEAN_PREDS],
-                                                uint64_t (&v)[PIN_LEAN_PREDS]) {
+                                                uint32_t& low) {
+    uint64_t v[PIN_LEAN_PREDS];
 #pragma unroll
     for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
         v[j] = 0;
@@ -1554,21 +1560,16 @@ __device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, co
     bool ok = true;
 #pragma unroll
     for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
-    return ok;
-}
-
-// The lowest limit the awaited words `v` carry (state_carried_limit), or 0
-// when one of them carries none. Computed once an instance, after the poll
-// that succeeded, from the words that poll loaded.
-__device__ __forceinline__ uint32_t carried_limit(const uint64_t (&v)[PIN_LEAN_PREDS],
-                                                  const uint32_t (&need)[PIN_LEAN_PREDS]) {
-    uint32_t low = 0xffffffffu;
+    if (ok) {
+        uint32_t m = 0xffffffffu;
 #pragma unroll
-    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
-        const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
-        low = c < low ? c : low;
+        for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+            const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
+            m = c < m ? c : m;
+        }
+        low = m;
     }
-    return low;
+    return ok;
 }
 
 // Carried limits (see the protocol at the top): after its acquire, a
@@ -1803,9 +1804,9 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                 }
                 const uint64_t* const* words = pc.pred_word + off;
                 const bool remote = pc.remote[k] != 0;
-                uint64_t v[PIN_LEAN_PREDS];
+                uint32_t low = 0;
                 auto ready = [&]() -> bool {
-                    return remote ? lean_preds_done<true>(words, need, v) : lean_preds_done<false>(words, need, v);
+                    return remote ? lean_preds_done<true>(words, need, low) : lean_preds_done<false>(words, need, low);
                 };
                 auto acquire = [&]() -> uint32_t {
                     // Every awaited release (system scope if a proxy is
@@ -1819,7 +1820,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                             trace_append(p, TraceKind::SignalSeen, x, n - distance, x, p.pe);
                     }
 #endif
-                    return carried_limit(v, need);
+                    return low;
                 };
                 sh.run = !stop && await_pinned(w, t, n, known, ready, acquire);
                 sh.task = t;
@@ -1914,6 +1915,30 @@ __device__ __noinline__ void detect_stop(const RunParams& p) {
         if (!geq_u32(state_done(ld_relaxed_gpu_u64(state_at(p, t))), limit)) return;
     st_relaxed_gpu_u32(&status_of(p)->stopped, 1);
     wake_all(p);
+}
+
+// A comm block's narrow pinned task k (cached, at most PIN_LEAN_PREDS
+// predecessors): are instance n's predecessors done? Only the words, as
+// the lean compute path (lean_preds_done; `low` as there), and the acquire
+// fence on true. Out of line: the comm loop's registers are at the cap.
+__device__ __noinline__ bool comm_lean_ready(const PinnedCache& pc, uint32_t k, uint32_t count, uint32_t n,
+                                             uint32_t& low) {
+    const uint32_t off = pc.pred_off[k];
+    uint32_t need[PIN_LEAN_PREDS];
+#pragma unroll
+    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+        need[j] = 0;
+        if (j < count) {
+            const uint32_t distance = pc.pred_distance[off + j];
+            need[j] = n + 1 > distance ? n + 1 - distance : 0;
+        }
+    }
+    const uint64_t* const* words = pc.pred_word + off;
+    const bool remote = pc.remote[k] != 0;
+    if (!(remote ? lean_preds_done<true>(words, need, low) : lean_preds_done<false>(words, need, low))) return false;
+    if (remote) fence_acquire_sys();
+    else fence_acquire_gpu();
+    return true;
 }
 
 // Comm blocks: one polling loop, thread 0 deciding and the block running
@@ -2081,28 +2106,8 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                     // Status::limit; see fold_limit).
                     uint32_t low = 0;
                     auto ready = [&]() -> bool {
-                        if (cached && pc.lean && d.pred_count <= PIN_LEAN_PREDS) {
-                            // As the lean compute path: only the words.
-                            uint32_t need[PIN_LEAN_PREDS];
-                            uint64_t v[PIN_LEAN_PREDS];
-#pragma unroll
-                            for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
-                                need[j] = 0;
-                                if (j < d.pred_count) {
-                                    const uint32_t distance = pc.pred_distance[off + j];
-                                    need[j] = n + 1 > distance ? n + 1 - distance : 0;
-                                }
-                            }
-                            const uint64_t* const* words = pc.pred_word + off;
-                            const bool remote = pc.remote[k] != 0;
-                            if (!(remote ? lean_preds_done<true>(words, need, v)
-                                         : lean_preds_done<false>(words, need, v)))
-                                return false;
-                            if (remote) fence_acquire_sys();
-                            else fence_acquire_gpu();
-                            low = carried_limit(v, need);
-                            return true;
-                        }
+                        if (cached && pc.lean && d.pred_count <= PIN_LEAN_PREDS)
+                            return comm_lean_ready(pc, k, d.pred_count, n, low);
                         if (!cached || !pc.lean) return preds_done_now(p, d, n);
                         return preds_done_batch(p, d.pred_count, n, [&](uint32_t j, uint32_t& task, uint32_t& dist) {
                             task = pc.pred_task[off + j];
