@@ -511,7 +511,7 @@ __device__ __noinline__ bool preds_wait_block(const RunParams& p, uint32_t start
                 // The lowest limit this share's words carried (0: one
                 // carried none), into the block's minimum when it says
                 // anything: runs that never stop early never get here.
-                if (p.flags & RUN_MAY_STOP) {
+                if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) {
                     uint32_t mine_low = 0xffffffffu;
 #pragma unroll
                     for (uint32_t j = 0; j < 8; ++j) {
@@ -1560,7 +1560,7 @@ __device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, co
     bool ok = true;
 #pragma unroll
     for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
-    if (ok) {
+    if (ok && may_stop_compiled()) {
         uint32_t m = 0xffffffffu;
 #pragma unroll
         for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
@@ -1581,7 +1581,7 @@ __device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, co
 // (-DAUTARKY_EXP_LIMIT_REREAD: Status::limit after every acquire, as
 // before carried limits: the A/B control.)
 __device__ __forceinline__ uint32_t fold_limit(const RunParams& p, uint32_t known, uint32_t low) {
-    if (!(p.flags & RUN_MAY_STOP)) return known;
+    if (!may_stop_compiled() || !(p.flags & RUN_MAY_STOP)) return known;
 #ifdef AUTARKY_EXP_LIMIT_REREAD
     low = 0;
 #endif
@@ -1784,7 +1784,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             // A task that no stop gates learns of a lowered limit here:
             // Status::limit once every 16 instances of the list (it was read
             // twice an instance).
-            if (threadIdx.x == 0 && (p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0) {
+            if (threadIdx.x == 0 && may_stop_compiled() && (p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0) {
                 const uint32_t l = run_limit(p);
                 known = l < known ? l : known;
             }
@@ -1915,30 +1915,6 @@ __device__ __noinline__ void detect_stop(const RunParams& p) {
         if (!geq_u32(state_done(ld_relaxed_gpu_u64(state_at(p, t))), limit)) return;
     st_relaxed_gpu_u32(&status_of(p)->stopped, 1);
     wake_all(p);
-}
-
-// A comm block's narrow pinned task k (cached, at most PIN_LEAN_PREDS
-// predecessors): are instance n's predecessors done? Only the words, as
-// the lean compute path (lean_preds_done; `low` as there), and the acquire
-// fence on true. Out of line: the comm loop's registers are at the cap.
-__device__ __noinline__ bool comm_lean_ready(const PinnedCache& pc, uint32_t k, uint32_t count, uint32_t n,
-                                             uint32_t& low) {
-    const uint32_t off = pc.pred_off[k];
-    uint32_t need[PIN_LEAN_PREDS];
-#pragma unroll
-    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
-        need[j] = 0;
-        if (j < count) {
-            const uint32_t distance = pc.pred_distance[off + j];
-            need[j] = n + 1 > distance ? n + 1 - distance : 0;
-        }
-    }
-    const uint64_t* const* words = pc.pred_word + off;
-    const bool remote = pc.remote[k] != 0;
-    if (!(remote ? lean_preds_done<true>(words, need, low) : lean_preds_done<false>(words, need, low))) return false;
-    if (remote) fence_acquire_sys();
-    else fence_acquire_gpu();
-    return true;
 }
 
 // Comm blocks: one polling loop, thread 0 deciding and the block running
@@ -2093,7 +2069,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
 #endif
                 // As a pinned compute block: Status::limit when the list
                 // starts an instance that is a multiple of 16 (once).
-                if ((p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0 && refreshed != n) {
+                if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0 && refreshed != n) {
                     refreshed = n;
                     see_limit();
                 }
@@ -2106,8 +2082,26 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                     // Status::limit; see fold_limit).
                     uint32_t low = 0;
                     auto ready = [&]() -> bool {
-                        if (cached && pc.lean && d.pred_count <= PIN_LEAN_PREDS)
-                            return comm_lean_ready(pc, k, d.pred_count, n, low);
+                        if (cached && pc.lean && d.pred_count <= PIN_LEAN_PREDS) {
+                            // As the lean compute path: only the words.
+                            uint32_t need[PIN_LEAN_PREDS];
+#pragma unroll
+                            for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+                                need[j] = 0;
+                                if (j < d.pred_count) {
+                                    const uint32_t distance = pc.pred_distance[off + j];
+                                    need[j] = n + 1 > distance ? n + 1 - distance : 0;
+                                }
+                            }
+                            const uint64_t* const* words = pc.pred_word + off;
+                            const bool remote = pc.remote[k] != 0;
+                            if (!(remote ? lean_preds_done<true>(words, need, low)
+                                         : lean_preds_done<false>(words, need, low)))
+                                return false;
+                            if (remote) fence_acquire_sys();
+                            else fence_acquire_gpu();
+                            return true;
+                        }
                         if (!cached || !pc.lean) return preds_done_now(p, d, n);
                         return preds_done_batch(p, d.pred_count, n, [&](uint32_t j, uint32_t& task, uint32_t& dist) {
                             task = pc.pred_task[off + j];
