@@ -115,12 +115,21 @@ fn every_kernel_variant_compiles() {
             no_comm_work: true,
             no_remote: true,
             no_counted: true,
+            no_stop: true,
         },
         Lean {
             no_pinned: false,
             no_comm_work: false,
             no_remote: true,
             no_counted: false,
+            no_stop: false,
+        },
+        Lean {
+            no_pinned: false,
+            no_comm_work: false,
+            no_remote: false,
+            no_counted: false,
+            no_stop: true,
         },
     ] {
         for local_pes in [1, 4] {

@@ -511,7 +511,7 @@ __device__ __noinline__ bool preds_wait_block(const RunParams& p, uint32_t start
                 // The lowest limit this share's words carried (0: one
                 // carried none), into the block's minimum when it says
                 // anything: runs that never stop early never get here.
-                if (p.flags & RUN_MAY_STOP) {
+                if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) {
                     uint32_t mine_low = 0xffffffffu;
 #pragma unroll
                     for (uint32_t j = 0; j < 8; ++j) {
@@ -1543,9 +1543,15 @@ constexpr uint32_t PIN_LEAN_PREDS = 8;
 // instance, not at every poll (the generic batch costs ~120 instructions a
 // poll on thread 0, and a hop's latency grows with them: docs/
 // performance.md, session 26).
+// On true, `low` is the lowest limit the awaited words carry (carried
+// limits: state_carried_limit; 0 when one of them carries none,
+// 0xffffffff when none is awaited), worked out only then, from the words
+// this poll loaded (the words die here: no registers held across the wait
+// on thread 0's path).
 template <bool Remote>
 __device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, const uint32_t (&need)[PIN_LEAN_PREDS],
-                                                uint64_t (&v)[PIN_LEAN_PREDS]) {
+                                                uint32_t& low) {
+    uint64_t v[PIN_LEAN_PREDS];
 #pragma unroll
     for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
         v[j] = 0;
@@ -1554,21 +1560,16 @@ __device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, co
     bool ok = true;
 #pragma unroll
     for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
-    return ok;
-}
-
-// The lowest limit the awaited words `v` carry (state_carried_limit), or 0
-// when one of them carries none. Computed once an instance, after the poll
-// that succeeded, from the words that poll loaded.
-__device__ __forceinline__ uint32_t carried_limit(const uint64_t (&v)[PIN_LEAN_PREDS],
-                                                  const uint32_t (&need)[PIN_LEAN_PREDS]) {
-    uint32_t low = 0xffffffffu;
+    if (ok && may_stop_compiled()) {
+        uint32_t m = 0xffffffffu;
 #pragma unroll
-    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
-        const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
-        low = c < low ? c : low;
+        for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+            const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
+            m = c < m ? c : m;
+        }
+        low = m;
     }
-    return low;
+    return ok;
 }
 
 // Carried limits (see the protocol at the top): after its acquire, a
@@ -1580,7 +1581,7 @@ __device__ __forceinline__ uint32_t carried_limit(const uint64_t (&v)[PIN_LEAN_P
 // (-DAUTARKY_EXP_LIMIT_REREAD: Status::limit after every acquire, as
 // before carried limits: the A/B control.)
 __device__ __forceinline__ uint32_t fold_limit(const RunParams& p, uint32_t known, uint32_t low) {
-    if (!(p.flags & RUN_MAY_STOP)) return known;
+    if (!may_stop_compiled() || !(p.flags & RUN_MAY_STOP)) return known;
 #ifdef AUTARKY_EXP_LIMIT_REREAD
     low = 0;
 #endif
@@ -1783,7 +1784,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             // A task that no stop gates learns of a lowered limit here:
             // Status::limit once every 16 instances of the list (it was read
             // twice an instance).
-            if (threadIdx.x == 0 && (p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0) {
+            if (threadIdx.x == 0 && may_stop_compiled() && (p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0) {
                 const uint32_t l = run_limit(p);
                 known = l < known ? l : known;
             }
@@ -1803,9 +1804,9 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                 }
                 const uint64_t* const* words = pc.pred_word + off;
                 const bool remote = pc.remote[k] != 0;
-                uint64_t v[PIN_LEAN_PREDS];
+                uint32_t low = 0;
                 auto ready = [&]() -> bool {
-                    return remote ? lean_preds_done<true>(words, need, v) : lean_preds_done<false>(words, need, v);
+                    return remote ? lean_preds_done<true>(words, need, low) : lean_preds_done<false>(words, need, low);
                 };
                 auto acquire = [&]() -> uint32_t {
                     // Every awaited release (system scope if a proxy is
@@ -1819,7 +1820,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
                             trace_append(p, TraceKind::SignalSeen, x, n - distance, x, p.pe);
                     }
 #endif
-                    return carried_limit(v, need);
+                    return low;
                 };
                 sh.run = !stop && await_pinned(w, t, n, known, ready, acquire);
                 sh.task = t;
@@ -2068,7 +2069,7 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
 #endif
                 // As a pinned compute block: Status::limit when the list
                 // starts an instance that is a multiple of 16 (once).
-                if ((p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0 && refreshed != n) {
+                if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && k == 0 && n % 16 == 0 && refreshed != n) {
                     refreshed = n;
                     see_limit();
                 }
@@ -2084,7 +2085,6 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                         if (cached && pc.lean && d.pred_count <= PIN_LEAN_PREDS) {
                             // As the lean compute path: only the words.
                             uint32_t need[PIN_LEAN_PREDS];
-                            uint64_t v[PIN_LEAN_PREDS];
 #pragma unroll
                             for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
                                 need[j] = 0;
@@ -2095,12 +2095,11 @@ __device__ __noinline__ void comm_loop(Who w, BlockShared& sh, [[maybe_unused]] 
                             }
                             const uint64_t* const* words = pc.pred_word + off;
                             const bool remote = pc.remote[k] != 0;
-                            if (!(remote ? lean_preds_done<true>(words, need, v)
-                                         : lean_preds_done<false>(words, need, v)))
+                            if (!(remote ? lean_preds_done<true>(words, need, low)
+                                         : lean_preds_done<false>(words, need, low)))
                                 return false;
                             if (remote) fence_acquire_sys();
                             else fence_acquire_gpu();
-                            low = carried_limit(v, need);
                             return true;
                         }
                         if (!cached || !pc.lean) return preds_done_now(p, d, n);

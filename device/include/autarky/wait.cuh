@@ -156,11 +156,23 @@ __device__ __forceinline__ bool host_raised_abort(const RunParams& p) {
     return ld_relaxed_sys_u32(&control_of(p)->abort) == ABORT_BY_HOST;
 }
 
+// Can a task of this graph stop the run early (a kind that calls
+// ctx.finish_at: RUN_MAY_STOP)? Graphs without one are compiled with
+// -DAUTARKY_NO_STOP: the limit is the iteration count, and the carried
+// limits' bookkeeping (scheduler.cuh) is compiled out of their hot paths.
+__device__ __forceinline__ constexpr bool may_stop_compiled() {
+#ifdef AUTARKY_NO_STOP
+    return false;
+#else
+    return true;
+#endif
+}
+
 // The number of instances every task runs now: the run's iteration count,
 // or lower once a task body called ctx.finish_at (only read when the graph
 // has such a kind: RUN_MAY_STOP). Only decreases.
 __device__ __forceinline__ uint32_t run_limit(const RunParams& p) {
-#ifdef AUTARKY_EXP_LIMIT_STATIC
+#if defined(AUTARKY_EXP_LIMIT_STATIC) || defined(AUTARKY_NO_STOP)
     return p.iterations;  // experiment: what every limit read costs a run that never stops early (A/B only)
 #else
     return (p.flags & RUN_MAY_STOP) ? ld_relaxed_gpu_u32(&status_of(p)->limit) : p.iterations;

@@ -360,6 +360,13 @@ mod loaded_key_tests {
                 },
                 ..base
             },
+            Variant {
+                lean: Lean {
+                    no_stop: true,
+                    ..base.lean
+                },
+                ..base
+            },
         ];
         let mut keys = vec![key(128, base), key(64, base)];
         keys.extend(flips.iter().map(|&v| key(128, v)));

@@ -146,6 +146,9 @@ pub struct Lean {
     pub no_remote: bool,
     /// No counted task anywhere (`-DAUTARKY_NO_COUNTED`).
     pub no_counted: bool,
+    /// No kind that may finish the run early anywhere (`-DAUTARKY_NO_STOP`:
+    /// the limit is the iteration count, carried limits compiled out).
+    pub no_stop: bool,
 }
 
 impl Lean {
@@ -162,6 +165,7 @@ impl Lean {
                 .iter()
                 .all(|l| l.num_proxies == 0 && l.remote.is_empty()),
             no_counted: run.pes.iter().all(|l| !l.uses_counting()),
+            no_stop: run.pes.iter().all(|l| !l.may_stop),
         }
     }
 }
@@ -195,6 +199,7 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
         (variant.lean.no_comm_work, "-DAUTARKY_NO_COMM_WORK"),
         (variant.lean.no_remote, "-DAUTARKY_NO_REMOTE"),
         (variant.lean.no_counted, "-DAUTARKY_NO_COUNTED"),
+        (variant.lean.no_stop, "-DAUTARKY_NO_STOP"),
     ] {
         if off {
             o.push(flag.into());
