@@ -28,6 +28,7 @@
 #   bash scripts/gpu-owed.sh s15-prof    # 1 GPU: ncu stall reasons of the 3D bodies and the baseline; register caps
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
+#   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s27-ab3     # 1 GPU: three builds' CLIs (.gpu/ab/autarky-REV, built here) side by side: CG, Jacobi, A/B
 #   bash scripts/gpu-owed.sh s27-carry   # 1 GPU: carried limits against the read after every acquire (-DAUTARKY_EXP_LIMIT_REREAD) and none (-DAUTARKY_EXP_LIMIT_STATIC), A/B; early stops both ways
 #   bash scripts/gpu-owed.sh s27-wide    # 1 GPU: comm blocks' pinned polls (wide: only the words, several rounds; narrow: a cached list) against each control, A/B
@@ -347,6 +348,19 @@ s26-floor)
   mkdir -p "$OUT/cache"
   AUTARKY_CACHE_DIR="$OUT/cache" AUTARKY_NVRTC_EXTRA=-lineinfo run ncu-j256 200 /usr/local/cuda/bin/ncu --clock-control none --section SourceCounters --section WarpStateStats -k autarky_megakernel -c 1 -f -o /tmp/j256 $B/autarky jacobi2d --size 256 --iters 3000 --check-every 0
   /usr/local/cuda/bin/ncu -i /tmp/j256.ncu-rep --page source --csv --print-source sass 2>/dev/null | gzip > "$OUT/sass-j256.csv.gz"
+  pack
+  ;;
+s27-mini)
+  # Session 27 (1 GPU): what fits after the suite in one call: the head's
+  # CLI (6ee77a0's device code) against c202a87's (before carried limits),
+  # interleaved, two reps: CG 3D 64³ and checked Jacobi 256².
+  for r in 1 2; do
+    for b in c202a87 6ee77a0; do
+      A=.gpu/ab/autarky-$b
+      OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
+      FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
   pack
   ;;
 s27-ab3)
