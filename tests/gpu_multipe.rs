@@ -324,15 +324,8 @@ __device__ void stopper(autarky::TaskCtx& ctx) {
 }
 "#;
 
-fn finish_at_stops_every_pe_at_the_same_iteration() {
-    // Per PE: a stopper and four workers (two pinned); workers depend on the
-    // stopper with distance 2 and on each other across PEs.
-    let rt = gpu_pes("finish_at_every_pe", 2);
-    let pes = 2u32;
-    let per_pe = 5usize;
-    let n = per_pe * pes as usize;
-    let count = zeroed(&rt, n); // u64s: room for n u32 counters
-    let mut g = Graph::new();
+/// The kinds of STOP_SRC: `counted` and `stopper` (may finish early).
+fn stop_kinds(g: &mut Graph) -> (autarky::KindId, autarky::KindId) {
     let counted = g
         .add_kind(TaskKind::new("counted", STOP_SRC).args::<Stop>())
         .unwrap();
@@ -343,6 +336,19 @@ fn finish_at_stops_every_pe_at_the_same_iteration() {
                 .may_finish_early(),
         )
         .unwrap();
+    (counted, stopper)
+}
+
+fn finish_at_stops_every_pe_at_the_same_iteration() {
+    // Per PE: a stopper and four workers (two pinned); workers depend on the
+    // stopper with distance 2 and on each other across PEs.
+    let rt = gpu_pes("finish_at_every_pe", 2);
+    let pes = 2u32;
+    let per_pe = 5usize;
+    let n = per_pe * pes as usize;
+    let count = zeroed(&rt, n); // u64s: room for n u32 counters
+    let mut g = Graph::new();
+    let (counted, stopper) = stop_kinds(&mut g);
     let at = 30;
     let mut ids = Vec::new();
     for pe in 0..pes {
@@ -398,16 +404,7 @@ fn finish_at_is_exact_along_a_chain_of_pinned_tasks() {
     let rt = gpu_pes("finish_at_pinned_chain", 1);
     let count = zeroed(&rt, 4);
     let mut g = Graph::new();
-    let counted = g
-        .add_kind(TaskKind::new("counted", STOP_SRC).args::<Stop>())
-        .unwrap();
-    let stopper = g
-        .add_kind(
-            TaskKind::new("stopper", "")
-                .args::<Stop>()
-                .may_finish_early(),
-        )
-        .unwrap();
+    let (counted, stopper) = stop_kinds(&mut g);
     let at = 20u32;
     let ids: Vec<_> = (0..4u32)
         .map(|task| {
