@@ -59,12 +59,13 @@ pub(crate) fn worker(run: &Run<'_>, pe: u32, block: u32) {
         if !list.is_empty() && n < known {
             let t = list[k];
             // The limit after the acquire (as in the pinned compute loop).
-            let ready = states
-                .preds_done_now(l, t, n)
-                .map(|low| {
+            let ready = match states.preds_done_now(l, t, n) {
+                Some(low) => {
                     known = states.fold_limit(known, low);
-                })
-                .is_some();
+                    true
+                }
+                None => false,
+            };
             if ready && n < known {
                 if let Some(tr) = &tr {
                     idle_trace.end(tr);
