@@ -29,6 +29,8 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
+#   bash scripts/gpu-owed.sh s28-x       # 1 GPU: separate single reduction (one copy of z): x's step apart against in the axpy; merged, Standard, A/B
+#   bash scripts/gpu-owed.sh s28-sr      # 1 GPU: separate single reduction with one copy of z against two halves, merged and Standard, A/B
 #   bash scripts/gpu-owed.sh s27-ab3     # 1 GPU: three builds' CLIs (.gpu/ab/autarky-REV, built here) side by side: CG, Jacobi, A/B
 #   bash scripts/gpu-owed.sh s27-carry   # 1 GPU: carried limits against the read after every acquire (-DAUTARKY_EXP_LIMIT_REREAD) and none (-DAUTARKY_EXP_LIMIT_STATIC), A/B; early stops both ways
 #   bash scripts/gpu-owed.sh s27-wide    # 1 GPU: comm blocks' pinned polls (wide: only the words, several rounds; narrow: a cached list) against each control, A/B
@@ -360,6 +362,53 @@ s27-mini)
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
+  done
+  pack
+  ;;
+s28-x)
+  # Session 28 (1 GPU): the separate single reduction (one copy of z) with
+  # x's step a task after each SpMV tile (cg_xstep, in the reduce's
+  # shadow) against x's step in the axpy tiles (--x-in-spmv), the merged
+  # single reduction and Standard; 32³ too (where merged won before).
+  A=${A:-.gpu/ab/autarky-new}
+  [ -x "$A" ] || A=$B/autarky
+  F='"us_per_iteration"|"x_step_apart"|rror'
+  for r in 1 2 3; do
+    for c in "cg2d1024:--poisson2d 1024 --max-iters 500" "cg64:--poisson3d 64 --max-iters 2000" "cg32:--poisson3d 32 --max-iters 2000" "cg128:--poisson3d 128 --max-iters 300"; do
+      n=${c%%:*}; args=${c#*:}
+      OK_RC=4 FILTER="$F" run "$n-std-$r" 60 $A --json cg $args --tol 0
+      OK_RC=4 FILTER="$F" run "$n-apart-$r" 60 $A --json cg $args --tol 0 --variant single-reduction
+      OK_RC=4 FILTER="$F" run "$n-inaxpy-$r" 60 $A --json cg $args --tol 0 --variant single-reduction --x-in-spmv
+      OK_RC=4 FILTER="$F" run "$n-merged-$r" 60 $A --json cg $args --tol 0 --variant single-reduction --merged-updates
+    done
+  done
+  pack
+  ;;
+s28-sr)
+  # Session 28 (1 GPU): the separate single reduction with z in one copy of
+  # v (r that copy: five vectors, 40 bytes a row — 2D 1024² fits in L2)
+  # against two halves by parity (--double-buffer, 56 bytes a row), the
+  # merged single reduction (80 bytes a row) and Standard. Interleaved,
+  # three reps; the CLI of this build (A=.gpu/ab/autarky-new if present).
+  # (Flags as after the default changed to separate updates: the run
+  # itself used --separate-updates for these and no flag for merged, and
+  # x's step was then always in the axpy tiles: add --x-in-spmv to repeat
+  # it.)
+  A=${A:-.gpu/ab/autarky-new}
+  [ -x "$A" ] || A=$B/autarky
+  F='"us_per_iteration"|"iterations"|"rel_residual"|rror'
+  for r in 1 2 3; do
+    for c in "cg2d1024:--poisson2d 1024 --max-iters 500" "cg64:--poisson3d 64 --max-iters 2000" "cg128:--poisson3d 128 --max-iters 300"; do
+      n=${c%%:*}; args=${c#*:}
+      OK_RC=4 FILTER="$F" run "$n-std-$r" 60 $A --json cg $args --tol 0
+      OK_RC=4 FILTER="$F" run "$n-merged-$r" 60 $A --json cg $args --tol 0 --variant single-reduction --merged-updates
+      OK_RC=4 FILTER="$F" run "$n-one-$r" 60 $A --json cg $args --tol 0 --variant single-reduction
+      OK_RC=4 FILTER="$F" run "$n-two-$r" 60 $A --json cg $args --tol 0 --variant single-reduction --double-buffer
+    done
+  done
+  # To 1e-8 (the iterations and residuals of each form).
+  for v in "std:" "one:--variant single-reduction" "merged:--variant single-reduction --merged-updates"; do
+    OK_RC=4 FILTER="$F" run "cg2d1024-tol-${v%%:*}" 60 $A --json cg --poisson2d 1024 --tol 1e-8 --max-iters 5000 ${v#*:}
   done
   pack
   ;;

@@ -41,7 +41,8 @@ fn cg_kinds_compile_with_nvrtc_for_sm90() {
     // Standard with the direction fused (x's step apart, the emulator's
     // default, and in the SpMV, what a GPU takes when the vectors exceed
     // its L2) and separate, single reduction with its updates merged and
-    // separate, each with the preconditioner.
+    // separate (x's step apart, and in the axpy tiles), each with the
+    // preconditioner.
     let a = cg::poisson2d(16).unwrap();
     let rt = autarky::Runtime::builder()
         .emulator(1)
@@ -78,6 +79,12 @@ fn cg_kinds_compile_with_nvrtc_for_sm90() {
             cg::DirectionForm::Auto,
             false,
             None,
+        ),
+        (
+            cg::CgVariant::SingleReduction,
+            cg::DirectionForm::Auto,
+            false,
+            Some(false),
         ),
     ] {
         let cfg = cg::CgConfig {

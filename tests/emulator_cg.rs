@@ -310,6 +310,45 @@ fn merged_and_separate_single_reduction_updates_are_bitwise_identical() {
     });
 }
 
+/// The separate single reduction with z in one copy of v (r that copy
+/// without the preconditioner: the default) and in two halves by parity
+/// give bitwise the same x, residual and iteration count, converged or
+/// stopped after an odd or even count, with and without the
+/// preconditioner, on one PE and on several (gathers read the one copy),
+/// with the rows as patterns and plain.
+#[test]
+fn single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical() {
+    each_form_case(|a, pes, precond, compact_matrix, row_patterns, what| {
+        let with = |single_buffer| CgConfig {
+            compact_matrix,
+            row_patterns,
+            merge_updates: false,
+            single_buffer,
+            ..cfg(CgVariant::SingleReduction, precond)
+        };
+        common::single_and_double_buffer_match(|| rt_for(a, pes), a, with, what);
+    });
+}
+
+/// The separate single reduction: x's step as a task of its own after each
+/// SpMV tile (`cg_xstep`, the default) and in the axpy tiles give bitwise
+/// the same x, residual and iteration count, converged or stopped after
+/// an odd or even count, with and without the preconditioner, on one PE
+/// and on several, with every matrix form.
+#[test]
+fn single_reduction_x_step_apart_and_in_axpy_are_bitwise_identical() {
+    each_form_case(|a, pes, precond, compact_matrix, row_patterns, what| {
+        let with = |form| CgConfig {
+            compact_matrix,
+            row_patterns,
+            merge_updates: false,
+            x_step_apart: Some(form),
+            ..cfg(CgVariant::SingleReduction, precond)
+        };
+        common::x_step_apart_and_in_spmv_match(|| rt_for(a, pes), a, with, what);
+    });
+}
+
 /// The cases of the trials that compare two forms of a recurrence: one
 /// anisotropic 3D matrix on 1, 2 and 3 PEs, with and without the
 /// preconditioner, plain and with the rows as patterns; `f(a, pes,

@@ -59,6 +59,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical",
+            1,
+            gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical,
+        ),
+        gpus_trial(
             "gpu_cg_vectors_kept_in_l2_change_nothing_but_speed",
             1,
             gpu_cg_vectors_kept_in_l2_change_nothing_but_speed,
@@ -382,6 +387,30 @@ fn gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical() {
             ..cfg(CgVariant::SingleReduction, precond)
         };
         common::merged_and_separate_updates_match(|| rt(a, pes), a, with, what);
+    });
+}
+
+/// The separate single reduction with z in one copy of v (r that copy
+/// without the preconditioner) and x's step in a task of its own (the
+/// defaults here) against z in two halves by parity and x's step in the
+/// axpy tiles: bitwise the same x, residual and iteration count
+/// (`common::single_and_double_buffer_match`: converged, and stopped after
+/// an odd and an even count), on 1, 2 and 4 virtual PEs (gathers read the
+/// one copy), with and without the preconditioner, in 2D and 3D, with the
+/// rows as patterns and plain. (The emulator's trials take the two
+/// changes one at a time.)
+fn gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical() {
+    each_form_case(|a, pes, precond, compact, what| {
+        let with = |new_form| CgConfig {
+            tile_rows: Some(37),
+            compact_matrix: compact,
+            row_patterns: compact,
+            merge_updates: false,
+            single_buffer: new_form,
+            x_step_apart: Some(new_form),
+            ..cfg(CgVariant::SingleReduction, precond)
+        };
+        common::single_and_double_buffer_match(|| rt(a, pes), a, with, what);
     });
 }
 

@@ -455,7 +455,9 @@ fn main() -> BoxResult<()> {
              GB/s counts the matrix once and ~12 vector passes per iteration.",
             cfg.reps
         );
-        println!("targets (issue 11, item 7), on autarky's standard CG:");
+        println!(
+            "targets (issue 11, item 7), on autarky's standard CG and its single-reduction CG:"
+        );
         for l in cases::goal_lines(&refs) {
             println!("{l}");
         }

@@ -336,7 +336,14 @@ pub fn x_step_apart_and_in_spmv_match(
         a,
         with,
         |apart, inline, what| {
-            assert!(apart.lean_update() && inline.lean_update(), "{what}");
+            // Lean Standard (the step in the SpMV), or the separate single
+            // reduction (in the axpy tiles).
+            let separate_sr = |s: &autarky::solvers::cg::CgSolver<'_>| s.single_buffer().is_some();
+            assert!(
+                (apart.lean_update() && inline.lean_update())
+                    || (separate_sr(apart) && separate_sr(inline)),
+                "{what}"
+            );
             assert!(apart.x_step_apart() && !inline.x_step_apart(), "{what}");
             assert!(
                 apart.graph().num_tasks() > inline.graph().num_tasks(),
@@ -365,11 +372,36 @@ pub fn merged_and_separate_updates_match(
             assert_eq!(merged.updates_merged(), Some(true), "{what}");
             assert_eq!(separate.updates_merged(), Some(false), "{what}");
             let tiles: usize = merged.tiles_per_pe().iter().sum();
+            // (And no x step tasks: the separate form's may have them.)
+            let x_steps = if separate.x_step_apart() { tiles } else { 0 };
             assert_eq!(
-                merged.graph().num_tasks() + tiles,
+                merged.graph().num_tasks() + tiles + x_steps,
                 separate.graph().num_tasks(),
                 "{what}: the merged graph has no axpy tiles"
             );
+        },
+        what,
+    );
+}
+
+/// The separate single reduction with `z` in one copy of `v` (and `r` that
+/// copy without a preconditioner) against the two halves by parity
+/// ([`forms_match_at_every_stop`]). `with(single_buffer)` gives the
+/// configuration (separate updates; `x`'s step may differ too, see
+/// [`x_step_apart_and_in_spmv_match`]).
+pub fn single_and_double_buffer_match(
+    rt: impl Fn() -> Runtime,
+    a: &autarky::solvers::cg::Csr<f64>,
+    with: impl Fn(bool) -> autarky::solvers::cg::CgConfig,
+    what: &str,
+) {
+    forms_match_at_every_stop(
+        rt,
+        a,
+        with,
+        |one, two, what| {
+            assert_eq!(one.single_buffer(), Some(true), "{what}");
+            assert_eq!(two.single_buffer(), Some(false), "{what}");
         },
         what,
     );

@@ -142,19 +142,25 @@ pub struct Args {
     /// comparisons; bitwise the same results).
     #[arg(long, hide = true)]
     full_update: bool,
-    /// With lean updates: x's step in the SpMV's row loop, not a task of
-    /// its own after each SpMV tile (by default that task is used when the
-    /// vectors fit in L2; for comparisons; bitwise the same results).
+    /// With lean updates: x's step in the SpMV's row loop (separate single
+    /// reduction: in the axpy tiles), not a task of its own after each
+    /// SpMV tile (by default that task is used when the vectors fit in L2;
+    /// for comparisons; bitwise the same results).
     #[arg(long, hide = true, conflicts_with = "x_step_apart")]
     x_in_spmv: bool,
     /// With lean updates: x's step as a task of its own whatever the size.
     #[arg(long, hide = true)]
     x_step_apart: bool,
-    /// Single reduction: the vector updates in axpy tiles that run before
-    /// the SpMV instead of merged into the SpMV tiles (the former layout,
-    /// for comparisons; bitwise the same results).
+    /// Single reduction: the vector updates merged into the SpMV tiles (r,
+    /// w and s by parity) instead of axpy tiles that run before the SpMV
+    /// (the former default, for comparisons; bitwise the same results).
     #[arg(long, hide = true)]
-    separate_updates: bool,
+    merged_updates: bool,
+    /// Single reduction with separate updates: z in two halves of v by
+    /// parity and r a vector of its own (the former layout, for
+    /// comparisons; bitwise the same results).
+    #[arg(long, hide = true)]
+    double_buffer: bool,
 }
 
 /// A finite, non-negative tolerance.
@@ -273,7 +279,8 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
             (_, true) => Some(true),
             _ => None,
         },
-        merge_updates: !a.separate_updates,
+        merge_updates: a.merged_updates,
+        single_buffer: !a.double_buffer,
         ..CgConfig::new(a.tol, a.max_iters)
     };
     let solver = CgSolver::new(&rt, &matrix, cfg).map_err(cli_error)?;
@@ -385,6 +392,9 @@ pub fn run(ctx: &Ctx, a: Args) -> Result<(), CliError> {
         // Single reduction: the SpMV tiles applied the vector updates
         // (null: Standard).
         "merged_updates": solver.updates_merged(),
+        // Single reduction, separate updates: z in one copy of v (null:
+        // merged, or Standard).
+        "single_buffer": solver.single_buffer(),
         "precond": precond,
         "tol": a.tol,
         "max_iters": a.max_iters,

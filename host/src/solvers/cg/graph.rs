@@ -77,7 +77,18 @@
 //!    `pᵀAp = δ − β γ / α_prev` (checked positive), `α = γ / pᵀAp`, stored
 //!    for iteration `n + 1`.
 //!
-//! With the updates merged ([`CgConfig::merge_updates`], the default)
+//! With one copy of `z` ([`CgConfig::single_buffer`], the default) `v`
+//! has one half: the axpy tile of `n` reads `z_n` and writes `z_{n+1}` in
+//! place (the bodies' `vlen` is 0, so every parity offset is 0), and
+//! without a preconditioner `r` is that half's owned part (`z = r`; the
+//! tile stores `r_{n+1}` once). Five vectors of `maxn` entries (`v`, `w`,
+//! `x`, `p`, `s`) instead of seven. With `x`'s step apart
+//! ([`CgConfig::x_step_apart`]; by default when those vectors fit in L2)
+//! the axpy tiles leave `x` alone and `cg_xstep`, pinned after each SpMV
+//! tile, applies `x += α_n p_n` while the reduce sums (edges SpMV → x step
+//! → axpy of `n + 1`, which rewrites `p`).
+//!
+//! With the updates merged ([`CgConfig::merge_updates`]; not the default)
 //! there is no step 1: `r`, `w` and `s` are kept by parity (`r_n`, `w_n`,
 //! `s_n` in the halves of parity `n`), and the SpMV tile of `n`
 //! (`cg_spmv_merged`) forms each owned entry of `z_{n+1}` it multiplies
@@ -127,6 +138,15 @@
 //!   entries). What it reads (`r_n`, `w_n`, `s_{n−1}`, its neighbours'
 //!   too) was written by the tiles of `n − 1`, before that reduce; `p` and
 //!   `x` are its own rows'.
+//! * separate single reduction with one copy of `z`: the axpy tile of
+//!   `n + 1` overwrites its rows of `z_{n+1}` (and `r`, when it is `z`)
+//!   after the reduce of `n`, which follows every PE's SpMV tiles of `n`,
+//!   the only tiles that read it (the receivers' read their ghosts, a
+//!   copy); the owner's gathers of `n`, which read it too, come before it
+//!   by an explicit distance-1 edge gather → axpy tile (distance 2 with two
+//!   halves). The receiver's ghosts are rewritten by gather `n + 1`, after
+//!   that same reduce of the owner, which follows the receiver's SpMVs of
+//!   `n` through the allreduce.
 //! * the receiver's ghosts of `v[(n + 1) % 2]` are rewritten by gather `n`,
 //!   which follows the owner's tiles at `n`, which follow the owner's reduce
 //!   of `n` (or `n − 1`), which follows every PE's partials of that
@@ -270,16 +290,36 @@ pub struct CgConfig {
     /// apart when the recurrence's vectors fit in the device's L2
     /// ([`X_STEP_APART_L2_BYTES_PER_ROW`]; always on the emulator);
     /// `Some(b)` forces it. Exact: bitwise the same results either way
-    /// (the same `fma`).
+    /// (the same `fma`). The separate single reduction takes the same
+    /// task for its step `x += α_n p_n`, out of the axpy tiles (which run
+    /// between the reduce and the SpMV, on the iteration's critical path),
+    /// by default when its vectors fit in L2 (40 bytes a row with one copy
+    /// of `z` and no preconditioner): 2D 1024² 36.1 → 33.9 µs an
+    /// iteration, 64³ 17.4 → 16.6 on one H200.
     pub x_step_apart: Option<bool>,
     /// Single-reduction recurrence: the SpMV tiles apply the vector
     /// updates of the iteration (`p`, `s`, `x`, `r`) to their rows and
     /// form the entries of `z_{n+1}` they multiply where they read them,
     /// from `r_n`, `w_n` and `s_{n−1}` (kept by parity), instead of vector
     /// tiles that run first — one phase and one hand-off an iteration
-    /// fewer. Default true. Exact: bitwise the same results either way
-    /// (the same `fma`s). No effect on the Standard recurrence.
+    /// fewer, but ten vectors instead of five. Default false: measured on
+    /// one H200 against the separate updates with one copy of `z`
+    /// ([`CgConfig::single_buffer`]) and `x`'s step apart, µs an iteration
+    /// (merged / separate): 2D 1024² 59.4 / 33.9, 3D 64³ 20.9 / 16.6, 128³
+    /// 117.7 / 103.3, 32³ 13.6 / 13.7. Exact: bitwise the same results
+    /// either way (the same `fma`s). No effect on the Standard recurrence.
     pub merge_updates: bool,
+    /// Single-reduction recurrence with separate updates (not
+    /// [`CgConfig::merge_updates`]): `z` lives in one copy of `v`, not two
+    /// halves by parity, and without a preconditioner `r` is that copy
+    /// (`z = r`) — five vectors instead of seven, 40 bytes a row instead
+    /// of 56, so 2D 1024² fits in an H200's L2. Safe because every reader
+    /// of `z_{n+1}` (the SpMV tiles and gathers of `n`) comes before the
+    /// reduce of `n`, which every axpy tile of `n + 1`, the only writers,
+    /// waits for (module docs, "Ordering"). Default true; false keeps the
+    /// halves (for comparison). Exact: bitwise the same results either
+    /// way.
+    pub single_buffer: bool,
 }
 
 /// [`CgConfig::l2_persist_vectors`]: the longest span of vectors kept in
@@ -491,7 +531,8 @@ impl CgConfig {
             row_patterns: true,
             lean_update: true,
             x_step_apart: None,
-            merge_updates: true,
+            merge_updates: false,
+            single_buffer: true,
         }
     }
 }
@@ -822,6 +863,8 @@ pub struct CgSolver<'a> {
     fuse_dir: bool,
     /// x's step is a task of its own ([`CgConfig::x_step_apart`]).
     x_apart: bool,
+    /// r is v's owned part (CgConfig::single_buffer, no preconditioner).
+    r_is_v: bool,
     /// The vectors' heap range kept in L2 during runs, if any.
     l2_window: Option<crate::L2Persist>,
     /// The SpMV reads the packed matrix ([`CgConfig::compact_matrix`]).
@@ -1112,15 +1155,33 @@ impl<'a> CgSolver<'a> {
                 .direction
                 .fused_for(rt, rows_per_gpu, form, cfg.lean_update);
         let lean = fuse_dir && cfg.lean_update;
-        // x's step by cg_xstep (CgConfig::x_step_apart), not the SpMV.
-        let x_apart = lean
-            && cfg.x_step_apart.unwrap_or_else(|| {
-                x_step_apart_by_default(rows_per_gpu, rt.device_props().map(|d| d.l2_bytes))
-            });
         let merged = rec == Recurrence::Single && cfg.merge_updates;
         // Merged single reduction: r, w (y) and s by parity, two halves of
         // `maxn` entries each (mode 3's `stride`).
         let halves = if merged { 2 } else { 1 };
+        // Separate single reduction, one copy of z (CgConfig::single_buffer):
+        // v has one half (every parity offset is 0: the bodies' `vlen` is
+        // 0), and r is its owned part when there is no preconditioner.
+        let one_half = rec == Recurrence::Single && !merged && cfg.single_buffer;
+        let r_is_v = one_half && !precond;
+        let v_halves = if one_half { 1 } else { 2 };
+        // The `vlen` the bodies offset the halves of v by.
+        let vstride = if one_half { 0 } else { vlen as u64 };
+        // x's step by cg_xstep (CgConfig::x_step_apart), not the SpMV (lean
+        // Standard) or the axpy tiles (separate single reduction); by
+        // default when the recurrence's vectors fit in L2.
+        let sr_separate = rec == Recurrence::Single && !merged;
+        let x_apart = (lean || sr_separate)
+            && cfg.x_step_apart.unwrap_or_else(|| {
+                let l2 = rt.device_props().map(|d| d.l2_bytes);
+                if lean {
+                    x_step_apart_by_default(rows_per_gpu, l2)
+                } else {
+                    // v, w, x, p, s; r unless it is v; dinv.
+                    let vectors = v_halves + usize::from(!r_is_v) + 4 + usize::from(precond);
+                    l2.map_or(true, |l2| rows_per_gpu.saturating_mul(8 * vectors) <= l2)
+                }
+            });
         // Entries of a buffer: n where used, 1 where not.
         let len = |used: bool, n: usize| if used { n } else { 1 };
 
@@ -1143,13 +1204,13 @@ impl<'a> CgSolver<'a> {
             // per nonzero, first, then z and r (the fused direction reads
             // them there too), q/w, and those only the vector phases touch
             // — an L2 window shorter than the vectors keeps the head.
-            v: rt.alloc_symmetric(2 * vlen)?,
+            v: rt.alloc_symmetric(v_halves * vlen)?,
             z: rt.alloc_symmetric(if precond && rec == Recurrence::Standard {
                 maxn
             } else {
                 1
             })?,
-            r: rt.alloc_symmetric(halves * maxn)?,
+            r: rt.alloc_symmetric(if r_is_v { 1 } else { halves * maxn })?,
             y: rt.alloc_symmetric(halves * maxn)?,
             x: rt.alloc_symmetric(maxn)?,
             p: rt.alloc_symmetric(if rec == Recurrence::Single { maxn } else { 1 })?,
@@ -1310,6 +1371,8 @@ impl<'a> CgSolver<'a> {
         };
 
         let addr = |b: &SymBuffer<f64>, q: usize| b.addr(q as u32);
+        // r, or v's owned part when r is z (one copy of z, no preconditioner).
+        let r_addr = |q: usize| addr(if r_is_v { &bufs.v } else { &bufs.r }, q);
         let mut spmv_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes);
         let mut vec1_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes); // update / axpy
         let mut dir_ids: Vec<Vec<TaskId>> = Vec::with_capacity(pes);
@@ -1348,9 +1411,9 @@ impl<'a> CgSolver<'a> {
                     val,
                     v: addr(&bufs.v, q),
                     y: addr(&bufs.y, q),
-                    r: addr(&bufs.r, q),
+                    r: r_addr(q),
                     partials: ar1.partials_addr(q as u32),
-                    vlen: vlen as u64,
+                    vlen: vstride,
                     lo: rows.start as u32,
                     hi: rows.end as u32,
                     lanes,
@@ -1364,11 +1427,7 @@ impl<'a> CgSolver<'a> {
                     },
                     width: width_spmv as u32,
                     owned: pe.n_local() as u32,
-                    z: if precond {
-                        addr(&bufs.z, q)
-                    } else {
-                        addr(&bufs.r, q)
-                    },
+                    z: if precond { addr(&bufs.z, q) } else { r_addr(q) },
                     scalars: addr(&bufs.scalars, q),
                     compact: code,
                     // 1: the SpMV applies x's step; 2: cg_xstep does.
@@ -1388,7 +1447,7 @@ impl<'a> CgSolver<'a> {
                 };
                 let va = VecArgs {
                     x: addr(&bufs.x, q),
-                    r: addr(&bufs.r, q),
+                    r: r_addr(q),
                     y: addr(&bufs.y, q),
                     v: addr(&bufs.v, q),
                     p: addr(&bufs.p, q),
@@ -1397,7 +1456,7 @@ impl<'a> CgSolver<'a> {
                     dinv: addr(&bufs.dinv, q),
                     scalars: addr(&bufs.scalars, q),
                     partials: ar2.as_ref().map_or(0, |a| a.partials_addr(q as u32)),
-                    vlen: vlen as u64,
+                    vlen: vstride,
                     lo: rows.start as u32,
                     hi: rows.end as u32,
                     tile: t as u32,
@@ -1405,7 +1464,8 @@ impl<'a> CgSolver<'a> {
                     precond: precond as u32,
                     width: width_update as u32,
                     fused: fuse_dir as u32,
-                    lean: lean as u32,
+                    // (Single reduction: x's step in cg_xstep.)
+                    lean: (lean || (sr_separate && x_apart)) as u32,
                 };
                 let s = graph.add_task(k_spmv, &sa);
                 graph.set_name(s, format!("spmv tile {t} of PE {q}"));
@@ -1452,6 +1512,16 @@ impl<'a> CgSolver<'a> {
                         graph.add_edge(x, s);
                         mine.push(x);
                         v1.push(x);
+                        if x_apart {
+                            // x += α_n p_n after the SpMV tile (pinned after
+                            // it on the same block: it runs while the reduce
+                            // sums), before the axpy of n + 1 rewrites p.
+                            let xs = graph.add_task(kind("cg_xstep"), &va);
+                            graph.set_name(xs, format!("x step tile {t} of PE {q}"));
+                            graph.add_edge(s, xs);
+                            graph.add_carried_edge(xs, x);
+                            mine.push(xs);
+                        }
                     }
                 }
                 for &id in &mine {
@@ -1536,19 +1606,15 @@ impl<'a> CgSolver<'a> {
                         &GatherArgs {
                             v: addr(&bufs.v, q),
                             idx: bufs.send_idx.addr(q as u32) + 4 * (off + range.start) as u64,
-                            vlen: vlen as u64,
+                            vlen: vstride,
                             stage: bufs.stage.addr(q as u32) + 8 * (off + range.start) as u64,
                             count: range.len() as u32,
                             dest: (send.dest_start() + range.start) as u32,
                             to_pe: to as u32,
                             fused: if merged { 2 } else { fuse_dir as u32 },
-                            z: if precond {
-                                addr(&bufs.z, q)
-                            } else {
-                                addr(&bufs.r, q)
-                            },
+                            z: if precond { addr(&bufs.z, q) } else { r_addr(q) },
                             scalars: addr(&bufs.scalars, q),
-                            r: addr(&bufs.r, q),
+                            r: r_addr(q),
                             w: addr(&bufs.y, q),
                             s: addr(&bufs.s, q),
                             dinv: addr(&bufs.dinv, q),
@@ -1592,8 +1658,15 @@ impl<'a> CgSolver<'a> {
                             // SpMV tile of n + 1 overwrites those halves.
                             graph.add_edge_with_distance(g, spmv_ids[q][j], 1);
                         } else {
+                            // Gather n reads z_{n+1} of these rows; the
+                            // axpy of n + 1 (one copy of z) or n + 2 (two
+                            // halves) overwrites it.
                             graph.add_edge(producers[q][j], g);
-                            graph.add_edge_with_distance(g, producers[q][j], 2);
+                            graph.add_edge_with_distance(
+                                g,
+                                producers[q][j],
+                                if one_half { 1 } else { 2 },
+                            );
                         }
                     }
                     // The receiver's SpMV tiles that read this chunk's ghosts.
@@ -1689,7 +1762,18 @@ impl<'a> CgSolver<'a> {
                 }
             }
         }
-        let mut start = initial_state(a, &plan, &b, &x0, &dinv, precond, rec, &cfg, b_norm, vlen)?;
+        let mut start = initial_state(
+            a,
+            &plan,
+            &b,
+            &x0,
+            &dinv,
+            precond,
+            rec,
+            &cfg,
+            b_norm,
+            v_halves * vlen,
+        )?;
         if let Start::Done(run) = &mut start {
             run.x.iter_mut().for_each(|v| *v /= scale);
         }
@@ -1701,6 +1785,7 @@ impl<'a> CgSolver<'a> {
             precond,
             fuse_dir,
             x_apart,
+            r_is_v,
             l2_window,
             compact,
             patterned,
@@ -1731,8 +1816,9 @@ impl<'a> CgSolver<'a> {
         self.fuse_dir && self.cfg.lean_update
     }
 
-    /// With lean updates: whether `x`'s step is a task of its own
-    /// (`cg_xstep`, [`CgConfig::x_step_apart`]) rather than the SpMV's.
+    /// With lean updates or the separate single reduction: whether `x`'s
+    /// step is a task of its own (`cg_xstep`, [`CgConfig::x_step_apart`])
+    /// rather than the SpMV's or the axpy tiles'.
     pub fn x_step_apart(&self) -> bool {
         self.x_apart
     }
@@ -1741,6 +1827,14 @@ impl<'a> CgSolver<'a> {
     /// vector updates ([`CgConfig::merge_updates`]); None for Standard.
     pub fn updates_merged(&self) -> Option<bool> {
         (self.rec == Recurrence::Single).then_some(self.cfg.merge_updates)
+    }
+
+    /// The single-reduction recurrence with separate updates: whether `z`
+    /// lives in one copy of `v` ([`CgConfig::single_buffer`]); None
+    /// otherwise.
+    pub fn single_buffer(&self) -> Option<bool> {
+        (self.rec == Recurrence::Single && !self.cfg.merge_updates)
+            .then_some(self.cfg.single_buffer)
     }
 
     /// Whether the SpMV reads the matrix packed ([`super::compact`]), as
@@ -1786,15 +1880,18 @@ impl<'a> CgSolver<'a> {
             self.bufs.x.copy_from(pe, &padded(&init.x[q], self.maxn))?;
             // (r and y hold two halves with the updates merged: the first
             // gets r₀, w₀.)
-            self.bufs
-                .r
-                .copy_from(pe, &padded(&init.r[q], self.bufs.r.len()))?;
+            // (Not when r is v's owned part: v gets z₀ = r₀ below.)
+            if !self.r_is_v {
+                self.bufs
+                    .r
+                    .copy_from(pe, &padded(&init.r[q], self.bufs.r.len()))?;
+            }
             self.bufs
                 .y
                 .copy_from(pe, &padded(&init.y[q], self.bufs.y.len()))?;
             self.bufs
                 .v
-                .copy_from(pe, &padded(&init.v[q], 2 * self.vlen))?;
+                .copy_from(pe, &padded(&init.v[q], self.bufs.v.len()))?;
             for b in [&self.bufs.p, &self.bufs.s, &self.bufs.z] {
                 b.copy_from(pe, &vec![0.0; b.len()])?;
             }
@@ -1963,7 +2060,7 @@ fn initial_state(
     rec: Recurrence,
     cfg: &CgConfig,
     b_norm: f64,
-    vlen: usize,
+    v_len: usize,
 ) -> Result<Start> {
     let n = a.n_rows();
     let done = |x: Vec<f64>, rel: f64, true_rel: f64| {
@@ -2040,8 +2137,9 @@ fn initial_state(
         init.r.push(r[rows.clone()].to_vec());
         init.y.push(w[rows.clone()].to_vec());
         // v[0] = p₀ = z₀ (Standard) or z₀ (single reduction), owned then
-        // ghosts; v[1] is written before it is read.
-        let mut v = vec![0.0; 2 * vlen];
+        // ghosts; v[1] (if any: `v_len` is one or two halves) is written
+        // before it is read.
+        let mut v = vec![0.0; v_len];
         v[..pe.n_local()].copy_from_slice(&z[rows]);
         for blk in pe.ghosts() {
             for (k, &gi) in blk.globals().iter().enumerate() {
@@ -2367,6 +2465,20 @@ mod cpu {
     pub(super) fn xstep(ctx: &CpuCtx<'_>) -> Result<(), u32> {
         let a: VecArgs = ctx.args();
         let n = ctx.iteration;
+        if a.fused == 0 {
+            // The separate single reduction: x += α_n p_n (p_n stored by
+            // this tile's axpy of n; the axpy's expression).
+            let (alpha, _) = alpha_beta(a.scalars, n);
+            for i in a.lo as usize..a.hi as usize {
+                // SAFETY: module docs (this tile's rows of x and p, which
+                // only its axpy of n + 1, after this task, rewrites).
+                unsafe {
+                    let x: f64 = rd(a.x, i);
+                    wr(a.x, i, x + alpha * rd::<f64>(a.p, i));
+                }
+            }
+            return Ok(());
+        }
         if n == 0 {
             return Ok(());
         }
@@ -2411,7 +2523,10 @@ mod cpu {
                 let si = sr_s(rd(a.y, i), beta, rd(a.s, i));
                 wr(a.p, i, pi);
                 wr(a.s, i, si);
-                wr(a.x, i, rd::<f64>(a.x, i) + alpha * pi);
+                // (x's step here, or in xstep: VecArgs::lean.)
+                if a.lean == 0 {
+                    wr(a.x, i, rd::<f64>(a.x, i) + alpha * pi);
+                }
                 let ri = sr_r(rd(a.r, i), alpha, si);
                 wr(a.r, i, ri);
                 wr(zn, i, sr_z(ri, a.precond != 0, a.dinv, i));

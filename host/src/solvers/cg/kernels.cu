@@ -11,8 +11,9 @@
 //                 fused: p_n = z + b p_{n-1} formed and stored first;
 //   cg_direction  (Standard, not fused) p_{n+1} = z + b p_n into the other
 //                 half of v;
-//   cg_xstep      (Standard, lean, x's step apart) x += a_{n-1} p_{n-1}, run
-//                 by the SpMV tile's block after it, in the reduce's shadow;
+//   cg_xstep      (x's step apart) Standard, lean: x += a_{n-1} p_{n-1};
+//                 single reduction, separate: x += a_n p_n; run by the SpMV
+//                 tile's block after it, in the reduce's shadow;
 //   cg_axpy       (single reduction, separate) p, s, x, r updates, z_{n+1}
 //                 into v;
 //   cg_spmv_merged  (single reduction, merged; CgSpmv mode 3) cg_spmv's
@@ -62,7 +63,8 @@ struct CgVec {
     unsigned long long x, r, y, v, p, s, z, dinv, scalars, partials, vlen;
     unsigned lo, hi, tile, tiles, precond, width;
     unsigned fused;  // fused: p_n = z + b p_{n-1} (no cg_direction), stored by cg_update
-    unsigned lean;   // fused and lean: cg_spmv stores p_n and updates x; cg_update does r, z only
+    unsigned lean;   // fused and lean: cg_spmv stores p_n and updates x; cg_update does r, z only;
+                     // single reduction: cg_xstep applies x's step, not cg_axpy
 };
 
 // Entries a thread moves per round of a gather (cg_gather).
@@ -363,7 +365,8 @@ __device__ void cg_spmv_as(autarky::TaskCtx& ctx) {
             if (a.mode != 1) {
                 acc[0] += vi * s;
             } else {
-                const double ri = r[row];
+                // (r may be v itself: CgConfig::single_buffer.)
+                const double ri = r == v ? vi : r[row];
                 acc[0] += ri * vi;
                 acc[1] += s * vi;
                 acc[2] += ri * ri;
@@ -455,6 +458,17 @@ __device__ void cg_update(autarky::TaskCtx& ctx) {
 __device__ void cg_xstep(autarky::TaskCtx& ctx) {
     const CgVec& a = ctx.args<CgVec>();
     const unsigned n = ctx.iteration;
+    if (!a.fused) {
+        // The separate single reduction (graph.rs; its axpy tiles then skip
+        // x): x += a_n p_n, p_n stored by this tile's axpy of n (only the
+        // axpy of n + 1, after this task, rewrites it), after the tile's
+        // SpMV of n, while the reduce sums its partials. The axpy's fma.
+        const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + n % 2];
+        const double* p = reinterpret_cast<const double*>(a.p);
+        double* x = reinterpret_cast<double*>(a.x);
+        for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) x[i] = fma(alpha, p[i], x[i]);
+        return;
+    }
     if (n == 0) return;  // x_0 is the host's
     const double alpha = reinterpret_cast<const double*>(a.scalars)[cg::ALPHA + (n + 1) % 2];
     const double* pold = reinterpret_cast<const double*>(a.v) + ((n + 1) % 2) * a.vlen;
@@ -504,12 +518,29 @@ __device__ void cg_axpy(autarky::TaskCtx& ctx) {
     const double* dinv = reinterpret_cast<const double*>(a.dinv);
     // (Explicit fmas, shared with the merged SpMV and gather: the
     // contractions the compiler made of these expressions before.)
+    // x's step here, or in cg_xstep after the SpMV (lean: CgConfig::x_step_apart).
+    const bool xin = !a.lean;
+    if (r == zn) {
+        // One copy of z, and r is it (CgConfig::single_buffer, no
+        // preconditioner: z = r; graph.rs gives vlen 0, so z == zn too):
+        // r_n is the z_n just loaded, and r_{n+1} is stored once.
+        for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
+            const double zi = z[i];
+            const double pi = cg::direction(zi, beta, p[i]);
+            const double si = cg::sr_s(w[i], beta, s[i]);
+            p[i] = pi;
+            s[i] = si;
+            if (xin) x[i] = fma(alpha, pi, x[i]);
+            r[i] = cg::sr_r(zi, alpha, si);
+        }
+        return;
+    }
     for (unsigned i = a.lo + threadIdx.x; i < a.hi; i += blockDim.x) {
         const double pi = cg::direction(z[i], beta, p[i]);
         const double si = cg::sr_s(w[i], beta, s[i]);
         p[i] = pi;
         s[i] = si;
-        x[i] = fma(alpha, pi, x[i]);
+        if (xin) x[i] = fma(alpha, pi, x[i]);
         const double ri = cg::sr_r(r[i], alpha, si);
         r[i] = ri;
         zn[i] = cg::sr_z(ri, a.precond != 0, dinv, i);
