@@ -29,6 +29,8 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
+#   bash scripts/gpu-owed.sh s28-order   # 1 GPU: x steps after the block's last SpMV (several tiles a block: 2 virtual PEs), A/B against 89acaff's CLI
+#   bash scripts/gpu-owed.sh s28-pc      # 1 GPU: the single reduction's defaults with the Jacobi preconditioner and on 2 virtual PEs, A/B
 #   bash scripts/gpu-owed.sh s28-x       # 1 GPU: separate single reduction (one copy of z): x's step apart against in the axpy; merged, Standard, A/B
 #   bash scripts/gpu-owed.sh s28-sr      # 1 GPU: separate single reduction with one copy of z against two halves, merged and Standard, A/B
 #   bash scripts/gpu-owed.sh s27-ab3     # 1 GPU: three builds' CLIs (.gpu/ab/autarky-REV, built here) side by side: CG, Jacobi, A/B
@@ -361,6 +363,43 @@ s27-mini)
       A=.gpu/ab/autarky-$b
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  pack
+  ;;
+s28-order)
+  # Session 28 (1 GPU): a block's x steps after its last SpMV (edges in the
+  # CG graph; .gpu/ab/autarky-new) against 89acaff's CLI ($B/autarky, the
+  # bundle's), where blocks run two tiles (2 virtual PEs a GPU) and where
+  # they run one (1 PE, the control: nothing should move). Interleaved,
+  # two reps; x in the SpMV / axpy as the bound.
+  F='"us_per_iteration"|rror'
+  for r in 1 2; do
+    for c in "pe2d1024:--poisson2d 1024 --max-iters 500 --pes 2" "pe64:--poisson3d 64 --max-iters 2000 --pes 2" "one2d1024:--poisson2d 1024 --max-iters 500"; do
+      n=${c%%:*}; args=${c#*:}
+      for v in "std:" "sr:--variant single-reduction"; do
+        OK_RC=4 FILTER="$F" run "$n-${v%%:*}-new-$r" 60 .gpu/ab/autarky-new --json cg $args --tol 0 ${v#*:}
+        OK_RC=4 FILTER="$F" run "$n-${v%%:*}-old-$r" 60 $B/autarky --json cg $args --tol 0 ${v#*:}
+        OK_RC=4 FILTER="$F" run "$n-${v%%:*}-in-$r" 60 $B/autarky --json cg $args --tol 0 ${v#*:} --x-in-spmv
+      done
+    done
+  done
+  pack
+  ;;
+s28-pc)
+  # Session 28 (1 GPU): the separate single reduction's new defaults (one
+  # copy of z, x's step apart by the L2 rule) where they were not measured:
+  # with the Jacobi preconditioner (z apart from r: 56 bytes a row with
+  # dinv) and on 2 virtual PEs (gathers read the one copy); against
+  # two halves, x in the axpy, and Standard. Interleaved, two reps.
+  F='"us_per_iteration"|"x_step_apart"|"iterations"|rror'
+  for r in 1 2; do
+    for c in "pc2d1024:--poisson2d 1024 --max-iters 500 --precond jacobi" "pc64:--poisson3d 64 --max-iters 2000 --precond jacobi" "pe2d1024:--poisson2d 1024 --max-iters 500 --pes 2" "pe64:--poisson3d 64 --max-iters 2000 --pes 2"; do
+      n=${c%%:*}; args=${c#*:}
+      OK_RC=4 FILTER="$F" run "$n-std-$r" 60 $B/autarky --json cg $args --tol 0
+      OK_RC=4 FILTER="$F" run "$n-sr-$r" 60 $B/autarky --json cg $args --tol 0 --variant single-reduction
+      OK_RC=4 FILTER="$F" run "$n-inaxpy-$r" 60 $B/autarky --json cg $args --tol 0 --variant single-reduction --x-in-spmv
+      OK_RC=4 FILTER="$F" run "$n-two-$r" 60 $B/autarky --json cg $args --tol 0 --variant single-reduction --double-buffer --x-in-spmv
     done
   done
   pack
