@@ -64,6 +64,11 @@ fn main() -> std::process::ExitCode {
             gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical,
         ),
         gpus_trial(
+            "gpu_cg_x_steps_on_blocks_with_several_tiles_are_bitwise_identical",
+            1,
+            gpu_cg_x_steps_on_blocks_with_several_tiles_are_bitwise_identical,
+        ),
+        gpus_trial(
             "gpu_cg_vectors_kept_in_l2_change_nothing_but_speed",
             1,
             gpu_cg_vectors_kept_in_l2_change_nothing_but_speed,
@@ -412,6 +417,38 @@ fn gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical() 
         };
         common::single_and_double_buffer_match(|| rt(a, pes), a, with, what);
     });
+}
+
+/// Tiles small enough that every compute block runs two or more (the x
+/// steps then follow an edge from their block's last SpMV, so they run
+/// after it): x's step apart and in the SpMV (Standard) or the axpy tiles
+/// (single reduction) give bitwise the same x, residual and iteration
+/// count (`common::x_step_apart_and_in_spmv_match`), on 1 and 2 virtual
+/// PEs.
+fn gpu_cg_x_steps_on_blocks_with_several_tiles_are_bitwise_identical() {
+    let a = poisson2d(96).unwrap();
+    for pes in [1, 2] {
+        for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+            let with = |form| CgConfig {
+                tile_rows: Some(4),
+                direction: DirectionForm::Fused,
+                x_step_apart: Some(form),
+                ..cfg(variant, Precond::None)
+            };
+            let what = format!("{variant:?}, {pes} PEs, tiles of 4 rows");
+            {
+                let rt = rt(&a, pes);
+                let solver = CgSolver::new(&rt, &a, with(true)).unwrap();
+                let (_, compute) = rt.blocks_per_pe(solver.graph().kinds()).unwrap();
+                let tiles = solver.tiles_per_pe()[0];
+                assert!(
+                    tiles >= 2 * compute as usize,
+                    "{what}: {tiles} tiles on {compute} compute blocks, fewer than two a block"
+                );
+            }
+            common::x_step_apart_and_in_spmv_match(|| rt(&a, pes), &a, with, &what);
+        }
+    }
 }
 
 /// The vectors kept in L2 during the run (the default on a run of one PE
