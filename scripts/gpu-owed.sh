@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
+#   bash scripts/gpu-owed.sh s28-owed    # 1 GPU: (owed by session 28) gpu_cg's trial of several tiles a compute block, never run on a GPU
 #   bash scripts/gpu-owed.sh s28-order   # 1 GPU: x steps after the block's last SpMV (several tiles a block: 2 virtual PEs), A/B against 89acaff's CLI
 #   bash scripts/gpu-owed.sh s28-pc      # 1 GPU: the single reduction's defaults with the Jacobi preconditioner and on 2 virtual PEs, A/B
 #   bash scripts/gpu-owed.sh s28-x       # 1 GPU: separate single reduction (one copy of z): x's step apart against in the axpy; merged, Standard, A/B
@@ -365,6 +366,16 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s28-owed)
+  # Owed by session 28 (1 GPU; a gpu-bundle build): the gpu_cg trial of
+  # tiles small enough that every compute block runs two or more (the x
+  # steps' order edges of 3ca37c8), written after that session's device
+  # time was spent. Then the rest of gpu_cg.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  run gpu-cg-several-tiles 240 .gpu/tests/gpu_cg-* --test-threads=1 several_tiles
+  run gpu-cg-rest 500 .gpu/tests/gpu_cg-* --test-threads=1 --skip several_tiles
   pack
   ;;
 s28-order)
