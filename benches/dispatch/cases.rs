@@ -311,6 +311,8 @@ pub struct AutarkyRun {
     pub device_s: Option<f64>,
     /// Trace records the rings could not keep (traced runs).
     pub dropped: Option<u64>,
+    /// The trace (traced runs).
+    pub trace: Option<autarky::trace::Trace>,
 }
 
 /// One timed autarky run, traced with `trace` records per block when
@@ -345,7 +347,8 @@ pub fn run_autarky(
     Ok(AutarkyRun {
         event_s: ev as f64 * 1e-3,
         device_s: r.device_ns.map(|ns| ns as f64 * 1e-9),
-        dropped: r.trace.map(|t| t.dropped),
+        dropped: r.trace.as_ref().map(|t| t.dropped),
+        trace: r.trace,
     })
 }
 

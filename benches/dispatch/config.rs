@@ -21,6 +21,9 @@ pub struct Config {
     /// Also run every autarky case traced (`RunOptions::trace`) with this
     /// many records per block, and print traced / untraced time.
     pub trace: Option<u32>,
+    /// Where traced runs write their last rep's trace (Chrome JSON, one
+    /// file per case); implies `trace`.
+    pub trace_dir: Option<std::path::PathBuf>,
 }
 
 /// `"100,1_000"` → `[100, 1000]`: positive integers.
@@ -46,6 +49,8 @@ graph and an atomic-claim persistent kernel, in one process (device events).
   --fan-in=LIST        AUTARKY_BENCH_FAN_IN          inputs of the fan-in joins (default 1000)
   --trace              AUTARKY_BENCH_TRACE=1         also run each autarky case traced
   --trace-records=N    AUTARKY_BENCH_TRACE_RECORDS   records per block when traced
+  --trace-dir=DIR      AUTARKY_BENCH_TRACE_DIR       write each traced case's last trace there
+                                                     (Chrome JSON; implies --trace)
 
 Results: a table on stdout, results.json (and charts) in target/bench-report/
 (or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
@@ -60,6 +65,7 @@ impl Config {
         let mut fan_in = env("AUTARKY_BENCH_FAN_IN");
         let mut trace = env("AUTARKY_BENCH_TRACE").is_some_and(|v| v != "0");
         let mut trace_records = env("AUTARKY_BENCH_TRACE_RECORDS");
+        let mut trace_dir = env("AUTARKY_BENCH_TRACE_DIR");
         for a in std::env::args().skip(1) {
             if a == "--quick" || a == "quick" {
                 quick = true;
@@ -73,6 +79,8 @@ impl Config {
                 fan_in = Some(v.into());
             } else if a == "--trace" {
                 trace = true;
+            } else if let Some(v) = a.strip_prefix("--trace-dir=") {
+                trace_dir = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--trace-records=") {
                 trace_records = Some(v.into());
             } else if a == "--help" || a == "-h" {
@@ -120,8 +128,14 @@ impl Config {
             }
             None => autarky::TraceOptions::DEFAULT_RECORDS,
         };
+        let trace_dir = trace_dir.map(std::path::PathBuf::from);
+        if let Some(d) = &trace_dir {
+            std::fs::create_dir_all(d)
+                .map_err(|e| format!("the trace directory {}: {e}", d.display()))?;
+        }
         Ok(Config {
-            trace: trace.then_some(records),
+            trace: (trace || trace_dir.is_some()).then_some(records),
+            trace_dir,
             quick,
             sizes: sizes.into_iter().map(|v| v as u32).collect(),
             reps: reps[0] as usize,

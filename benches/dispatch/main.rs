@@ -45,7 +45,9 @@
 //! tracing overhead), `AUTARKY_BENCH_TRACE_RECORDS` / `--trace-records=`
 //! (records per block of those traces, default 4096; a full ring
 //! overwrites, which costs the same as keeping, so small rings measure the
-//! same overhead). Without a GPU or NVRTC it prints `SKIP dispatch bench:
+//! same overhead), `AUTARKY_BENCH_TRACE_DIR` / `--trace-dir=` (write each
+//! traced case's last trace there as Chrome JSON, `<case>-<tasks>.json`;
+//! implies `--trace`). Without a GPU or NVRTC it prints `SKIP dispatch bench:
 //! <reason>` and exits 0.
 //!
 //! Modules: `config` (knobs), `cases` (what is measured, the table),
@@ -285,7 +287,10 @@ fn main() -> BoxResult<()> {
                 ("autarky in-kernel", AutarkyInKernel),
                 (FAN_IN_REFERENCE, Baseline),
                 ("uncounted (scan per input)", Baseline),
-            ],
+            ]
+            .into_iter()
+            .chain(traced.iter().copied())
+            .collect::<Vec<_>>(),
         ));
     }
     cases.push(Case::new(
@@ -329,6 +334,16 @@ fn main() -> BoxResult<()> {
             return Ok(());
         };
         let t = run_autarky(&rt, g, iters, what, Some(records))?;
+        if let (Some(dir), Some(tr)) = (&cfg.trace_dir, &t.trace) {
+            // Every rep overwrites the case's file: the last one stays.
+            let name: String = what
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            let path = dir.join(format!("{name}-{}.json", g.num_tasks()));
+            tr.write_chrome_json(&path)
+                .map_err(|e| format!("writing the trace of {what}: {e}"))?;
+        }
         if keep {
             cases[i].push("autarky traced", t.event_s);
             let name = cases[i].name.clone();
@@ -395,8 +410,9 @@ fn main() -> BoxResult<()> {
             let f = run_autarky(&rt, fan, m_fan, "fan-in", None)?;
             let fi = run_autarky(&rt, fan_indep, m_fan, "fan-in reference", None)?;
             let fu = run_autarky(&rt_uncounted, fan, m_fan, "fan-in uncounted", None)?;
+            let i = find(&mut cases, "fan-in", *w);
+            traced_run(&mut cases, i, fan, m_fan, "fan-in traced", keep)?;
             if keep {
-                let i = find(&mut cases, "fan-in", *w);
                 let c = &mut cases[i];
                 c.push("autarky", f.event_s);
                 if let Some(d) = f.device_s {
