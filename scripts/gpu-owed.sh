@@ -29,6 +29,9 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
+#   bash scripts/gpu-owed.sh s29-trace   # 1 GPU: the dispatch bench's small cases traced to Chrome JSON (--trace-dir), then gpu_cg
+#   bash scripts/gpu-owed.sh s29-wide    # 1 GPU: (docs/experiments/s29-counted-rmw.patch) a wide task folds its next instance while its known-done inputs cover it: tests, dispatch A/B against c8fd28f
+#   bash scripts/gpu-owed.sh s29-fan     # 1 GPU: (docs/experiments/s29-counted-rmw.patch) counted arrivals as RMWs, the join's inputs on the fast path: tests, fan-in A/B
 #   bash scripts/gpu-owed.sh s28-owed    # 1 GPU: (owed by session 28) gpu_cg's trial of several tiles a compute block, never run on a GPU
 #   bash scripts/gpu-owed.sh s28-order   # 1 GPU: x steps after the block's last SpMV (several tiles a block: 2 virtual PEs), A/B against 89acaff's CLI
 #   bash scripts/gpu-owed.sh s28-pc      # 1 GPU: the single reduction's defaults with the Jacobi preconditioner and on 2 virtual PEs, A/B
@@ -364,6 +367,72 @@ s27-mini)
       A=.gpu/ab/autarky-$b
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  pack
+  ;;
+s29-trace)
+  # Session 29 (1 GPU; a gpu-bundle build of main): the dispatch bench's
+  # small cases traced, each case's last trace written as Chrome JSON
+  # (--trace-dir; read with scripts/trace-gaps.py), then gpu_cg.
+  mkdir -p /tmp/tr
+  FILTER='^h200/dispatch|autarky  |traced|independent \(' LINES_SHOWN=30 run dispatch-trace 150 \
+    $B/dispatch --quick --n=100 --instances=20000 --fan-in=10,1000 --trace-records=1024 --trace-dir=/tmp/tr
+  tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='^test result|FAILED|panicked' run gpu-cg 560 .gpu/tests/gpu_cg-* --test-threads=1
+  pack
+  ;;
+s29-wide)
+  # (Needs docs/experiments/s29-counted-rmw.patch applied before the build:
+  # the macros it names exist only there.)
+  # Session 29 (1 GPU; a gpu-bundle build, and .gpu/ab/dispatch-old: the
+  # dispatch bench built from c8fd28f): a wide task's completion keeps how
+  # far its predecessors are done (WideReady) and folds its next instance
+  # while that covers it. Tests with counted joins first, then the
+  # dispatch bench in one call, interleaved, twice: new; new with
+  # -DAUTARKY_NO_WIDE_READY; c8fd28f's binary. Then the issue's fan-in row
+  # at 200 iterations (not --quick; fewer other cases, 5 reps), new and
+  # c8fd28f.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^test result|FAILED|panicked'
+  FILTER="$F" run gpu 200 .gpu/tests/gpu-* --test-threads=1
+  FILTER="$F" run gpu-multipe 200 .gpu/tests/gpu_multipe-* --test-threads=1
+  FILTER="$F" run gpu-trace 100 .gpu/tests/gpu_trace-* --test-threads=1
+  F='^h200/dispatch|^ +autarky |independent \(|uncounted|cuda-graph|atomic-claim '
+  for r in 1 2; do
+    for x in new nowide old; do
+      case $x in new|nowide) b=$B/dispatch;; old) b=.gpu/ab/dispatch-old;; esac
+      case $x in nowide) e=-DAUTARKY_NO_WIDE_READY;; *) e=;; esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=60 run "dispatch-$x-$r" 150 $b --quick --fan-in=10,100,1000,3000
+    done
+  done
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  for x in new old; do
+    case $x in new) b=$B/dispatch;; old) b=.gpu/ab/dispatch-old;; esac
+    FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x" 150 $b --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+  done
+  pack
+  ;;
+s29-fan)
+  # (Needs docs/experiments/s29-counted-rmw.patch applied before the build.)
+  # Session 29 (1 GPU; a gpu-bundle build): counted arrivals as RMWs
+  # without SC fences, and the inputs of a counted join on the fast path.
+  # First the test binaries that run counted joins (gpu, gpu_multipe,
+  # gpu_trace), then the dispatch bench's fan-in rows in one binary,
+  # interleaved, twice: new; -DAUTARKY_NO_COUNTED_FAST (the new protocol
+  # on the block-wide completion); -DAUTARKY_ARRIVE_SC
+  # -DAUTARKY_NO_COUNTED_FAST (session 28's protocol and path).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^test result|FAILED|panicked'
+  FILTER="$F" run gpu 200 .gpu/tests/gpu-* --test-threads=1
+  FILTER="$F" run gpu-multipe 200 .gpu/tests/gpu_multipe-* --test-threads=1
+  FILTER="$F" run gpu-trace 100 .gpu/tests/gpu_trace-* --test-threads=1
+  F='^h200/dispatch/fan|^ +autarky |independent \(|uncounted'
+  for r in 1 2; do
+    for x in new slow old; do
+      case $x in new) e=;; slow) e=-DAUTARKY_NO_COUNTED_FAST;; old) e="-DAUTARKY_ARRIVE_SC -DAUTARKY_NO_COUNTED_FAST";; esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=40 run "dispatch-$x-$r" 150 $B/dispatch --quick --fan-in=10,100,1000,3000
     done
   done
   pack
