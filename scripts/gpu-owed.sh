@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
+#   bash scripts/gpu-owed.sh s29-floor   # 1 GPU: (written in session 29, not yet run) the ordering instructions' costs (benches/floor/ordering.cu), the fan-in rows traced
 #   bash scripts/gpu-owed.sh s29-trace   # 1 GPU: the dispatch bench's small cases traced to Chrome JSON (--trace-dir), then gpu_cg
 #   bash scripts/gpu-owed.sh s29-wide    # 1 GPU: (docs/experiments/s29-counted-rmw.patch) a wide task folds its next instance while its known-done inputs cover it: tests, dispatch A/B against c8fd28f
 #   bash scripts/gpu-owed.sh s29-fan     # 1 GPU: (docs/experiments/s29-counted-rmw.patch) counted arrivals as RMWs, the join's inputs on the fast path: tests, fan-in A/B
@@ -369,6 +370,19 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s29-floor)
+  # Written in session 29, not yet run (no device time was left): what
+  # each ordering instruction on a join input's completion costs on this
+  # GPU, alone and with the fan-in row's load (benches/floor/ordering.cu),
+  # then the fan-in rows traced (c8fd28f's device code) for the same call.
+  /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/ordering benches/floor/ordering.cu
+  run floor-ordering 200 /tmp/ordering
+  mkdir -p /tmp/tr
+  FILTER='^h200/dispatch/fan|autarky  |traced|independent \(' LINES_SHOWN=30 run dispatch-trace 150 \
+    $B/dispatch --quick --n=100 --instances=20000 --fan-in=10,1000 --trace-records=1024 --trace-dir=/tmp/tr
+  tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
   pack
   ;;
 s29-trace)
