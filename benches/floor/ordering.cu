@@ -48,12 +48,14 @@ enum Variant {
   OLD_INPUT,       // st.release; fence.sc; atom.relaxed.add; fence.sc; ld.relaxed of the sink word (main's input)
   RMW_INPUT,       // st.release; atom.acq_rel.add; ld.relaxed of the sink word (the session-29 experiment's input)
   OLD_INPUT_BARS,  // OLD_INPUT inside three block barriers, as complete() runs it
+  BATCH8,          // batched arrivals: 7 instances in 8 owe their publish (nothing on the path), the 8th makes
+                   // them: fence.acq_rel; st.relaxed; atom.acq_rel.add 8; ld.relaxed of the sink word
   VARIANTS
 };
 static const char* NAMES[VARIANTS] = {
   "st.relaxed", "st.release", "st.release; fence.sc", "st.relaxed; fence.sc", "st.relaxed; fence.acq_rel",
   "st; atom.relaxed (shared)", "st; atom.acq_rel (shared)", "main's input: rel; sc; rmw; sc; ld",
-  "experiment's input: rel; rmw.acq_rel; ld", "main's input + 3 barriers"};
+  "experiment's input: rel; rmw.acq_rel; ld", "main's input + 3 barriers", "batched: 1 in 8 fence; st; rmw; ld"};
 
 // Worker blocks [0, W): thread 0 runs the sequence `iters` times; the
 // others wait at the barriers (OLD_INPUT_BARS) or at the end. Other blocks
@@ -93,6 +95,11 @@ __global__ void ordering(int variant, int workers, int iters, int poll, uint64_t
           v += ld_relaxed(sink) & 1; break;
         case RMW_INPUT:
           st_release(mine, v); v += atom_add_acq_rel(counter, 1) & 1; v += ld_relaxed(sink) & 1; break;
+        case BATCH8:
+          if ((i & 7) == 7) {
+            fence_acq_rel(); st_relaxed(mine, v); v += atom_add_acq_rel(counter, 8) & 1; v += ld_relaxed(sink) & 1;
+          }
+          break;
       }
       ++v;
     }
