@@ -29,6 +29,7 @@
 #   bash scripts/gpu-owed.sh s15-lean    # 1 GPU: the lean 3D S = 2 body: its test, G × prefetch × tiles, ncu, bench
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
+#   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
 #   bash scripts/gpu-owed.sh s29-floor   # 1 GPU: (written in session 29, not yet run) the ordering instructions' costs (benches/floor/ordering.cu), the fan-in rows traced
 #   bash scripts/gpu-owed.sh s29-trace   # 1 GPU: the dispatch bench's small cases traced to Chrome JSON (--trace-dir), then gpu_cg
 #   bash scripts/gpu-owed.sh s29-wide    # 1 GPU: (docs/experiments/s29-counted-rmw.patch) a wide task folds its next instance while its known-done inputs cover it: tests, dispatch A/B against c8fd28f
@@ -370,6 +371,41 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s29-next)
+  # Written in session 29, not yet run. Needs a gpu-bundle build of main
+  # with docs/experiments/s29-counted-rmw.patch applied (`git apply`), and
+  # .gpu/ab/dispatch-main: main's own dispatch bench (built from a clean
+  # worktree of main, stripped). The experiment's last state: counted
+  # arrivals as RMWs, the join's inputs on the fast path, WideReady, the
+  # new paths only in kernels with counted tasks, and deferred arrivals
+  # (one fence and one RMW for up to 8 instances of an input that runs
+  # ahead). Tests with counted joins, then the dispatch bench interleaved
+  # twice: the patch; the patch with -DAUTARKY_NO_DEFER_ARRIVALS; main.
+  # Then the 200-iteration fan-in rows and the patch's fan-in traced.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^test result|FAILED|panicked'
+  FILTER="$F" run gpu 200 .gpu/tests/gpu-* --test-threads=1
+  FILTER="$F" run gpu-multipe 200 .gpu/tests/gpu_multipe-* --test-threads=1
+  FILTER="$F" run gpu-trace 100 .gpu/tests/gpu_trace-* --test-threads=1
+  F='^h200/dispatch|^ +autarky |independent \(|uncounted|cuda-graph|atomic-claim '
+  for r in 1 2; do
+    for x in patch nodefer main; do
+      case $x in main) b=.gpu/ab/dispatch-main;; *) b=$B/dispatch;; esac
+      case $x in nodefer) e=-DAUTARKY_NO_DEFER_ARRIVALS;; *) e=;; esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=60 run "dispatch-$x-$r" 150 $b --quick --fan-in=10,100,1000,3000
+    done
+  done
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  for x in patch main; do
+    case $x in main) b=.gpu/ab/dispatch-main;; *) b=$B/dispatch;; esac
+    FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x" 150 $b --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+  done
+  mkdir -p /tmp/tr
+  FILTER='^h200/dispatch/fan|traced' run dispatch-trace 150 \
+    $B/dispatch --quick --n=100 --instances=20000 --fan-in=10,1000 --trace-records=1024 --trace-dir=/tmp/tr
+  tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
   pack
   ;;
 s29-floor)
