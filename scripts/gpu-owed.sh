@@ -140,6 +140,26 @@ run() {
   pack
 }
 
+# counted_join_tests: the test binaries that run counted joins (session 29's
+# fan-in stages), GPU tests required.
+counted_join_tests() {
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  local F='^test result|FAILED|panicked'
+  FILTER="$F" run gpu 200 .gpu/tests/gpu-* --test-threads=1
+  FILTER="$F" run gpu-multipe 200 .gpu/tests/gpu_multipe-* --test-threads=1
+  FILTER="$F" run gpu-trace 100 .gpu/tests/gpu_trace-* --test-threads=1
+}
+
+# fan_traces: the dispatch bench's small cases (the fan-in joins among
+# them) traced, each case's last trace as Chrome JSON (--trace-dir; read
+# with scripts/trace-gaps.py), packed into $OUT/traces.tar.gz.
+fan_traces() {
+  mkdir -p /tmp/tr
+  FILTER='^h200/dispatch|autarky  |traced|independent \(' LINES_SHOWN=30 run dispatch-trace 150 \
+    $B/dispatch --quick --n=100 --instances=20000 --fan-in=10,1000 --trace-records=1024 --trace-dir=/tmp/tr
+  tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
+}
+
 # halo LABEL ARGS...: a traced jacobi2d run (--json on stdout, kept apart
 # from stderr) and its trace facts: the share of the compute blocks' time
 # spent waiting for predecessors (neighbours and halos).
@@ -384,11 +404,7 @@ s29-next)
   # ahead). Tests with counted joins, then the dispatch bench interleaved
   # twice: the patch; the patch with -DAUTARKY_NO_DEFER_ARRIVALS; main.
   # Then the 200-iteration fan-in rows and the patch's fan-in traced.
-  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
-  F='^test result|FAILED|panicked'
-  FILTER="$F" run gpu 200 .gpu/tests/gpu-* --test-threads=1
-  FILTER="$F" run gpu-multipe 200 .gpu/tests/gpu_multipe-* --test-threads=1
-  FILTER="$F" run gpu-trace 100 .gpu/tests/gpu_trace-* --test-threads=1
+  counted_join_tests
   F='^h200/dispatch|^ +autarky |independent \(|uncounted|cuda-graph|atomic-claim '
   for r in 1 2; do
     for x in patch nodefer main; do
@@ -402,10 +418,7 @@ s29-next)
     case $x in main) b=.gpu/ab/dispatch-main;; *) b=$B/dispatch;; esac
     FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x" 150 $b --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
   done
-  mkdir -p /tmp/tr
-  FILTER='^h200/dispatch/fan|traced' run dispatch-trace 150 \
-    $B/dispatch --quick --n=100 --instances=20000 --fan-in=10,1000 --trace-records=1024 --trace-dir=/tmp/tr
-  tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
+  fan_traces
   pack
   ;;
 s29-floor)
@@ -415,20 +428,14 @@ s29-floor)
   # then the fan-in rows traced (c8fd28f's device code) for the same call.
   /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/ordering benches/floor/ordering.cu
   run floor-ordering 200 /tmp/ordering
-  mkdir -p /tmp/tr
-  FILTER='^h200/dispatch/fan|autarky  |traced|independent \(' LINES_SHOWN=30 run dispatch-trace 150 \
-    $B/dispatch --quick --n=100 --instances=20000 --fan-in=10,1000 --trace-records=1024 --trace-dir=/tmp/tr
-  tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
+  fan_traces
   pack
   ;;
 s29-trace)
   # Session 29 (1 GPU; a gpu-bundle build of main): the dispatch bench's
   # small cases traced, each case's last trace written as Chrome JSON
   # (--trace-dir; read with scripts/trace-gaps.py), then gpu_cg.
-  mkdir -p /tmp/tr
-  FILTER='^h200/dispatch|autarky  |traced|independent \(' LINES_SHOWN=30 run dispatch-trace 150 \
-    $B/dispatch --quick --n=100 --instances=20000 --fan-in=10,1000 --trace-records=1024 --trace-dir=/tmp/tr
-  tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
+  fan_traces
   export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
   FILTER='^test result|FAILED|panicked' run gpu-cg 560 .gpu/tests/gpu_cg-* --test-threads=1
   pack
@@ -444,11 +451,7 @@ s29-wide)
   # -DAUTARKY_NO_WIDE_READY; c8fd28f's binary. Then the issue's fan-in row
   # at 200 iterations (not --quick; fewer other cases, 5 reps), new and
   # c8fd28f.
-  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
-  F='^test result|FAILED|panicked'
-  FILTER="$F" run gpu 200 .gpu/tests/gpu-* --test-threads=1
-  FILTER="$F" run gpu-multipe 200 .gpu/tests/gpu_multipe-* --test-threads=1
-  FILTER="$F" run gpu-trace 100 .gpu/tests/gpu_trace-* --test-threads=1
+  counted_join_tests
   F='^h200/dispatch|^ +autarky |independent \(|uncounted|cuda-graph|atomic-claim '
   for r in 1 2; do
     for x in new nowide old; do
@@ -473,11 +476,7 @@ s29-fan)
   # interleaved, twice: new; -DAUTARKY_NO_COUNTED_FAST (the new protocol
   # on the block-wide completion); -DAUTARKY_ARRIVE_SC
   # -DAUTARKY_NO_COUNTED_FAST (session 28's protocol and path).
-  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
-  F='^test result|FAILED|panicked'
-  FILTER="$F" run gpu 200 .gpu/tests/gpu-* --test-threads=1
-  FILTER="$F" run gpu-multipe 200 .gpu/tests/gpu_multipe-* --test-threads=1
-  FILTER="$F" run gpu-trace 100 .gpu/tests/gpu_trace-* --test-threads=1
+  counted_join_tests
   F='^h200/dispatch/fan|^ +autarky |independent \(|uncounted'
   for r in 1 2; do
     for x in new slow old; do
