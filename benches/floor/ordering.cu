@@ -69,7 +69,7 @@ __global__ void ordering(int variant, int workers, int iters, int poll, uint64_t
     unsigned long long seen = 0;
     while (*(volatile unsigned*)finished < (unsigned)workers) {
       seen += ld_relaxed(slot);
-      __nanosleep(128);
+      if (poll > 1) __nanosleep(poll);
     }
     if (seen == 1) out_ns[1] = seen;  // keeps the loads
     return;
@@ -133,8 +133,12 @@ int main() {
   CK(cudaMemset(slots, 0, sizeof(uint64_t) * 2 * grid));
   const int iters = 2200;  // the first tenth is warm-up
   struct Mode { int workers, poll; const char* name; };
-  const Mode modes[] = {{1, 0, "W=1 quiet"}, {10, 0, "W=10 quiet"}, {10, 1, "W=10 + pollers"},
-                        {1000 < grid ? 1000 : grid, 1, "W=1000 + pollers"}};
+  // poll: 0 no pollers; 1 pollers that never sleep; N > 1 pollers that
+  // sleep N ns between loads (autarky's idle blocks: 128 after 128 polls).
+  const Mode modes[] = {{1, 0, "W=1 quiet"},          {10, 0, "W=10 quiet"},
+                        {10, 1, "W=10 + spinning"},   {10, 128, "W=10 + pollers 128ns"},
+                        {10, 1024, "W=10 + pollers 1us"}, {10, 4096, "W=10 + pollers 4us"},
+                        {1000 < grid ? 1000 : grid, 128, "W=1000 + pollers 128ns"}};
   printf("%d SMs x %d blocks of %d threads; ns an iteration of one worker, median [min-max] of 5 runs\n", sms, per_sm,
          threads);
   printf("%-42s", "variant");
