@@ -30,6 +30,11 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s30-slots4  # 1 GPU: (slots experiment) the join reads K slots ahead and folds through the full ones, A/B, quick, traced
+#   bash scripts/gpu-owed.sh s30-slots3  # 1 GPU: (slots experiment) the inputs' batches aligned to the join's instances, A/B at 200 iterations, quick, traced
+#   bash scripts/gpu-owed.sh s30-slots2  # 1 GPU: (the s30-slots bundle) the slots experiment's deferral limits and batch sizes at 200 iterations; traced with batches that fill
+#   bash scripts/gpu-owed.sh s30-slots   # 1 GPU: (experiment: the s29 patch + exact per-instance arrival slots) fan-in A/B against the patch and main, traced
+#   bash scripts/gpu-owed.sh s30-idle    # 1 GPU: idle pollers and the busy blocks' fences: the floor with sleeping pollers; idle waits' spin and backoff, A/B
 #   bash scripts/gpu-owed.sh s29-floor   # 1 GPU: (written in session 29, not yet run) the ordering instructions' costs (benches/floor/ordering.cu), the fan-in rows traced
 #   bash scripts/gpu-owed.sh s29-trace   # 1 GPU: the dispatch bench's small cases traced to Chrome JSON (--trace-dir), then gpu_cg
 #   bash scripts/gpu-owed.sh s29-wide    # 1 GPU: (docs/experiments/s29-counted-rmw.patch) a wide task folds its next instance while its known-done inputs cover it: tests, dispatch A/B against c8fd28f
@@ -391,6 +396,143 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s30-slots4)
+  # Session 30 (1 GPU; the slots experiment with aligned batches): the
+  # join reads its next K slots together and folds through the full ones
+  # (-DAUTARKY_EXP_SLOT_LOOK=K), against K = 1; 200 iterations, twice;
+  # quick; traced.
+  export AUTARKY_EXP_SLOTS=1
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  S="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_EXP_ALIGNED"
+  for r in 1 2; do
+    for x in k8 k16 k1; do
+      case $x in
+        k8) e="$S -DAUTARKY_EXP_SLOT_LOOK=8";;
+        k16) e="$S -DAUTARKY_EXP_SLOT_LOOK=16 -DAUTARKY_ARRIVE_BATCH=16";;
+        k1) e="$S";;
+      esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+    done
+  done
+  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_SLOT_LOOK=8"
+  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-k8-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
+  fan_traces
+  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
+s30-slots3)
+  # Session 30 (1 GPU; a bundle with the slots experiment and
+  # -DAUTARKY_EXP_ALIGNED): the inputs' batches aligned to the join's
+  # instances ([kB, kB + B) together), so its slots fill B at a time; at
+  # 200 iterations against unaligned batches; the quick bench; traced.
+  export AUTARKY_EXP_SLOTS=1
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  S="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536"
+  for r in 1 2; do
+    for x in a8 a16 u8; do
+      case $x in
+        a8) e="$S -DAUTARKY_EXP_ALIGNED";;
+        a16) e="$S -DAUTARKY_EXP_ALIGNED -DAUTARKY_ARRIVE_BATCH=16";;
+        u8) e="$S";;
+      esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+    done
+  done
+  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_ALIGNED"
+  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-a8-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
+  fan_traces
+  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
+s30-slots2)
+  # Session 30 (1 GPU; the s30-slots bundle): where the slots experiment's
+  # fan-in row goes untraced and traced with batches that fill (older
+  # deferral limits and bigger batches): the 200-iteration rows, then the
+  # fan-in cases traced with 65536 cycles.
+  export AUTARKY_EXP_SLOTS=1
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  for x in c16k c64k c64kb16 c64kb4; do
+    case $x in
+      c16k) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=16384";;
+      c64k) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536";;
+      c64kb16) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_ARRIVE_BATCH=16";;
+      c64kb4) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_ARRIVE_BATCH=4";;
+    esac
+    AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+  done
+  export AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536"
+  fan_traces
+  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
+s30-slots)
+  # Session 30 (1 GPU; a gpu-bundle build of main with
+  # docs/experiments/s29-counted-rmw.patch and the slots experiment applied,
+  # and .gpu/ab/dispatch-main: main's dispatch bench): exact arrival counts,
+  # a slot per counted task and instance (-DAUTARKY_EXP_SLOTS with
+  # AUTARKY_EXP_SLOTS=1), the inputs' arrivals deferred and batched, against
+  # the same without deferral, the patch's cumulative counter, and main.
+  # Dispatch quick interleaved twice, the 200-iteration fan-in rows, slots
+  # traced.
+  F='^h200/dispatch|^ +autarky  |independent \(|uncounted|cuda-graph|atomic-claim '
+  for r in 1 2; do
+    for x in slots slotsnd patch main; do
+      b=$B/dispatch; e=; unset AUTARKY_EXP_SLOTS
+      case $x in
+        slots) e=-DAUTARKY_EXP_SLOTS; export AUTARKY_EXP_SLOTS=1;;
+        slotsnd) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_NO_DEFER_ARRIVALS"; export AUTARKY_EXP_SLOTS=1;;
+        main) b=.gpu/ab/dispatch-main;;
+      esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=60 run "dispatch-$x-$r" 120 $b --quick --fan-in=10,100,1000,3000
+    done
+  done
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  for x in slots slots16k slotsnd patch main; do
+    b=$B/dispatch; e=; unset AUTARKY_EXP_SLOTS
+    case $x in
+      slots) e=-DAUTARKY_EXP_SLOTS; export AUTARKY_EXP_SLOTS=1;;
+      slots16k) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=16384"; export AUTARKY_EXP_SLOTS=1;;
+      slotsnd) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_NO_DEFER_ARRIVALS"; export AUTARKY_EXP_SLOTS=1;;
+      main) b=.gpu/ab/dispatch-main;;
+    esac
+    AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x" 120 $b --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+  done
+  export AUTARKY_EXP_SLOTS=1 AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_SLOTS
+  fan_traces
+  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
+s30-idle)
+  # Session 30 (1 GPU; a gpu-bundle build of main): do idle pollers make
+  # the busy blocks' ordering instructions slower? The floor with pollers
+  # that spin, sleep 128 ns, 1 µs, 4 µs; then idle compute blocks' waits
+  # for work (AUTARKY_IDLE_SPIN_POLLS tight polls, then a sleep doubling
+  # up to AUTARKY_IDLE_BACKOFF_MAX_NS) against main's (128 polls, 128 ns),
+  # interleaved, twice: the dispatch bench, fan-in at 200 iterations,
+  # Jacobi 256² S = 1 and S = 4, CG 2D 1024².
+  /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/ordering benches/floor/ordering.cu
+  run floor-ordering 200 /tmp/ordering
+  F='"us_per_iteration"|"rel_residual"|rror'
+  for r in 1 2; do
+    for x in main s8b128 s8b1k s8b4k s128b2k; do
+      case $x in
+        main) e=;;
+        s8b128) e="-DAUTARKY_IDLE_SPIN_POLLS=8";;
+        s8b1k) e="-DAUTARKY_IDLE_SPIN_POLLS=8 -DAUTARKY_IDLE_BACKOFF_MAX_NS=1024";;
+        s8b4k) e="-DAUTARKY_IDLE_SPIN_POLLS=8 -DAUTARKY_IDLE_BACKOFF_MAX_NS=4096";;
+        s128b2k) e="-DAUTARKY_IDLE_BACKOFF_MAX_NS=2048";;
+      esac
+      export AUTARKY_NVRTC_EXTRA="$e"
+      FILTER='^h200/dispatch|^ +autarky  |autarky pinned|cuda-graph|independent \(' LINES_SHOWN=60 run "dispatch-$x-$r" 120 $B/dispatch --quick --fan-in=10,1000
+      FILTER='^h200/dispatch/fan|^ +autarky  |independent \(' LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=3 --fan-in=10,1000
+      FILTER='µs per|rror' run "j256-s1-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      FILTER='µs per|rror' run "j256-s4-$x-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+      OK_RC=4 FILTER="$F" run "cg2d1024-$x-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+    done
+  done
+  unset AUTARKY_NVRTC_EXTRA
   pack
   ;;
 s29-next)
