@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (slots experiment) a join's inputs in the self loop, arrivals batched there, A/B at 200 iterations, quick
 #   bash scripts/gpu-owed.sh s30-slots4  # 1 GPU: (slots experiment) the join reads K slots ahead and folds through the full ones, A/B, quick, traced
 #   bash scripts/gpu-owed.sh s30-slots3  # 1 GPU: (slots experiment) the inputs' batches aligned to the join's instances, A/B at 200 iterations, quick, traced
 #   bash scripts/gpu-owed.sh s30-slots2  # 1 GPU: (the s30-slots bundle) the slots experiment's deferral limits and batch sizes at 200 iterations; traced with batches that fill
@@ -398,7 +399,36 @@ s27-mini)
   done
   pack
   ;;
+s30-slots5)
+  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
+  # slots experiment and its macros are not in main; s30-slots also needs
+  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
+  # Session 30 (1 GPU; the slots experiment with aligned batches and
+  # -DAUTARKY_EXP_INPUT_LOOP): a join's inputs run in the self loop, their
+  # arrivals batched there, against the main loop's path; 200 iterations,
+  # twice; quick.
+  export AUTARKY_EXP_SLOTS=1
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  S="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_EXP_ALIGNED"
+  for r in 1 2; do
+    for x in il8 il1 main8; do
+      case $x in
+        il8) e="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
+        il1) e="$S -DAUTARKY_EXP_INPUT_LOOP";;
+        main8) e="$S -DAUTARKY_EXP_SLOT_LOOK=8";;
+      esac
+      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+    done
+  done
+  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_SLOT_LOOK=8"
+  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-il8-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
+  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  pack
+  ;;
 s30-slots4)
+  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
+  # slots experiment and its macros are not in main; s30-slots also needs
+  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
   # Session 30 (1 GPU; the slots experiment with aligned batches): the
   # join reads its next K slots together and folds through the full ones
   # (-DAUTARKY_EXP_SLOT_LOOK=K), against K = 1; 200 iterations, twice;
@@ -423,6 +453,9 @@ s30-slots4)
   pack
   ;;
 s30-slots3)
+  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
+  # slots experiment and its macros are not in main; s30-slots also needs
+  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
   # Session 30 (1 GPU; a bundle with the slots experiment and
   # -DAUTARKY_EXP_ALIGNED): the inputs' batches aligned to the join's
   # instances ([kB, kB + B) together), so its slots fill B at a time; at
@@ -447,6 +480,9 @@ s30-slots3)
   pack
   ;;
 s30-slots2)
+  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
+  # slots experiment and its macros are not in main; s30-slots also needs
+  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
   # Session 30 (1 GPU; the s30-slots bundle): where the slots experiment's
   # fan-in row goes untraced and traced with batches that fill (older
   # deferral limits and bigger batches): the 200-iteration rows, then the
@@ -468,6 +504,9 @@ s30-slots2)
   pack
   ;;
 s30-slots)
+  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
+  # slots experiment and its macros are not in main; s30-slots also needs
+  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
   # Session 30 (1 GPU; a gpu-bundle build of main with
   # docs/experiments/s29-counted-rmw.patch and the slots experiment applied,
   # and .gpu/ab/dispatch-main: main's dispatch bench): exact arrival counts,
@@ -505,6 +544,8 @@ s30-slots)
   pack
   ;;
 s30-idle)
+  # (Needs docs/experiments/s30-idle-backoff.patch applied before the
+  # bundle: the macros it names are not in main.)
   # Session 30 (1 GPU; a gpu-bundle build of main): do idle pollers make
   # the busy blocks' ordering instructions slower? The floor with pollers
   # that spin, sleep 128 ns, 1 µs, 4 µs; then idle compute blocks' waits
