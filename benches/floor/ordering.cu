@@ -15,7 +15,9 @@
 // Rows: one variant of the sequence; columns: W worker blocks (the
 // inputs; each has its own word, all share one counter and one "sink"
 // word) and whether every other block of the grid polls a queue slot
-// (relaxed loads and nanosleep(128), as queue_pop does). Each cell: the
+// (relaxed loads, spinning or with a nanosleep of 128 ns — autarky's idle
+// blocks after their first 128 polls — 1 µs or 4 µs between them;
+// session 30's results in docs/performance.md). Each cell: the
 // median [min-max] over 5 runs of ns an iteration of one worker's loop
 // (2000 iterations after 200 of warm-up, %globaltimer on thread 0 of
 // worker 0). Every iteration's store carries the value the previous
