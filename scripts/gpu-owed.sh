@@ -30,7 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
-#   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (slots experiment) a join's inputs in the self loop, arrivals batched there, A/B at 200 iterations, quick
+#   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (written in session 30, not yet run) (slots experiment) a join's inputs in the self loop, arrivals batched there, A/B at 200 iterations, quick
 #   bash scripts/gpu-owed.sh s30-slots4  # 1 GPU: (slots experiment) the join reads K slots ahead and folds through the full ones, A/B, quick, traced
 #   bash scripts/gpu-owed.sh s30-slots3  # 1 GPU: (slots experiment) the inputs' batches aligned to the join's instances, A/B at 200 iterations, quick, traced
 #   bash scripts/gpu-owed.sh s30-slots2  # 1 GPU: (the s30-slots bundle) the slots experiment's deferral limits and batch sizes at 200 iterations; traced with batches that fill
@@ -403,6 +403,7 @@ s30-slots5)
   # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
   # slots experiment and its macros are not in main; s30-slots also needs
   # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
+  # Written in session 30, not yet run (no device time was left).
   # Session 30 (1 GPU; the slots experiment with aligned batches and
   # -DAUTARKY_EXP_INPUT_LOOP): a join's inputs run in the self loop, their
   # arrivals batched there, against the main loop's path; 200 iterations,
