@@ -30,7 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
-#   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (written in session 30, not yet run) (slots experiment) a join's inputs in the self loop, arrivals batched there, A/B at 200 iterations, quick
+#   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (written in session 30, not yet run) (slots experiment) a join's inputs in the self loop, the join in a loop of its own, A/B at 200 iterations, quick
 #   bash scripts/gpu-owed.sh s30-slots4  # 1 GPU: (slots experiment) the join reads K slots ahead and folds through the full ones, A/B, quick, traced
 #   bash scripts/gpu-owed.sh s30-slots3  # 1 GPU: (slots experiment) the inputs' batches aligned to the join's instances, A/B at 200 iterations, quick, traced
 #   bash scripts/gpu-owed.sh s30-slots2  # 1 GPU: (the s30-slots bundle) the slots experiment's deferral limits and batch sizes at 200 iterations; traced with batches that fill
@@ -405,24 +405,26 @@ s30-slots5)
   # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
   # Written in session 30, not yet run (no device time was left).
   # Session 30 (1 GPU; the slots experiment with aligned batches and
-  # -DAUTARKY_EXP_INPUT_LOOP): a join's inputs run in the self loop, their
-  # arrivals batched there, against the main loop's path; 200 iterations,
-  # twice; quick.
+  # -DAUTARKY_EXP_INPUT_LOOP, -DAUTARKY_EXP_JOIN_LOOP): a join's inputs run
+  # in the self loop, their arrivals batched there; the join runs its known
+  # full slots in a loop of its own (run_join_loop); each and both against
+  # the main loop's path; 200 iterations, twice; quick.
   export AUTARKY_EXP_SLOTS=1
   F='^h200/dispatch/fan|^ +autarky |independent \('
   S="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_EXP_ALIGNED"
   for r in 1 2; do
-    for x in il8 il1 main8; do
+    for x in iljl il jl main8; do
       case $x in
-        il8) e="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
-        il1) e="$S -DAUTARKY_EXP_INPUT_LOOP";;
+        iljl) e="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_JOIN_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
+        il) e="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
+        jl) e="$S -DAUTARKY_EXP_JOIN_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
         main8) e="$S -DAUTARKY_EXP_SLOT_LOOK=8";;
       esac
       AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
     done
   done
-  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_SLOT_LOOK=8"
-  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-il8-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
+  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_JOIN_LOOP -DAUTARKY_EXP_SLOT_LOOK=8"
+  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-iljl-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
   unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
   pack
   ;;
