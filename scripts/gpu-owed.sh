@@ -166,6 +166,32 @@ fan_traces() {
   tar -czf "$OUT/traces.tar.gz" -C /tmp/tr .
 }
 
+# Session 30's slots stages (s30-slots … s30-slots5) need
+# docs/experiments/s30-slots.patch applied before the bundle: the
+# experiment and its macros are not in main (s30-slots also needs
+# .gpu/ab/dispatch-main, main's own dispatch bench, stripped).
+#
+# slots_ab NAME=MACROS...: the 200-iteration fan-in rows (10 and 1000
+# inputs, 5 reps) of each variant — the slots experiment
+# (-DAUTARKY_EXP_SLOTS, AUTARKY_EXP_SLOTS=1) with its own macros —
+# interleaved, REPS times (default 2).
+slots_ab() {
+  local F='^h200/dispatch/fan|^ +autarky |independent \(' r v
+  for r in $(seq 1 "${REPS:-2}"); do
+    for v in "$@"; do
+      AUTARKY_EXP_SLOTS=1 AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_SLOTS ${v#*=}" FILTER="$F" LINES_SHOWN=20 \
+        run "dispatch-200-${v%%=*}-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
+    done
+  done
+}
+
+# slots_quick NAME MACROS: the quick dispatch bench of one slots variant.
+slots_quick() {
+  AUTARKY_EXP_SLOTS=1 AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_SLOTS $2" \
+    FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 \
+    run "dispatch-$1-quick" 120 $B/dispatch --quick --fan-in=10,100,1000,3000
+}
+
 # halo LABEL ARGS...: a traced jacobi2d run (--json on stdout, kept apart
 # from stderr) and its trace facts: the share of the compute blocks' time
 # spent waiting for predecessors (neighbours and halos).
@@ -400,116 +426,53 @@ s27-mini)
   pack
   ;;
 s30-slots5)
-  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
-  # slots experiment and its macros are not in main; s30-slots also needs
-  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
-  # Written in session 30, not yet run (no device time was left).
-  # Session 30 (1 GPU; the slots experiment with aligned batches and
-  # -DAUTARKY_EXP_INPUT_LOOP, -DAUTARKY_EXP_JOIN_LOOP): a join's inputs run
-  # in the self loop, their arrivals batched there; the join runs its known
-  # full slots in a loop of its own (run_join_loop); each and both against
-  # the main loop's path; 200 iterations, twice; quick.
-  export AUTARKY_EXP_SLOTS=1
-  F='^h200/dispatch/fan|^ +autarky |independent \('
-  S="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_EXP_ALIGNED"
-  for r in 1 2; do
-    for x in iljl il jl main8; do
-      case $x in
-        iljl) e="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_JOIN_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
-        il) e="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
-        jl) e="$S -DAUTARKY_EXP_JOIN_LOOP -DAUTARKY_EXP_SLOT_LOOK=8";;
-        main8) e="$S -DAUTARKY_EXP_SLOT_LOOK=8";;
-      esac
-      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
-    done
-  done
-  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_JOIN_LOOP -DAUTARKY_EXP_SLOT_LOOK=8"
-  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-iljl-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
-  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  # (slots_ab) Written in session 30, not yet run (no device time was left).
+  # The slots experiment with aligned batches and -DAUTARKY_EXP_INPUT_LOOP,
+  # -DAUTARKY_EXP_JOIN_LOOP: a join's inputs run in the self loop, their
+  # arrivals batched there; the join runs its known full slots in a loop of
+  # its own (run_join_loop); each and both against the main loop's path;
+  # 200 iterations, twice; quick.
+  S="-DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_EXP_ALIGNED -DAUTARKY_EXP_SLOT_LOOK=8"
+  slots_ab "iljl=$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_JOIN_LOOP" "il=$S -DAUTARKY_EXP_INPUT_LOOP" \
+    "jl=$S -DAUTARKY_EXP_JOIN_LOOP" "main8=$S"
+  slots_quick iljl "$S -DAUTARKY_EXP_INPUT_LOOP -DAUTARKY_EXP_JOIN_LOOP"
   pack
   ;;
 s30-slots4)
-  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
-  # slots experiment and its macros are not in main; s30-slots also needs
-  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
-  # Session 30 (1 GPU; the slots experiment with aligned batches): the
-  # join reads its next K slots together and folds through the full ones
+  # (slots_ab) The slots experiment with aligned batches: the join reads
+  # its next K slots together and folds through the full ones
   # (-DAUTARKY_EXP_SLOT_LOOK=K), against K = 1; 200 iterations, twice;
   # quick; traced.
-  export AUTARKY_EXP_SLOTS=1
-  F='^h200/dispatch/fan|^ +autarky |independent \('
-  S="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_EXP_ALIGNED"
-  for r in 1 2; do
-    for x in k8 k16 k1; do
-      case $x in
-        k8) e="$S -DAUTARKY_EXP_SLOT_LOOK=8";;
-        k16) e="$S -DAUTARKY_EXP_SLOT_LOOK=16 -DAUTARKY_ARRIVE_BATCH=16";;
-        k1) e="$S";;
-      esac
-      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
-    done
-  done
-  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_SLOT_LOOK=8"
-  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-k8-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
-  fan_traces
-  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  S="-DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_EXP_ALIGNED"
+  slots_ab "k8=$S -DAUTARKY_EXP_SLOT_LOOK=8" "k16=$S -DAUTARKY_EXP_SLOT_LOOK=16 -DAUTARKY_ARRIVE_BATCH=16" "k1=$S"
+  slots_quick k8 "$S -DAUTARKY_EXP_SLOT_LOOK=8"
+  AUTARKY_EXP_SLOTS=1 AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_SLOTS $S -DAUTARKY_EXP_SLOT_LOOK=8" fan_traces
   pack
   ;;
 s30-slots3)
-  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
-  # slots experiment and its macros are not in main; s30-slots also needs
-  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
-  # Session 30 (1 GPU; a bundle with the slots experiment and
-  # -DAUTARKY_EXP_ALIGNED): the inputs' batches aligned to the join's
-  # instances ([kB, kB + B) together), so its slots fill B at a time; at
-  # 200 iterations against unaligned batches; the quick bench; traced.
-  export AUTARKY_EXP_SLOTS=1
-  F='^h200/dispatch/fan|^ +autarky |independent \('
-  S="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536"
-  for r in 1 2; do
-    for x in a8 a16 u8; do
-      case $x in
-        a8) e="$S -DAUTARKY_EXP_ALIGNED";;
-        a16) e="$S -DAUTARKY_EXP_ALIGNED -DAUTARKY_ARRIVE_BATCH=16";;
-        u8) e="$S";;
-      esac
-      AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x-$r" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
-    done
-  done
-  export AUTARKY_NVRTC_EXTRA="$S -DAUTARKY_EXP_ALIGNED"
-  FILTER='^h200/dispatch|^ +autarky  |independent \(' LINES_SHOWN=60 run dispatch-a8-quick 120 $B/dispatch --quick --fan-in=10,100,1000,3000
-  fan_traces
-  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  # (slots_ab) The slots experiment with -DAUTARKY_EXP_ALIGNED: the inputs'
+  # batches aligned to the join's instances ([kB, kB + B) together), so its
+  # slots fill B at a time; at 200 iterations against unaligned batches;
+  # the quick bench; traced.
+  S="-DAUTARKY_ARRIVE_DEFER_CYCLES=65536"
+  slots_ab "a8=$S -DAUTARKY_EXP_ALIGNED" "a16=$S -DAUTARKY_EXP_ALIGNED -DAUTARKY_ARRIVE_BATCH=16" "u8=$S"
+  slots_quick a8 "$S -DAUTARKY_EXP_ALIGNED"
+  AUTARKY_EXP_SLOTS=1 AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_SLOTS $S -DAUTARKY_EXP_ALIGNED" fan_traces
   pack
   ;;
 s30-slots2)
-  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
-  # slots experiment and its macros are not in main; s30-slots also needs
-  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
-  # Session 30 (1 GPU; the s30-slots bundle): where the slots experiment's
-  # fan-in row goes untraced and traced with batches that fill (older
-  # deferral limits and bigger batches): the 200-iteration rows, then the
-  # fan-in cases traced with 65536 cycles.
-  export AUTARKY_EXP_SLOTS=1
-  F='^h200/dispatch/fan|^ +autarky |independent \('
-  for x in c16k c64k c64kb16 c64kb4; do
-    case $x in
-      c16k) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=16384";;
-      c64k) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536";;
-      c64kb16) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_ARRIVE_BATCH=16";;
-      c64kb4) e="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536 -DAUTARKY_ARRIVE_BATCH=4";;
-    esac
-    AUTARKY_NVRTC_EXTRA="$e" FILTER="$F" LINES_SHOWN=20 run "dispatch-200-$x" 120 $B/dispatch --n=1000 --instances=1000000 --reps=5 --fan-in=10,1000
-  done
-  export AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_SLOTS -DAUTARKY_ARRIVE_DEFER_CYCLES=65536"
-  fan_traces
-  unset AUTARKY_EXP_SLOTS AUTARKY_NVRTC_EXTRA
+  # (slots_ab) Where the slots experiment's fan-in row goes untraced and
+  # traced with batches that fill (older deferral limits and bigger
+  # batches): the 200-iteration rows once, then the fan-in cases traced
+  # with 65536 cycles.
+  S="-DAUTARKY_ARRIVE_DEFER_CYCLES=65536"
+  REPS=1 slots_ab "c16k=-DAUTARKY_ARRIVE_DEFER_CYCLES=16384" "c64k=$S" "c64kb16=$S -DAUTARKY_ARRIVE_BATCH=16" \
+    "c64kb4=$S -DAUTARKY_ARRIVE_BATCH=4"
+  AUTARKY_EXP_SLOTS=1 AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_SLOTS $S" fan_traces
   pack
   ;;
 s30-slots)
-  # (Needs docs/experiments/s30-slots.patch applied before the bundle: the
-  # slots experiment and its macros are not in main; s30-slots also needs
-  # .gpu/ab/dispatch-main, main's own dispatch bench, stripped.)
+  # (See slots_ab: needs the s30-slots patch and .gpu/ab/dispatch-main.)
   # Session 30 (1 GPU; a gpu-bundle build of main with
   # docs/experiments/s29-counted-rmw.patch and the slots experiment applied,
   # and .gpu/ab/dispatch-main: main's dispatch bench): exact arrival counts,
