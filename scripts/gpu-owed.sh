@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s31-slots   # 1 GPU: arrival slots as the protocol: fan-in A/B against main's binary (.gpu/ab/dispatch-main) and the loops off, the full dispatch bench
 #   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (written in session 30, not yet run) (slots experiment) a join's inputs in the self loop, the join in a loop of its own, A/B at 200 iterations, quick
 #   bash scripts/gpu-owed.sh s30-slots4  # 1 GPU: (slots experiment) the join reads K slots ahead and folds through the full ones, A/B, quick, traced
 #   bash scripts/gpu-owed.sh s30-slots3  # 1 GPU: (slots experiment) the inputs' batches aligned to the join's instances, A/B at 200 iterations, quick, traced
@@ -423,6 +424,23 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s31-slots)
+  # Arrival slots with the inputs' and the join's loops (the default since
+  # session 31) against slots alone (the loops compiled out) and main's own
+  # binary before them (.gpu/ab/dispatch-main, the one-counter protocol):
+  # the 200-iteration fan-in rows; then the whole dispatch bench.
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,1000"
+  for r in 1 2; do
+    [ -x .gpu/ab/dispatch-main ] && FILTER="$F" run "dispatch-200-main-$r" 120 .gpu/ab/dispatch-main $A
+    AUTARKY_NVRTC_EXTRA="-DAUTARKY_NO_INPUT_LOOP -DAUTARKY_NO_JOIN_LOOP" FILTER="$F" \
+      run "dispatch-200-noloops-$r" 120 $B/dispatch $A
+    FILTER="$F" run "dispatch-200-slots-$r" 120 $B/dispatch $A
+  done
+  FILTER='^h200/dispatch|^ +autarky  |independent \(|cuda-graph' LINES_SHOWN=60 run dispatch-full 240 \
+    $B/dispatch --fan-in=10,100,1000,3000
   pack
   ;;
 s30-slots5)

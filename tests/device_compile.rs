@@ -131,16 +131,33 @@ fn every_kernel_variant_compiles() {
             no_counted: false,
             no_stop: true,
         },
+        // The fan-in shape: a join's inputs and the join in their loops.
+        Lean {
+            no_pinned: true,
+            no_comm_work: true,
+            no_remote: true,
+            no_counted: false,
+            no_stop: true,
+        },
     ] {
-        for local_pes in [1, 4] {
-            let v = Variant {
-                local_pes,
-                lean,
-                ..Default::default()
-            };
-            match source::compile_variant(&kinds(), 128, 90, v) {
-                Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
-                Err(e) => panic!("{v:?}: {e}"),
+        // Arrival slots (-DAUTARKY_SLOTS) only where something counts.
+        let slot_modes: &[bool] = if lean.no_counted {
+            &[false]
+        } else {
+            &[false, true]
+        };
+        for &slots in slot_modes {
+            for local_pes in [1, 4] {
+                let v = Variant {
+                    local_pes,
+                    lean,
+                    slots,
+                    ..Default::default()
+                };
+                match source::compile_variant(&kinds(), 128, 90, v) {
+                    Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
+                    Err(e) => panic!("{v:?}: {e}"),
+                }
             }
         }
     }

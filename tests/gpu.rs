@@ -32,6 +32,11 @@ fn main() -> std::process::ExitCode {
             Runtime::builder().gpu().counted_fan_in(u32::MAX),
             fan_in_1000_to_1_with_inputs_running_ahead,
         ),
+        gpu_trial_with(
+            "fan_in_1000_to_1_with_inputs_running_ahead_one_counter",
+            Runtime::builder().gpu().arrival_slots_max_bytes(0),
+            fan_in_1000_to_1_with_inputs_running_ahead,
+        ),
         gpu_trial(
             "chain_of_100000_dependent_tasks",
             chain_of_100000_dependent_tasks,
@@ -105,7 +110,8 @@ fn fan_out_1_to_1000_and_fan_in_1000_to_1(rt: Runtime) {
 }
 
 /// A join whose 1000 inputs do not wait for it (the dispatch bench's fan-in
-/// shape, with counted and with scanned joins): inputs may run iterations
+/// shape, with counted joins — arrival slots, the default, and one counter
+/// — and with scanned joins): inputs may run iterations
 /// ahead of the sink, and every sink instance must still run after that
 /// iteration's instance of every input and after its own previous one.
 fn fan_in_1000_to_1_with_inputs_running_ahead(rt: Runtime) {

@@ -446,6 +446,58 @@ __device__ __noinline__ bool preds_done_block(const RunParams& p, uint32_t start
     return __syncthreads_and(ok) != 0;
 }
 
+// How far are the predecessors (list [start, start + count)) of a wide
+// task done? Returns R: every instance below R has its predecessors done
+// (R = the least done[p] + distance over the edges, saturated), so
+// instance n is ready exactly when n < R, and, because done words only
+// grow, stays so. Every thread of the block calls it (it ends with a
+// barrier); *sh_min (shared memory, ~0u before the call, ordered by a
+// barrier) takes the block's minimum. As in preds_done_block, each
+// thread loads its share's edges, then their words, all in flight, and
+// fences (acquire; system scope when a proxy is among them) before the
+// barrier. complete() checks its wide successors with it; the answer for
+// its own task is kept by thread 0 (WideReady), so that instances up to R
+// are claimed by the completion before them with no read at all.
+__device__ __noinline__ uint32_t preds_ready_through_block(const RunParams& p, uint32_t start, uint32_t count,
+                                                           uint32_t* sh_min) {
+    const States state = states_of(p);
+    const uint32_t proxies = first_proxy(p);
+    const uint64_t table = p.pred;
+    bool remote = false;
+    uint32_t low = ~0u;
+    const uint32_t mine = count > threadIdx.x ? (count - threadIdx.x + blockDim.x - 1) / blockDim.x : 0;
+    for (uint32_t k0 = 0; k0 < mine; k0 += 8) {
+        uint32_t task[8] = {}, distance[8] = {};
+        uint64_t word[8] = {};
+#pragma unroll
+        for (uint32_t j = 0; j < 8; ++j)
+            if (k0 + j < mine) load_pred(table, start + threadIdx.x + (k0 + j) * blockDim.x, task[j], distance[j]);
+#pragma unroll
+        for (uint32_t j = 0; j < 8; ++j) {
+            if (k0 + j < mine) {
+                const bool proxy = task[j] >= proxies;
+                remote |= proxy;
+                word[j] = proxy ? ld_relaxed_sys_u64(state.at(task[j])) : ld_relaxed_gpu_u64(state.at(task[j]));
+            }
+        }
+#pragma unroll
+        for (uint32_t j = 0; j < 8; ++j) {
+            if (k0 + j < mine) {
+                const uint64_t r = (uint64_t)state_done(word[j]) + distance[j];
+                low = r < low ? (uint32_t)r : low;
+            }
+        }
+    }
+    if (mine > 0) {
+        if (remote) fence_acquire_sys();
+        else fence_acquire_gpu();
+    }
+    low = __reduce_min_sync(0xffffffffu, low);
+    if ((threadIdx.x & 31) == 0 && low != ~0u) atomicMin(sh_min, low);
+    __syncthreads();
+    return *sh_min;
+}
+
 // A pinned comm task's block-wide wait for instance n's predecessors (list
 // [start, start + count)), up to `rounds` polls: each thread loads its
 // share's edges (at most eight: count <= 8 blockDim.x) once and then polls
@@ -573,34 +625,112 @@ __device__ __forceinline__ void publish_remote(const RunParams& p, const TaskDes
 #endif
 }
 
-// Adds k arrivals to the counted task s (after the caller's publish or
-// acquire) and returns the count after them; the SC fence orders the RMW
-// before every read that follows (see the protocol at the top). `fenced`:
-// the calling thread itself made an SC fence after that publish or
-// acquire. Then the RMW needs no ordering of its own: that fence before
-// it and the one here after it make a release pattern and an acquire
-// pattern around it (PTX memory model: a fence, then a strong write; a
-// strong read, then a fence), so it is relaxed — one MEMBAR and one L1
-// invalidation fewer on a completion's serial path (ncu, a join's inputs:
-// ordering instructions were half of thread 0's stall samples; measured:
-// a 10-input join 8 % faster, a 1000-input one unchanged; see
-// docs/performance.md, session 18). complete()'s other threads reach it after thread 0's fence
-// and a barrier: acq_rel there. (-DAUTARKY_ARRIVE_ACQ_REL: acq_rel
-// always, the control.)
-__device__ __forceinline__ uint64_t arrive(const RunParams& p, uint32_t s, uint32_t k, bool fenced) {
+// Arrivals (see the protocol at the top). Every completion that concerns a
+// counted task s is an RMW on its counter, acq_rel, made after the
+// completion's publish: each predecessor instance's arrival (arrive), and
+// s's own completion, which adds nothing (self_gate). RMWs on one word
+// are totally ordered, and each reads the value the one before it wrote,
+// so of the last arrival instance m needs and s's completion of m - 1,
+// the later one acquires the other's publish: it reads s's word open (or
+// the count full) and checks m. No SC fence is needed on either side, and
+// each side's reads are ordered after its RMW by its acquire half; the
+// earlier protocol (an SC fence after every arrival and after the task's
+// publish, then a plain read of the counter: a store-buffering pattern)
+// put two more ordering points on every input's completion (ncu, a join's
+// inputs: ordering instructions were half of thread 0's stall samples;
+// docs/performance.md, session 29). (-DAUTARKY_ARRIVE_SC: that protocol,
+// the control; `fenced` there: the caller made an SC fence after its
+// publish, so its RMW is relaxed.)
+__device__ __forceinline__ uint64_t arrive(const RunParams& p, uint32_t s, uint32_t k, [[maybe_unused]] bool fenced) {
     uint64_t* a = &reinterpret_cast<uint64_t*>(p.arrivals)[s];
-#ifdef AUTARKY_ARRIVE_ACQ_REL
-    fenced = false;
-#endif
+#ifdef AUTARKY_ARRIVE_SC
     const uint64_t count = (fenced ? atom_add_relaxed_gpu_u64(a, k) : atom_add_acq_rel_gpu_u64(a, k)) + k;
     fence_sc_gpu();
     return count;
+#else
+    return atom_add_acq_rel_gpu_u64(a, k) + k;
+#endif
 }
-// The gate of a counted task's check of its own next instance (after its
-// publish and fence): its arrival count, acquired.
-__device__ __forceinline__ uint64_t self_gate(const RunParams& p, const TaskDesc& d, uint32_t t) {
-    return is_counted(p, d.pred_count) ? ld_acquire_gpu_u64(&reinterpret_cast<const uint64_t*>(p.arrivals)[t])
-                                       : NO_GATE;
+#if defined(AUTARKY_SLOTS) && !defined(AUTARKY_NO_COUNTED)
+// Arrival slots (-DAUTARKY_SLOTS: the host chose them for this launch, see
+// the protocol at the top): instead of one counter, a counted task s has
+// one word per instance, slot (s, j) at arrivals[arrivals[s] + j] (the
+// base index arrivals[s] is read-only for the run). Instance j of s has
+// every predecessor instance it needs exactly when its slot holds
+// s's pred_count (the host prefills a slot with the edges whose distance
+// reaches before instance 0), so no predecessor is ever read: the arrival
+// that fills slot j claims instance j if it is s's next and s is idle, and
+// s's own completion of j - 1 reads slot j with an RMW of 0. RMWs on one
+// slot are totally ordered, so of the two the later one acquires the
+// other's publish and claims j — the argument of the counter, made exact.
+#define AUTARKY_SLOTS_ON 1
+#ifndef AUTARKY_SLOT_LOOK
+#define AUTARKY_SLOT_LOOK 8
+#endif
+// Slots a join reads ahead of its running instance (compute_loop): those
+// found full are kept by thread 0 and run with no read at all.
+constexpr uint32_t SLOT_LOOK = AUTARKY_SLOT_LOOK;
+// A join's inputs run in the self loop, their arrivals made there a batch
+// at a time (run_self_loop), and a join whose next slots are known full
+// runs them in a loop of its own (run_join_loop). (-DAUTARKY_NO_INPUT_LOOP,
+// -DAUTARKY_NO_JOIN_LOOP: the main path for them, the controls.)
+#ifndef AUTARKY_NO_INPUT_LOOP
+#define AUTARKY_INPUT_LOOP_ON 1
+#endif
+#ifndef AUTARKY_NO_JOIN_LOOP
+#define AUTARKY_JOIN_LOOP_ON 1
+#endif
+__device__ __forceinline__ uint64_t* arrival_slot(const RunParams& p, uint32_t s, uint32_t j) {
+    uint64_t* a = reinterpret_cast<uint64_t*>(p.arrivals);
+    return a + __ldg(reinterpret_cast<const unsigned long long*>(a) + s) + j;
+}
+// After an arrival (acquired) that filled slot j of s: claim s's instance
+// j if nobody runs s now and j is its next.
+__device__ __forceinline__ bool slot_claim(const RunParams& p, uint32_t s, uint32_t j) {
+    const uint64_t word = ld_relaxed_gpu_u64(state_at(p, s));
+    return state_claimed(word) == j && state_done(word) == j && j < run_limit(p) && below_limit(p, j) &&
+           claim(p, s, j);
+}
+#endif
+// The gate of a counted task's check of its own next instance, after its
+// publish: its arrival count, read by an RMW that adds nothing (acq_rel:
+// see arrive). (-DAUTARKY_ARRIVE_SC: an acquire load after the SC fence.)
+__device__ __forceinline__ uint64_t self_gate(const RunParams& p, const TaskDesc& d, uint32_t t,
+                                              [[maybe_unused]] uint32_t n) {
+    if (!is_counted(p, d.pred_count)) return NO_GATE;
+#ifdef AUTARKY_SLOTS_ON
+    // (Slots: NO_GATE when slot n is full, else 0, which every instance's
+    // arrivals_needed exceeds — a prefilled slot is full.)
+    if (n >= p.iterations) return 0;
+    return atom_add_acq_rel_gpu_u64(arrival_slot(p, t, n), 0) >= d.pred_count ? NO_GATE : 0;
+#endif
+    uint64_t* a = &reinterpret_cast<uint64_t*>(p.arrivals)[t];
+#ifdef AUTARKY_ARRIVE_SC
+    return ld_acquire_gpu_u64(a);
+#else
+    return atom_add_acq_rel_gpu_u64(a, 0);
+#endif
+}
+// May a completion whose one successor edge is `edge` take the fast path
+// (thread 0 alone) when that successor is counted? Its arrival and gated
+// check need no barrier; a check of more predecessors than thread 0 reads
+// alone is left to the block (compute_loop). (-DAUTARKY_NO_COUNTED_FAST:
+// never, the control: the block-wide complete().)
+__device__ __forceinline__ bool counted_fast(const RunParams& p, const Edge& edge) {
+#ifdef AUTARKY_NO_COUNTED_FAST
+    return false;
+#else
+    return edge.pred_count > 1 && is_counted(p, edge.pred_count);
+#endif
+}
+// Does the protocol ask a completion that concerns counted tasks alone for
+// an SC fence after its publish? Only the control's.
+__device__ __forceinline__ constexpr bool counted_needs_sc() {
+#ifdef AUTARKY_ARRIVE_SC
+    return true;
+#else
+    return false;
+#endif
 }
 
 // The re-check every completion that reads after its fence runs: if s has
@@ -622,11 +752,36 @@ __device__ __noinline__ bool try_claim_next(Who w, uint32_t s, uint32_t limit, u
     return queue_push(w, s, n);
 }
 
-// The re-check of successor edge e after a completion (k = 1) or a relay
-// (k = how far the proxy advanced): counted successors get the arrivals
-// first and a gated check.
-__device__ __forceinline__ bool recheck(Who w, const Edge& e, uint32_t limit, uint32_t k) {
+#ifdef AUTARKY_SLOTS_ON
+// Arrivals of predecessor instances [first, first + k) over edge e at their
+// slots (instance first + distance onwards, below the limit), each an RMW
+// acq_rel; the one that fills a slot claims that instance if it is the
+// task's next (slot_claim) and pushes it. Returns false if a push was
+// aborted.
+__device__ __noinline__ bool slots_arrive(Who w, const Edge& e, uint32_t first, uint32_t k, uint32_t limit) {
     const RunParams& p = *w.p;
+    bool ok = true;
+    for (uint32_t x = 0; x < k; ++x) {
+        const uint64_t j = (uint64_t)first + x + e.distance;
+        if (j >= limit) break;
+        if (atom_add_acq_rel_gpu_u64(arrival_slot(p, e.task, (uint32_t)j), 1) + 1 == e.pred_count &&
+            slot_claim(p, e.task, (uint32_t)j))
+            ok = queue_push(w, e.task, (uint32_t)j) && ok;
+    }
+    return ok;
+}
+#endif
+
+// The re-check of successor edge e after a completion of instance `first`
+// (k = 1) or a relay (k = how far the proxy advanced, from instance
+// `first`): counted successors get the arrivals first and a gated check
+// (with slots, the arrivals' own claims).
+__device__ __forceinline__ bool recheck(Who w, const Edge& e, uint32_t limit, [[maybe_unused]] uint32_t first,
+                                        uint32_t k) {
+    const RunParams& p = *w.p;
+#ifdef AUTARKY_SLOTS_ON
+    if (is_counted(p, e.pred_count)) return slots_arrive(w, e, first, k, limit);
+#endif
     // (Every caller made an SC fence after its publish or acquire.)
     return try_claim_next(w, e.task, limit, is_counted(p, e.pred_count) ? arrive(p, e.task, k, true) : NO_GATE);
 }
@@ -664,6 +819,19 @@ struct Pending {
     uint32_t finished;  // owed tasks_finished increments
     uint32_t task[PEND_MAX];
     uint64_t word[PEND_MAX];
+#ifndef AUTARKY_NO_COUNTED
+    // Deferred arrivals (kernels with counted tasks; see flush_arrivals):
+    // arr_k arrivals owed to the counted task arr_task (whose predecessor
+    // list and distance sum are kept for its check), since arr_since.
+    uint32_t arr_task, arr_k, arr_ps, arr_pc, arr_ds;
+    uint64_t arr_since;
+    // (Slots: the owed arrivals are input arr_input's, for
+    // arr_task's instances arr_first, arr_first + 1, ...)
+    uint32_t arr_input, arr_first;
+    // A counted task's instance whose predecessors the block checks at its
+    // next loop top (scan_task NONE: none), with its predecessor list.
+    uint32_t scan_task, scan_iter, scan_ps, scan_pc;
+#endif
 };
 
 __device__ __forceinline__ void flush_pending(const RunParams& p, Pending& q) {
@@ -690,6 +858,106 @@ __device__ __forceinline__ void defer_publish(const RunParams& p, Pending& q, ui
     if (q.n == PEND_MAX) flush_pending(p, q);
 }
 
+// Deferred arrivals. A join's input that keeps its own next instance and
+// whose body was short owes its arrival with its publish (both deferred)
+// and makes up to ARRIVE_BATCH of them with one fence and one RMW: the
+// flush's fence.acq_rel and relaxed stores publish every owed instance,
+// and the RMW (acquire-release, see arrive) adds k after them, so the
+// protocol is the same as k arrivals in a row. What it costs is latency:
+// the join sees an input's instance at most ARRIVE_DEFER_CYCLES (or one
+// short body) late — the inputs run ahead meanwhile, so the join's
+// throughput is theirs. Owed arrivals are made when the batch is full or
+// old, at a completion that does not defer its own, with the progress
+// counter, when the block goes idle, and before a completion of the
+// block-wide path. (-DAUTARKY_NO_DEFER_ARRIVALS: none deferred, the
+// control.)
+#ifndef AUTARKY_ARRIVE_BATCH
+#define AUTARKY_ARRIVE_BATCH 8
+#endif
+#ifndef AUTARKY_ARRIVE_DEFER_CYCLES
+#define AUTARKY_ARRIVE_DEFER_CYCLES 4096
+#endif
+constexpr uint32_t ARRIVE_BATCH = AUTARKY_ARRIVE_BATCH;
+constexpr uint64_t ARRIVE_DEFER_CYCLES = AUTARKY_ARRIVE_DEFER_CYCLES;
+
+#ifndef AUTARKY_NO_COUNTED
+// Asks the block to check instance m of the counted task s (more
+// predecessors than thread 0 reads alone): at its next loop top. One
+// request at a time; a second one in the same completion (rare: arrivals
+// owed to one join, our own to another) is checked by thread 0 alone,
+// slowly but never dropped (a dropped check could be the one the instance
+// waits for). Returns false if a push was aborted.
+__device__ __noinline__ bool request_scan(Who w, Pending& q, uint32_t s, uint32_t m, uint32_t ps, uint32_t pc) {
+    if (q.scan_task == NONE) {
+        q.scan_task = s;
+        q.scan_iter = m;
+        q.scan_ps = ps;
+        q.scan_pc = pc;
+        return true;
+    }
+    const RunParams& p = *w.p;
+    if (!preds_ready_batch(p, ps, pc, m, NONE, 0) || !below_limit(p, m) || !claim(p, s, m)) return true;
+    return queue_push(w, s, m);
+}
+#endif
+
+// Makes the owed publishes, then the owed arrivals (one RMW) and the
+// check they may call for (claimed and pushed here, or asked of the
+// block: request_scan). Returns false if a push was aborted.
+__device__ __noinline__ bool flush_arrivals(Who w, Pending& q) {
+    const RunParams& p = *w.p;
+    [[maybe_unused]] const bool fenced = q.n > 0;  // flush_pending's fence orders what follows
+    flush_pending(p, q);
+#ifndef AUTARKY_NO_COUNTED
+    if (q.arr_k == 0) return true;
+    const uint32_t s = q.arr_task;
+#ifdef AUTARKY_SLOTS_ON
+    {
+        // (The owed publishes may have gone out already: a fence of our
+        // own then, so the RMWs stay a release pattern.)
+        if (!fenced) fence_acq_rel_gpu();
+        // One relaxed RMW a slot, all in flight (the flush's fence made
+        // them a release pattern); the ones that filled a slot then
+        // acquire (fence) before reading s's word.
+        // (At most ARRIVE_BATCH are owed at a time; more would be made a
+        // batch after another, none dropped.)
+        const uint32_t k = q.arr_k;
+        q.arr_k = 0;
+        for (uint32_t j0 = q.arr_first; j0 < q.arr_first + k; j0 += ARRIVE_BATCH) {
+            const uint32_t kb = min(k - (j0 - q.arr_first), ARRIVE_BATCH);
+            uint64_t old[ARRIVE_BATCH];
+#pragma unroll
+            for (uint32_t x = 0; x < ARRIVE_BATCH; ++x)
+                if (x < kb) old[x] = atom_add_relaxed_gpu_u64(arrival_slot(p, s, j0 + x), 1);
+            uint32_t filled = 0;
+#pragma unroll
+            for (uint32_t x = 0; x < ARRIVE_BATCH; ++x)
+                if (x < kb && old[x] + 1 == q.arr_pc) filled |= 1u << x;
+            if (filled == 0) continue;
+            fence_acq_rel_gpu();
+            const uint64_t word = ld_relaxed_gpu_u64(state_at(p, s));
+            const uint32_t m = state_done(word);
+            if (state_claimed(word) != m || m < j0 || m - j0 >= kb || !((filled >> (m - j0)) & 1u)) continue;
+            if (m >= run_limit(p) || !below_limit(p, m) || !claim(p, s, m)) continue;
+            if (!queue_push(w, s, m)) return false;
+        }
+        return true;
+    }
+#endif
+    const uint64_t arrived = arrive(p, s, q.arr_k, false);
+    q.arr_k = 0;
+    const uint64_t word = ld_relaxed_gpu_u64(state_at(p, s));
+    const uint32_t m = state_done(word);
+    if (state_claimed(word) != m || m >= run_limit(p) || arrived < arrivals_needed(q.arr_pc, q.arr_ds, m))
+        return true;
+    if (q.arr_pc > SMALL_FAN_IN) return request_scan(w, q, s, m, q.arr_ps, q.arr_pc);
+    if (!preds_ready_batch(p, q.arr_ps, q.arr_pc, m, NONE, 0) || !below_limit(p, m) || !claim(p, s, m)) return true;
+    return queue_push(w, s, m);
+#else
+    return true;
+#endif
+}
+
 struct CompletionShared {
     uint32_t limit;         // run_limit() read by thread 0 for this completion
     uint32_t kept_task;
@@ -697,16 +965,49 @@ struct CompletionShared {
     uint32_t big_count;     // successors with large fan-in, checked block-wide
     uint32_t big[32];       // indices j into [0, succ_count] (succ_count = self)
     uint32_t big_n[32];     // the instance of big[b] to check
+#ifndef AUTARKY_NO_COUNTED
+    uint32_t big_min[32];   // preds_ready_through_block's minimum for big[b] (~0u before)
+#endif
     uint32_t big_overflow;  // more than 32 uncounted large-fan-in successors: check them serially
     uint64_t self_arrived;  // a counted task's arrival count, for its self check
 };
+
+// Resets big_min[slot] (kernels with counted tasks: preds_ready_through_block).
+__device__ __forceinline__ void set_big_min([[maybe_unused]] CompletionShared& sh, [[maybe_unused]] uint32_t slot) {
+#ifndef AUTARKY_NO_COUNTED
+    sh.big_min[slot] = ~0u;
+#endif
+}
+
+// Thread 0's memory of how far a wide task's predecessors are done: every
+// instance of `task` below `ready` has its predecessors done (the last
+// block-wide check of its own next instance, preds_ready_through_block).
+// Done words only grow, so it never goes stale; while it covers the next
+// instance, the completion claims that instance in its publish (the fold)
+// without reading anything, and then takes the fast path (a join whose
+// inputs ran ahead runs its instances like a self-chain).
+// (-DAUTARKY_NO_WIDE_READY: never used, the control.)
+struct WideReady {
+    uint32_t task;
+    uint32_t ready;
+};
+__device__ __forceinline__ bool wide_ready(const WideReady& w, uint32_t t, uint32_t n) {
+#if defined(AUTARKY_NO_WIDE_READY) || defined(AUTARKY_NO_COUNTED)
+    return false;
+#else
+    return w.task == t && n < w.ready;
+#endif
+}
 
 // Does a counted task's arrival count (read by thread 0 after its publish
 // and fence) rule out its instance n? Then its self check is skipped.
 __device__ __forceinline__ bool self_gated_out(const RunParams& p, const TaskDesc& d, const CompletionShared& sh,
                                                uint32_t n) {
-#ifdef AUTARKY_NO_COUNTED
+#if defined(AUTARKY_NO_COUNTED)
     return false;
+#elif defined(AUTARKY_SLOTS_ON)
+    // (Slots: the gate says whether slot n is full, nothing less.)
+    return is_counted(p, d.pred_count) && sh.self_arrived != NO_GATE;
 #else
     return is_counted(p, d.pred_count) && sh.self_arrived < arrivals_needed(d.pred_count, d.pred_distance_sum, n);
 #endif
@@ -734,7 +1035,7 @@ __device__ __forceinline__ Edge successor_edge(const RunParams& p, const TaskDes
 // return, sh.kept_task/kept_iter hold the instance to run next (NONE: pop
 // one). Returns false if the block must leave (abort during a push).
 AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, CompletionShared& sh,
-                                uint32_t* failed, const Edge& edge, LoopClock& clock, Pending& pend) {
+                                uint32_t* failed, const Edge& edge, LoopClock& clock, Pending& pend, WideReady& wide) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
     if (threadIdx.x == 0) {
@@ -748,12 +1049,21 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         // is already ready: nobody else can claim it in between, because
         // claimed == done + 1 until this very store. Predecessor progress
         // only grows, so "ready" seen now stays true.
-        const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
-                                  preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
-                                  below_limit(p, t_done);
+        // (A wide task: when thread 0 knows its predecessors are done that
+        // far, WideReady.)
+        const bool self_claimed =
+            self_next &&
+            (wide_ready(wide, t, t_done) ||
+             (d.pred_count <= SMALL_FAN_IN && preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done))) &&
+            below_limit(p, t_done);
         publish_remote(p, d, i, false);
-        // Earlier completions' owed publishes first (one fence for both).
+        // Earlier completions' owed publishes first (one fence for both),
+        // and their owed arrivals.
+#ifndef AUTARKY_NO_COUNTED
+        if (!flush_arrivals(w, pend)) atomicExch(failed, 1u);
+#else
         flush_pending(p, pend);
+#endif
         // Publish done[t] = i + 1. Release: the body's writes (ordered before
         // this by the caller's __syncthreads) are visible to whoever acquires it.
         st_release_gpu_u64(state_at(p, t), self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done));
@@ -762,11 +1072,15 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         // instance): a predecessor finishing at the same time does the
         // mirror image, and without the fence both could read the old value
         // of the other's word and neither would claim the successor.
-        if (d.succ_count > 0 || (self_next && !self_claimed)) fence_sc_gpu();
+        // (A counted task's own check needs none: its gate is an RMW on its
+        // counter, see arrive.)
+        if (d.succ_count > 0 ||
+            (self_next && !self_claimed && (counted_needs_sc() || !is_counted(p, d.pred_count))))
+            fence_sc_gpu();
         // A counted task checks its own next instance only once its
-        // arrivals say it may be ready (read after the fence).
+        // arrivals say it may be ready (an RMW after the publish).
 #ifndef AUTARKY_NO_COUNTED
-        sh.self_arrived = self_next && !self_claimed ? self_gate(p, d, t) : NO_GATE;
+        sh.self_arrived = self_next && !self_claimed ? self_gate(p, d, t, t_done) : NO_GATE;
 #endif
         if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
         // The block's counter is published every PUBLISH_EVERY instances or
@@ -797,17 +1111,22 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             // only if the count reached what m needs.
             // (The read-only distance sum is loaded first, so its latency
             // overlaps the RMW and the fence.)
+#ifdef AUTARKY_SLOTS_ON
+            // (Slots: the arrival at slot n; the one that fills it claims n
+            // if n is the successor's next.)
+            if (n < limit && atom_add_acq_rel_gpu_u64(arrival_slot(p, e.task, n), 1) + 1 == e.pred_count &&
+                slot_claim(p, e.task, n))
+                ok = keep_or_push(w, sh, e.task, n) && ok;
+            continue;
+#endif
             const uint32_t distance_sum = reinterpret_cast<const TaskDesc*>(p.tasks)[e.task].pred_distance_sum;
             // Thread 0 made the SC fence above (succ_count > 0).
             const uint64_t arrived = arrive(p, e.task, 1, threadIdx.x == 0);
-            // Relaxed: the word only decides whether to check; the check's
-            // loads are acquired (a fence once all are done) and the claim
-            // CAS acquires the successor's own previous instance.
-#ifndef AUTARKY_ARRIVE_ACQ_REL
+            // Relaxed (after the arrival's acquire): the word only decides
+            // whether to check; the check's loads are acquired (a fence
+            // once all are done) and the claim CAS acquires the
+            // successor's own previous instance.
             const uint64_t word = ld_relaxed_gpu_u64(state_at(p, e.task));
-#else
-            const uint64_t word = ld_acquire_gpu_u64(state_at(p, e.task));
-#endif
             n = state_done(word);
             if (state_claimed(word) != n || n >= limit) continue;  // in flight (its completion re-checks) or done
             if (arrived < arrivals_needed(e.pred_count, distance_sum, n)) continue;
@@ -816,6 +1135,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
                 if (slot < 32) {
                     sh.big[slot] = j;
                     sh.big_n[slot] = n;
+                    set_big_min(sh, slot);
                     continue;
                 }
                 // No room in big[]: this thread checks it alone.
@@ -826,6 +1146,13 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         }
         if (n >= limit) continue;
         if (j == d.succ_count && self_gated_out(p, d, sh, n)) continue;
+#ifdef AUTARKY_SLOTS_ON
+        if (j == d.succ_count && is_counted(p, d.pred_count)) {
+            // Its slot is full (the gate): ready.
+            if (below_limit(p, n) && claim(p, t, n)) ok = keep_or_push(w, sh, t, n) && ok;
+            continue;
+        }
+#endif
         bool ready = true;
         if (j < d.succ_count && e.pred_count == 1) {
             // This edge is the successor's only predecessor edge, and we just
@@ -835,6 +1162,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             if (slot < 32) {
                 sh.big[slot] = j;
                 sh.big_n[slot] = n;
+                set_big_min(sh, slot);
             } else {
                 sh.big_overflow = 1;
             }
@@ -851,12 +1179,24 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
     for (uint32_t b = 0; b < big; ++b) {
         const Edge e = successor_edge(p, d, t, sh.big[b]);
         const uint32_t n = sh.big_n[b];
-        // Each thread checks every blockDim-th predecessor, its loads in
+        // Each thread reads every blockDim-th predecessor, its loads in
         // flight together (thread 0 published done[t] before the first
-        // barrier, so t needs no short-cut), and fences (acquire) if its
-        // share is done; the barrier in preds_done_block also publishes:
-        // every thread's acquire happens before thread 0's claim.
+        // barrier, so t needs no short-cut), and fences (acquire); the
+        // barrier in preds_ready_through_block also publishes: every
+        // thread's acquire happens before thread 0's claim. How far they
+        // are done, for our own task, is kept for the next completions.
+        // (Kernels without counted tasks keep none: their code stays that
+        // of a plain check.)
+#ifdef AUTARKY_NO_COUNTED
         const bool ready = preds_done_block(p, e.pred_start, e.pred_count, n);
+#else
+        const uint32_t ready_to = preds_ready_through_block(p, e.pred_start, e.pred_count, &sh.big_min[b]);
+        if (threadIdx.x == 0 && sh.big[b] == d.succ_count) {
+            wide.task = t;
+            wide.ready = ready_to;
+        }
+        const bool ready = n < ready_to;
+#endif
         if (threadIdx.x == 0 && ready && below_limit(p, n) && claim(p, e.task, n))
             ok = keep_or_push(w, sh, e.task, n) && ok;
     }
@@ -883,24 +1223,34 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
 }
 
 // Completes instance i of t with thread 0 alone: the fast path for tasks
-// of small fan-in with at most one successor edge whose successor has small
-// fan-in (chains, independent tasks), the common case. Same protocol as
-// complete(), without the block-wide passes and their three barriers
+// of small fan-in, not counted, with at most one successor edge whose
+// successor has small fan-in (chains, independent tasks), the common case,
+// or is counted (the inputs of a wide join: counted_fast). Same protocol
+// as complete(), without the block-wide passes and their three barriers
 // (profiled on an H200: ~240 instructions and 5 barriers per instance, with
 // the memory fence only a quarter of the time). `edge` is successor entry 0
-// (prefetched). Sets *next_task/*next_iter to the instance to run next
-// (NONE: pop one). Returns false if a push was aborted.
+// (prefetched), `succ_distance_sum` its task's pred_distance_sum (read only
+// for a counted one). Sets *next_task/*next_iter to the instance to run
+// next (NONE: pop one). A counted successor whose arrivals say instance m
+// may be ready and whose predecessors are too many for thread 0 alone is
+// checked by the block at its next loop top (request_scan). `short_body`:
+// the instance's body was short enough to defer its arrival with its
+// publish (flush_arrivals). Returns false if a push was aborted.
 AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i, const Edge& edge,
-                                     LoopClock& clock, Pending& pend, uint32_t* next_task, uint32_t* next_iter) {
+                               uint32_t succ_distance_sum, bool self_known, bool short_body, LoopClock& clock,
+                               Pending& pend, uint32_t* next_task, uint32_t* next_iter) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
     const uint32_t limit = run_limit(p);
     const bool self_next = t_done < limit;
     // Fold the claim of our own next instance into the publish when it is
-    // ready (see complete()).
-    const bool self_claimed = self_next && d.pred_count <= SMALL_FAN_IN &&
-                              preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
-                              below_limit(p, t_done);
+    // ready (see complete()); `self_known`: a wide task's next instance,
+    // known ready (WideReady).
+    const bool self_claimed =
+        self_next &&
+        (self_known ||
+         (d.pred_count <= SMALL_FAN_IN && preds_ready_serial(p, d.pred_start, d.pred_count, t_done, t, t_done))) &&
+        below_limit(p, t_done);
     const bool succ_live = d.succ_count == 1 && i + edge.distance < limit;
     // A comm successor is pushed to the comm ring, never kept here.
     const bool succ_keepable = !is_comm_task(p, edge.task);
@@ -911,6 +1261,9 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
     // nothing that could depend on our publish is left unclaimed, so we read
     // nothing after the publish and need no fence (see complete()).
     const uint32_t n = i + edge.distance;
+    // A counted successor (counted_fast): never claimed early; the arrival
+    // after the publish, then a check gated by it (below).
+    const bool succ_counted = succ_live && edge.pred_count > 1 && is_counted(p, edge.pred_count);
     bool early = succ_live && edge.pred_count == 1 && below_limit(p, n);
 #ifndef AUTARKY_NO_FIRST_CLAIM_STORE
     if (early && n == 0) {
@@ -929,18 +1282,63 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
     const uint64_t word = self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done);
     // Open: something our publish could make ready is still unclaimed, so
     // we read other tasks' progress after it.
-    const bool self_open = self_next && !self_claimed;
+    // (Known ready and not claimed: the limit came down below it.)
+    const bool self_open = self_next && !self_claimed && !self_known;
     const bool open = (succ_live && !early) || self_open;
+    // The SC fence after the publish: not for a counted successor (its
+    // arrival is an acq_rel RMW, see arrive).
+    const bool sc = self_open || (succ_live && !early && (!succ_counted || counted_needs_sc()));
+#if !defined(AUTARKY_NO_DEFER) && !defined(AUTARKY_NO_DEFER_ARRIVALS) && !defined(AUTARKY_NO_COUNTED)
+    // A join's input running ahead (its next instance kept, its body
+    // short): its arrival is owed with its publish (flush_arrivals).
+    const bool defer_arrival = succ_counted && self_claimed && !self_open && short_body && d.remote_count == 0 &&
+#ifdef AUTARKY_SLOTS_ON
+                               d.pinned_succs == 0 &&
+                               (pend.arr_k == 0 || (pend.arr_task == edge.task && pend.arr_input == t &&
+                                                    pend.arr_first + pend.arr_k == n));
+#else
+                               d.pinned_succs == 0 && (pend.arr_k == 0 || pend.arr_task == edge.task);
+#endif
+#else
+    const bool defer_arrival = false;
+    (void)short_body;
+#endif
 #ifndef AUTARKY_NO_DEFER
     // Chain fusion (see Pending): nothing but this block waits on the
     // publish, and the block runs what it kept next.
-    const bool defer = !open && (self_claimed || (early && succ_keepable)) && d.remote_count == 0 &&
-                       d.pinned_succs == 0;
+    const bool defer = defer_arrival || (!open && (self_claimed || (early && succ_keepable)) &&
+                                         d.remote_count == 0 && d.pinned_succs == 0);
 #else
     const bool defer = false;
 #endif
+    bool arr_ok = true;
     if (defer) {
         defer_publish(p, pend, t, word, t_done == limit);
+#if !defined(AUTARKY_NO_DEFER) && !defined(AUTARKY_NO_DEFER_ARRIVALS) && !defined(AUTARKY_NO_COUNTED)
+        if (defer_arrival) {
+            if (pend.arr_k == 0) {
+                pend.arr_task = edge.task;
+                pend.arr_ps = edge.pred_start;
+                pend.arr_pc = edge.pred_count;
+                pend.arr_ds = succ_distance_sum;
+                pend.arr_since = clock64();
+                pend.arr_input = t;
+                pend.arr_first = n;
+            }
+#if defined(AUTARKY_SLOTS_ON)
+            // (Slots) Batches aligned to the join's instances: every input
+            // makes the arrivals of instances [kB, kB + B) together, so the
+            // join's slots fill B at a time and it runs through them
+            // (run_join_loop).
+            ++pend.arr_k;
+            if ((n + 1) % ARRIVE_BATCH == 0 || clock64() - pend.arr_since >= ARRIVE_DEFER_CYCLES)
+                arr_ok = flush_arrivals(w, pend);
+#else
+            if (++pend.arr_k >= ARRIVE_BATCH || clock64() - pend.arr_since >= ARRIVE_DEFER_CYCLES)
+                arr_ok = flush_arrivals(w, pend);
+#endif
+        }
+#endif
     } else {
         if (pend.n > 0) {
             // Owed publishes and ours under one fence (see Pending).
@@ -953,14 +1351,24 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
             st_release_gpu_u64(state_at(p, t), word);
         }
         // A SeqCst fence is needed whenever we go on to read other tasks'
-        // progress (see complete()).
-        if (open) fence_sc_gpu();
+        // progress (see complete()), but for a counted successor's.
+        if (sc) fence_sc_gpu();
         if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
+#ifndef AUTARKY_NO_COUNTED
+        // Owed arrivals (their publishes were just made) before ours.
+        if (pend.arr_k > 0) arr_ok = flush_arrivals(w, pend);
+#endif
     }
     ++clock.completed;
     // Owed publishes go out with the progress counter at the latest.
+#if defined(AUTARKY_SLOTS_ON)
     if (pend.n > 0 && clock.completed % PUBLISH_EVERY == 0) flush_pending(p, pend);
-    bool ok = !loop_tick(w, clock);
+#elif !defined(AUTARKY_NO_COUNTED)
+    if ((pend.n > 0 || pend.arr_k > 0) && clock.completed % PUBLISH_EVERY == 0) arr_ok = flush_arrivals(w, pend) && arr_ok;
+#else
+    if (pend.n > 0 && clock.completed % PUBLISH_EVERY == 0) flush_pending(p, pend);
+#endif
+    bool ok = !loop_tick(w, clock) && arr_ok;
     *next_task = self_claimed ? t : NONE;
     *next_iter = t_done;
     if (early) {
@@ -970,7 +1378,46 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
         } else {
             ok = queue_push(w, edge.task, i + edge.distance) && ok;
         }
-    } else if (succ_live) {
+    } else if (succ_counted && !defer_arrival) {
+#ifdef AUTARKY_SLOTS_ON
+        if (atom_add_acq_rel_gpu_u64(arrival_slot(p, edge.task, n), 1) + 1 == edge.pred_count &&
+            slot_claim(p, edge.task, n)) {
+            if (*next_task == NONE && succ_keepable) {
+                *next_task = edge.task;
+                *next_iter = n;
+            } else {
+                ok = queue_push(w, edge.task, n) && ok;
+            }
+        }
+#else
+        // The arrival, then the successor's next unclaimed instance m (not
+        // necessarily n: arrivals may lag publishes) only when the count
+        // reached what m needs (see complete()).
+        const uint64_t arrived = arrive(p, edge.task, 1, sc);
+        const uint64_t sword = ld_relaxed_gpu_u64(state_at(p, edge.task));
+        const uint32_t m = state_done(sword);
+        if (state_claimed(sword) == m && m < limit &&
+            arrived >= arrivals_needed(edge.pred_count, succ_distance_sum, m)) {
+            if (edge.pred_count > SMALL_FAN_IN) {
+#ifndef AUTARKY_NO_COUNTED
+                ok = request_scan(w, pend, edge.task, m, edge.pred_start, edge.pred_count) && ok;
+#endif
+            } else if (preds_ready_batch(p, edge.pred_start, edge.pred_count, m, t, t_done) && below_limit(p, m) &&
+                       claim(p, edge.task, m)) {
+                if (*next_task == NONE && succ_keepable) {
+                    *next_task = edge.task;
+                    *next_iter = m;
+                } else {
+                    ok = queue_push(w, edge.task, m) && ok;
+                }
+            }
+        }
+#endif
+    } else if (succ_live && !succ_counted) {
+        // (Not a counted successor whose arrival was deferred: its check is
+        // the arrivals', and a serial scan of a wide join's inputs here cost
+        // the input that made it ~0.4 µs an input every instance — session
+        // 30's trace: that input then paced the whole join.)
         // A sole predecessor edge is satisfied by the instance we just completed.
         const bool ready =
             edge.pred_count == 1 || preds_ready_serial(p, edge.pred_start, edge.pred_count, n, t, t_done);
@@ -1038,6 +1485,10 @@ struct alignas(16) BlockShared {
     // Comm blocks: the lowest limit a wide pinned task's awaited words
     // carried (preds_wait_block; reset by thread 0 before each wait).
     uint32_t wide_low, _pad5[3];
+    // (Slots: run_join_loop) thread 0's knowledge of how far a join's slots
+    // are full, for the block (written before the loop-top barrier), and
+    // the join loop's verdict (before its barrier).
+    uint32_t join_rt, join_go[2], _pad6;
     CompletionShared done;
     Pending pend;  // thread 0 only: publishes owed by fused completions
     ResidualReport report;  // a body's residual, published after its completion (flush_report)
@@ -1102,7 +1553,8 @@ struct SelfLoopEnd {
     uint32_t ok;      // 0: the block must leave
 };
 __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32_t t, uint32_t it,
-                                                  LoopClock clock) {
+                                                  LoopClock clock, [[maybe_unused]] uint32_t join = NONE,
+                                                  [[maybe_unused]] uint32_t join_pc = 0) {
     const RunParams& p = *w.p;
     const TaskDesc d = sh.desc;  // (not changed before the loop top)
     // Thread 0: its last completion saw an abort; the publish it owes for
@@ -1113,13 +1565,56 @@ __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32
     bool stopping = false;
     bool owes = false;
     uint64_t owed = 0;
+#ifdef AUTARKY_INPUT_LOOP_ON
+    // (Slots) A join's input (one counted successor `join`, distance 0):
+    // its arrivals owed in registers, made ARRIVE_BATCH at a time aligned
+    // to the join's instances (flush_arrivals, with the owed publish), as
+    // complete_fast makes them; what is owed when the loop ends goes back
+    // to sh.pend.
+    uint32_t jfirst = 0, jk = 0;
+    if (threadIdx.x == 0 && join != NONE && sh.pend.arr_k > 0) {
+        if (sh.pend.arr_task == join && sh.pend.arr_input == t && sh.pend.arr_first + sh.pend.arr_k == it) {
+            jfirst = sh.pend.arr_first;
+            jk = sh.pend.arr_k;
+            sh.pend.arr_k = 0;
+        } else if (!flush_arrivals(w, sh.pend)) {
+            stopping = true;
+        }
+    }
+    auto hand_back = [&]() {
+        if (jk > 0) {
+            sh.pend.arr_task = join;
+            sh.pend.arr_pc = join_pc;
+            sh.pend.arr_ps = sh.pend.arr_ds = 0;
+            sh.pend.arr_input = t;
+            sh.pend.arr_first = jfirst;
+            sh.pend.arr_k = jk;
+            sh.pend.arr_since = clock64();
+            jk = 0;
+        }
+    };
+#endif
     for (; it + 1 < p.iterations; ++it) {
         bool due;
         if (loop_instance(w, p, d, t, it, &sh.self_stop[it & 1][0], clock, stopping, due)) {
             if (threadIdx.x == 0 && owes) defer_publish(p, sh.pend, t, owed, false);
+#ifdef AUTARKY_INPUT_LOOP_ON
+            if (threadIdx.x == 0) hand_back();
+#endif
             return SelfLoopEnd{clock, it, 0};
         }
         if (threadIdx.x == 0) {
+#ifdef AUTARKY_INPUT_LOOP_ON
+            if (join != NONE) {
+                if (jk == 0) jfirst = it;
+                ++jk;
+                if ((it + 1) % ARRIVE_BATCH == 0) {
+                    defer_publish(p, sh.pend, t, state_word(it + 2, it + 1), false);
+                    hand_back();
+                    if (!flush_arrivals(w, sh.pend)) stopping = true;
+                }
+            }
+#endif
             // complete_fast's decisions, fixed for this shape: the fold
             // claims instance it + 1 (nothing to wait for, below the fixed
             // limit), nothing is claimed early, nothing is open, and the
@@ -1139,11 +1634,89 @@ __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32
     // The last instance runs on the caller's path, whose completion makes
     // the owed publish (same task: its word replaces ours).
     if (threadIdx.x == 0 && owes) defer_publish(p, sh.pend, t, owed, false);
+#ifdef AUTARKY_INPUT_LOOP_ON
+    if (threadIdx.x == 0) hand_back();
+#endif
     // An abort seen while completing the last instance here ends the block
     // before the caller runs the final one.
     const bool stop = __syncthreads_or(stopping);
     return SelfLoopEnd{clock, it, stop ? 0u : 1u};
 }
+
+#ifdef AUTARKY_JOIN_LOOP_ON
+// The join loop (slots): a counted task with no successors whose next
+// slots thread 0 knows full (below `rt`) runs them like the self loop —
+// one barrier an instance, thread 0 completing instance it (the fold
+// claims it + 1, known ready; the publish is owed) while the other warps
+// start the next body — and reads the next SLOT_LOOK slots when it runs
+// out of known ones. Entered with instance it claimed and it + 1 < rt;
+// returns the instance for the caller's main path (claimed, not run), or
+// that the block must leave.
+__device__ __noinline__ SelfLoopEnd run_join_loop(Who w, BlockShared& sh, uint32_t t, uint32_t it, LoopClock clock,
+                                                  uint32_t rt) {
+    const RunParams& p = *w.p;
+    const TaskDesc d = sh.desc;
+    bool stopping = false;
+    bool owes = false;
+    uint64_t owed = 0;
+    for (;;) {
+        uint32_t* failed = &sh.self_stop[it & 1][0];
+        TaskCtx ctx{d.global,  it, p.iterations, p.pe, w.block, reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
+                    d.arg_len, &p, failed,       t};
+        autarky_dispatch<false>(ctx, d.kind);
+        bool leave = false, due = false;
+        if (threadIdx.x == 0) {
+            due = clock64() - clock.last_tick >= TICK_CYCLES;
+            leave = stopping || (due && abort_raised(p, false));
+            // May the loop run it + 1 as well? Its completion must fold
+            // it + 2: known full, or read now.
+            const uint32_t n2 = it + 2;
+            if (n2 < p.iterations && n2 >= rt) {
+                uint64_t v[SLOT_LOOK];
+#pragma unroll
+                for (uint32_t x = 0; x < SLOT_LOOK; ++x)
+                    v[x] = n2 + x < p.iterations ? ld_relaxed_gpu_u64(arrival_slot(p, t, n2 + x)) : 0;
+                uint32_t k = 0;
+                bool full = true;
+#pragma unroll
+                for (uint32_t x = 0; x < SLOT_LOOK; ++x) {
+                    full = full && n2 + x < p.iterations && v[x] >= d.pred_count;
+                    k += full ? 1u : 0u;
+                }
+                if (k > 0) {
+                    fence_acquire_gpu();
+                    rt = n2 + k;
+                }
+            }
+            sh.join_go[it & 1] = n2 < p.iterations && n2 < rt ? 1u : 0u;
+        }
+        if (__syncthreads_or(leave) || *failed) {
+            if (threadIdx.x == 0 && owes) defer_publish(p, sh.pend, t, owed, false);
+            return SelfLoopEnd{clock, it, 0};
+        }
+        const bool go = sh.join_go[it & 1] != 0;
+        if (threadIdx.x == 0) {
+            // The fold: instance it + 1 is claimed in the owed word.
+            owed = state_word(it + 2, it + 1);
+            owes = true;
+            if (++clock.completed % PUBLISH_EVERY == 0 || due) {
+                defer_publish(p, sh.pend, t, owed, false);
+                owes = false;
+                flush_pending(p, sh.pend);
+                stopping = loop_tick(w, clock);
+            }
+        }
+        ++it;
+        if (!go) break;
+    }
+    if (threadIdx.x == 0) {
+        if (owes) defer_publish(p, sh.pend, t, owed, false);
+        sh.join_rt = rt;  // for thread 0's slot_rt (read by thread 0 only after this)
+    }
+    const bool stop = __syncthreads_or(stopping);
+    return SelfLoopEnd{clock, it, stop ? 0u : 1u};
+}
+#endif
 
 #ifdef AUTARKY_CHAIN_LOOP
 // The chain loop. In a run of one instance per task (iterations == 1, a
@@ -1297,21 +1870,52 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     LoopClock clock;                 // thread 0: instances completed, publish/abort times
     bool stop = false;               // thread 0: abort seen, or a fast-path push was aborted
     [[maybe_unused]] bool handed = false;  // thread 0: `task` is the successor its last completion kept
+    WideReady wide{NONE, 0};  // thread 0: how far a wide task's predecessors are done
+#ifdef AUTARKY_SLOTS_ON
+    uint32_t slot_rt_task = NONE, slot_rt = 0;  // thread 0: slots of slot_rt_task full below slot_rt
+#endif
     AUTARKY_TRACE_TASK_DECL();       // thread 0: the running instance's start/end times (traced kernels)
     if (threadIdx.x == 0) sh.next_task = NONE;
     if (threadIdx.x == 0) sh_failed = 0;
     if (threadIdx.x == 0) sh.pend.n = sh.pend.finished = 0;
+#ifndef AUTARKY_NO_COUNTED
+    // (Deferred arrivals and the block's counted check: Pending.)
+    if (threadIdx.x == 0) sh.pend.arr_k = 0;
+    if (threadIdx.x == 0) sh.pend.scan_task = NONE;
+    // Thread 0: when the running instance's body started (deferred arrivals
+    // are for short bodies only).
+    uint64_t body_start = 0;
+#endif
     if (threadIdx.x == 0) sh.self_stop[0][0] = sh.self_stop[1][0] = 0;
     for (;;) {
         if (threadIdx.x == 0) {
             flush_report(p, sh.report);  // the last instance's residual, after its completion
             uint32_t run = stop ? 0 : 1;
-            while (run) {
+            // 3: the block checks a counted successor first (below; only
+            // kernels with counted tasks have the path).
+#ifndef AUTARKY_NO_COUNTED
+            bool scan = run && sh.pend.scan_task != NONE;
+#else
+            constexpr bool scan = false;
+#endif
+            while (run && !scan) {
                 if (task == NONE) {
                     // Going idle: owed publishes and the exact count first,
                     // so neither readiness checks nor progress sums
-                    // (watchdog, host) wait on this block's work.
+                    // (watchdog, host) wait on this block's work. (Owed
+                    // arrivals too: a check they call for comes first.)
+#ifndef AUTARKY_NO_COUNTED
+                    if (!flush_arrivals(w, sh.pend)) {
+                        run = 0;
+                        break;
+                    }
+                    if (sh.pend.scan_task != NONE) {
+                        scan = true;
+                        break;
+                    }
+#else
                     flush_pending(p, sh.pend);
+#endif
                     publish_completed(p, w.block, clock);
                     run = queue_pop(w, &task, &iter) == WaitResult::Ready;
                     if (run) {
@@ -1339,22 +1943,54 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             }
             // 2: the next task was handed over by its predecessor's
             // completion (the chain loop may take it).
-            sh_run = run ? (handed ? 2u : 1u) : 0u;
-            handed = false;
-            if (run) {
+            sh_run = run ? (scan ? 3u : handed ? 2u : 1u) : 0u;
+            if (scan) {
+#ifndef AUTARKY_NO_COUNTED
+                sh_task = sh.pend.scan_task;
+                sh_iter = sh.pend.scan_iter;
+                sh.pend.scan_task = NONE;
+#endif
+            } else if (run) {
+                handed = false;
                 sh_task = task;
                 sh_iter = iter;
                 // Read-only table; a task that keeps its own next instance
                 // (the common steady state) reuses the descriptor it has.
                 if (desc_of != task)
                     sh_desc = task == sh.next_task ? sh.next_desc : load_desc(p, task);
+#ifdef AUTARKY_JOIN_LOOP_ON
+                sh.join_rt = task == slot_rt_task ? slot_rt : 0;
+#endif
                 desc_of = task;
+#ifndef AUTARKY_NO_COUNTED
+                body_start = clock64();
+#endif
                 AUTARKY_TRACE_TASK_START();
             }
         }
         // Publish: sh_run, sh_task, sh_iter, sh_desc to the block.
         __syncthreads();
         if (!sh_run) break;
+#ifndef AUTARKY_NO_COUNTED
+        if (sh_run == 3) {
+            // Instance sh_iter of the counted task sh_task, whose arrivals
+            // say it may be ready: the whole block reads its predecessors
+            // (the list request_scan kept in sh.pend; nothing rewrites it
+            // before the barrier in preds_done_block), and thread 0 claims
+            // it, keeps it if it has nothing else to run, or pushes it.
+            const uint32_t s = sh_task, m = sh_iter;
+            const bool ready = preds_done_block(p, sh.pend.scan_ps, sh.pend.scan_pc, m);
+            if (threadIdx.x == 0 && ready && below_limit(p, m) && claim(p, s, m)) {
+                if (task == NONE && !is_comm_task(p, s)) {
+                    task = s;
+                    iter = m;
+                } else if (!queue_push(w, s, m)) {
+                    stop = true;
+                }
+            }
+            continue;
+        }
+#endif
         const TaskDesc d = sh_desc;
         uint32_t it = sh_iter;
 #if !defined(AUTARKY_TRACE) && !defined(AUTARKY_NO_SELF_LOOP) && defined(AUTARKY_NO_PINNED)
@@ -1364,13 +2000,46 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         // at the loop top; and only in kernels without pinned loops: in
         // those its code cost registers and spills, and their hot paths are
         // pinned.)
+#ifdef AUTARKY_INPUT_LOOP_ON
+        // (Slots) A join's input — no predecessors, one counted successor
+        // over a distance-0 edge — runs in the self loop too, its arrivals
+        // batched there.
+        uint32_t join = NONE, join_pc = 0;
+        if (d.pred_count == 0 && d.succ_count == 1 && d.remote_count == 0 && d.pinned_succs == 0 &&
+            !(p.flags & RUN_MAY_STOP) && it + 1 < p.iterations) {
+            const Edge je = load_record<Edge>(p.succ, d.succ_start);
+            if (je.distance == 0 && je.pred_count > 1 && is_counted(p, je.pred_count) && !is_comm_task(p, je.task)) {
+                join = je.task;
+                join_pc = je.pred_count;
+            }
+        }
+        if ((join != NONE || d.succ_count == 0) && d.pred_count == 0 && d.remote_count == 0 &&
+            d.pinned_succs == 0 && !(p.flags & RUN_MAY_STOP) && it + 1 < p.iterations) {
+            const SelfLoopEnd e = run_self_loop(w, sh, sh_task, it, clock, join, join_pc);
+#else
         if (d.pred_count == 0 && d.succ_count == 0 && d.remote_count == 0 && d.pinned_succs == 0 &&
             !(p.flags & RUN_MAY_STOP) && it + 1 < p.iterations) {
             const SelfLoopEnd e = run_self_loop(w, sh, sh_task, it, clock);
+#endif
             clock = e.clock;
             it = e.it;
             if (!e.ok) break;
         }
+#ifdef AUTARKY_JOIN_LOOP_ON
+        // (Slots) A join whose next slots thread 0 knows full: the join loop
+        // (run_join_loop), then the instance it hands back on this path.
+        if (d.succ_count == 0 && d.pred_count > 1 && is_counted(p, d.pred_count) && d.remote_count == 0 &&
+            d.pinned_succs == 0 && !(p.flags & RUN_MAY_STOP) && it + 1 < p.iterations && sh.join_rt > it + 1) {
+            const SelfLoopEnd e = run_join_loop(w, sh, sh_task, it, clock, sh.join_rt);
+            clock = e.clock;
+            it = e.it;
+            if (!e.ok) break;
+            if (threadIdx.x == 0) {
+                slot_rt_task = sh_task;
+                slot_rt = sh.join_rt;
+            }
+        }
+#endif
 #endif
 #ifdef AUTARKY_CHAIN_LOOP
         // A chain link handed over by its predecessor in a one-instance
@@ -1403,10 +2072,42 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         // task of many predecessors checks its own next instance block-wide
         // in complete(): on thread 0 alone, a join of a thousand inputs took
         // ~150 µs per instance, one dependent load per input.)
+        // (A counted task's own check goes through its counter: complete().)
+        // A wide task whose next instance thread 0 knows ready (WideReady)
+        // folds it into its publish and needs nothing else checked there.
+#ifdef AUTARKY_SLOTS_ON
+        // (Slots) A counted task's next SLOT_LOOK slots, read while the body
+        // runs: how far they are full is kept by thread 0 (slot_rt), and a
+        // join with no successors whose next slot is full folds its next
+        // instance into its publish (fast path); a join whose inputs ran
+        // ahead folds SLOT_LOOK instances for one round of loads.
+        bool slot_next = false;
+        uint64_t slot_val[SLOT_LOOK] = {};
+        const bool slot_task = threadIdx.x == 0 && is_counted(p, d.pred_count) && it + 1 < p.iterations;
+        bool slot_known = false;
+        if (slot_task) {
+            if (slot_rt_task == sh_task && it + 1 < slot_rt) {
+                slot_known = true;
+            } else {
+#pragma unroll
+                for (uint32_t x = 0; x < SLOT_LOOK; ++x)
+                    if (it + 1 + x < p.iterations) slot_val[x] = ld_relaxed_gpu_u64(arrival_slot(p, sh_task, it + 1 + x));
+            }
+        }
+#endif
+#ifndef AUTARKY_NO_COUNTED
+        if (threadIdx.x == 0)
+            sh.fast = ((d.pred_count <= SMALL_FAN_IN && (counted_needs_sc() || !is_counted(p, d.pred_count))) ||
+                       wide_ready(wide, sh_task, it + 1)) &&
+                      (d.succ_count == 0 ||
+                       (d.succ_count == 1 && ((edge.pred_count <= SMALL_FAN_IN && !is_counted(p, edge.pred_count)) ||
+                                              counted_fast(p, edge))));
+#else
+        // (Kernels without counted tasks: the same test, as main writes it.)
         if (threadIdx.x == 0)
             sh.fast = d.pred_count <= SMALL_FAN_IN &&
-                      (d.succ_count == 0 ||
-                       (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN && !is_counted(p, edge.pred_count)));
+                      (d.succ_count == 0 || (d.succ_count == 1 && edge.pred_count <= SMALL_FAN_IN));
+#endif
         // Thread 0 also prefetches the first successor's descriptor (a
         // read-only table): on a chain that successor is usually the next
         // instance this block runs, and the load then overlaps the body.
@@ -1418,6 +2119,29 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                     reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset,
                     d.arg_len, &p,         &sh_failed,   sh_task,   &sh.report};
         autarky_dispatch<false>(ctx, d.kind);
+#ifdef AUTARKY_SLOTS_ON
+        if (slot_task && d.succ_count == 0) {
+            if (!slot_known) {
+                uint32_t k = 0;
+                bool full = true;
+#pragma unroll
+                for (uint32_t x = 0; x < SLOT_LOOK; ++x) {
+                    full = full && it + 1 + x < p.iterations && slot_val[x] >= d.pred_count;
+                    k += full ? 1u : 0u;
+                }
+                if (k > 0) {
+                    fence_acquire_gpu();
+                    slot_rt_task = sh_task;
+                    slot_rt = it + 1 + k;
+                    slot_known = true;
+                }
+            }
+            if (slot_known) {
+                slot_next = true;
+                sh.fast = true;
+            }
+        }
+#endif
         // Publish: every thread's body writes happen before thread 0's release
         // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
@@ -1433,7 +2157,18 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         if (sh.fast) {
             // Thread 0 alone; the next loop top's barrier publishes its result.
             if (threadIdx.x == 0) {
-                if (!complete_fast(w, d, sh_task, it, edge, clock, sh.pend, &task, &iter)) {
+                if (!complete_fast(w, d, sh_task, it, edge, sh.next_desc.pred_distance_sum,
+#ifdef AUTARKY_SLOTS_ON
+                                   slot_next,
+#else
+                                   d.pred_count > SMALL_FAN_IN && wide_ready(wide, sh_task, it + 1),
+#endif
+#ifndef AUTARKY_NO_COUNTED
+                                   clock64() - body_start < ARRIVE_DEFER_CYCLES,
+#else
+                                   false,
+#endif
+                                   clock, sh.pend, &task, &iter)) {
                     task = NONE;
                     stop = true;
                 }
@@ -1442,7 +2177,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             }
             continue;
         }
-        const bool completed = complete(w, d, sh_task, it, sh_done, &sh_failed, edge, clock, sh.pend);
+        const bool completed = complete(w, d, sh_task, it, sh_done, &sh_failed, edge, clock, sh.pend, wide);
         if (threadIdx.x == 0) AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
         if (!completed) break;
         if (threadIdx.x == 0) {
@@ -1636,7 +2371,7 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
         fence_sc_gpu();
         const uint32_t limit = run_limit(p);
         const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
-        for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, 1) && ok;
+        for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, n, 1) && ok;
     }
     // The last instance below the limit the block knows. (A block that
     // missed a lowered limit does not count: comm block 0 ends such runs,
@@ -1657,8 +2392,8 @@ __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t 
     const uint32_t limit = run_limit(p);
     bool ok = true;
     const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
-    for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, 1) && ok;
-    if (i + 1 < limit) ok = try_claim_next(w, t, limit, self_gate(p, d, t)) && ok;
+    for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, i, 1) && ok;
+    if (i + 1 < limit) ok = try_claim_next(w, t, limit, self_gate(p, d, t, i + 1)) && ok;
     if (i + 1 == limit) count_finished(p);
     ++clock.completed;
     return !loop_tick(w, clock) && ok;
@@ -1893,7 +2628,8 @@ __device__ __noinline__ bool relay_proxies(Who w) {
         const uint32_t v = state_done(ld_relaxed_sys_u64(state_at(p, t)));
         uint32_t* seen = reinterpret_cast<uint32_t*>(p.proxy_seen) + j;
         if (v == *seen) continue;
-        const uint32_t advanced = v - *seen;  // producer instances first seen here: arrivals
+        const uint32_t from = *seen;
+        const uint32_t advanced = v - from;  // producer instances first seen here: arrivals
         *seen = v;
         AUTARKY_TRACE_EVENT(p, TraceKind::SignalSeen, t, v - 1, t);
         // Acquire the producer's release and order it before the re-checks
@@ -1901,7 +2637,7 @@ __device__ __noinline__ bool relay_proxies(Who w) {
         fence_sc_sys();
         const uint32_t limit = run_limit(p);
         const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
-        for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, advanced) && ok;
+        for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, from, advanced) && ok;
     }
     return ok;
 }

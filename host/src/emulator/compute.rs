@@ -54,7 +54,15 @@ fn dynamic_loop(run: &Run<'_>, pe: u32, block: u32, pending: &mut Pending) {
         let (task, iteration) = match next.take() {
             Some(x) => x,
             None => {
-                states.flush(pending);
+                // Owed arrivals too: a join they make ready runs here first.
+                claims.clear();
+                states.flush_arrivals(p.lowered, pending, &mut claims);
+                if !claims.is_empty() {
+                    if !keep_or_push(run, pe, block, &claims, &mut next) {
+                        return;
+                    }
+                    continue;
+                }
                 let mut w = Waiter::new(run, pe, block, true);
                 match p.queue.pop(|q| w.queue_poll(q, TASK_NONE, 0)) {
                     Some(x) => {
@@ -83,20 +91,35 @@ fn dynamic_loop(run: &Run<'_>, pe: u32, block: u32, pending: &mut Pending) {
         completed += 1;
         // The device flushes with its progress counter, every 16 instances.
         if completed % 16 == 0 {
-            states.flush(pending);
+            states.flush_arrivals(p.lowered, pending, &mut claims);
         }
         p.blocks[block as usize].count();
-        // Keep one: run the first claimed compute instance ourselves (no
-        // hand-off through the ring on the dependency chain), push the rest;
-        // comm instances always go to the comm ring.
-        for &(t, i) in &claims {
-            if next.is_none() && !p.lowered.is_comm(t) {
-                next = Some((t, i));
-            } else if !push(run, pe, block, t, i) {
-                return;
-            }
+        if !keep_or_push(run, pe, block, &claims, &mut next) {
+            return;
         }
     }
+}
+
+/// Keep one: run the first claimed compute instance ourselves (no hand-off
+/// through the ring on the dependency chain), push the rest; comm instances
+/// always go to the comm ring. Returns false if a push failed (the run is
+/// over).
+fn keep_or_push(
+    run: &Run<'_>,
+    pe: u32,
+    block: u32,
+    claims: &[(u32, u32)],
+    next: &mut Option<(u32, u32)>,
+) -> bool {
+    let p = &run.pes[pe as usize];
+    for &(t, i) in claims {
+        if next.is_none() && !p.lowered.is_comm(t) {
+            *next = Some((t, i));
+        } else if !push(run, pe, block, t, i) {
+            return false;
+        }
+    }
+    true
 }
 
 /// A pinned compute block of PE `pe`, running compute slot `slot`'s list in

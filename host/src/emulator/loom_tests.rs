@@ -118,31 +118,48 @@ fn run_claimed(
     run: &LoweredRun,
     pe: usize,
     cells: &Cells,
+    todo: Vec<(u32, u32)>,
+) -> Vec<(u32, u32)> {
+    run_claimed_with(states, run, pe, cells, todo, true, false)
+}
+
+/// [`run_claimed`]; `defer_arrivals` false: every arrival at a counted
+/// task is made at once (as a device input with a long body does);
+/// `oldest_first`: the worker runs its claims in the order made (its own
+/// next instance before a join its arrival claimed), not newest first.
+fn run_claimed_with(
+    states: &[TaskStates],
+    run: &LoweredRun,
+    pe: usize,
+    cells: &Cells,
     mut todo: Vec<(u32, u32)>,
+    defer_arrivals: bool,
+    oldest_first: bool,
 ) -> Vec<(u32, u32)> {
     let l = &run.pes[pe];
     let mut ran = Vec::new();
-    // Fast-path completions defer their publishes as a device block does
-    // (sched::Pending); owed ones are made when the worker runs out.
+    // Fast-path completions defer their publishes (and a join's inputs
+    // their arrivals) as a device block does (sched::Pending); owed ones
+    // are made when the worker runs out.
     let mut pending = Pending::default();
-    while let Some((t, i)) = todo.pop() {
-        cells.body(l, t, i);
-        ran.push((l.global[t as usize], i));
-        states[pe].complete_with(l, t, i, states, &mut todo, Some(&mut pending));
+    pending.no_deferred_arrivals = !defer_arrivals;
+    loop {
+        while let Some((t, i)) = if oldest_first && !todo.is_empty() {
+            Some(todo.remove(0))
+        } else {
+            todo.pop()
+        } {
+            cells.body(l, t, i);
+            ran.push((l.global[t as usize], i));
+            states[pe].complete_with(l, t, i, states, &mut todo, Some(&mut pending));
+        }
+        // Owed publishes and arrivals; a join they make ready runs here.
+        states[pe].flush_arrivals(l, &mut pending, &mut todo);
+        if todo.is_empty() {
+            break;
+        }
     }
-    states[pe].flush(&mut pending);
     ran
-}
-
-/// A worker without a queue on a one-PE graph: runs `first`, then every
-/// instance its completions claim (keep all). Returns the instances it ran.
-fn run_local(
-    states: &[TaskStates],
-    run: &LoweredRun,
-    cells: &Cells,
-    first: (u32, u32),
-) -> Vec<(u32, u32)> {
-    run_claimed(states, run, 0, cells, vec![first])
 }
 
 /// Every instance of every task ran exactly once (`ran` holds global ids).
@@ -165,22 +182,59 @@ fn run_roots_on_threads(l: std::sync::Arc<LoweredGraph>, iterations: u32) {
 #[derive(Clone, Copy, PartialEq)]
 enum Mutant {
     None,
-    /// Arrivals at counted tasks without their SeqCst fence.
-    ArriveWithoutFence,
+    /// A counted task's self gate by a load of its counter, not an RMW.
+    SelfGateByLoad,
     /// Readiness checks of several predecessors without their Acquire fence.
     ReadyWithoutFence,
     /// Owed publishes made without the Release fence before their stores.
     FlushWithoutFence,
 }
 
-/// [`run_roots_on_threads`] with `mutant`.
+/// [`run_roots_on_threads`] with `mutant` (arrivals at counted tasks made
+/// at once under `SelfGateByLoad`: the path whose race the mutant loses).
 fn run_roots_on_threads_mutant(l: std::sync::Arc<LoweredGraph>, iterations: u32, mutant: Mutant) {
+    run_roots_on_threads_mode(l, iterations, mutant, mutant != Mutant::SelfGateByLoad)
+}
+
+/// [`run_roots_on_threads_mutant`] with arrival slots (the device's
+/// `-DAUTARKY_SLOTS`); `defer_arrivals` false: every arrival made at once.
+fn run_roots_with_slots(
+    l: std::sync::Arc<LoweredGraph>,
+    iterations: u32,
+    mutant: Mutant,
+    defer_arrivals: bool,
+) {
+    run_roots_on_threads_slots(l, iterations, mutant, defer_arrivals, true)
+}
+
+/// [`run_roots_on_threads_mutant`]; `defer_arrivals` false: every arrival
+/// at a counted task is made at once.
+fn run_roots_on_threads_mode(
+    l: std::sync::Arc<LoweredGraph>,
+    iterations: u32,
+    mutant: Mutant,
+    defer_arrivals: bool,
+) {
+    run_roots_on_threads_slots(l, iterations, mutant, defer_arrivals, false)
+}
+
+/// [`run_roots_on_threads_mode`]; `slots`: counted tasks get arrival slots
+/// (and each worker runs its claims oldest first: a join then runs on a
+/// worker whose own input went ahead, so the join's completion races the
+/// other input's arrival at its next slot).
+fn run_roots_on_threads_slots(
+    l: std::sync::Arc<LoweredGraph>,
+    iterations: u32,
+    mutant: Mutant,
+    defer_arrivals: bool,
+    slots: bool,
+) {
     let run = std::sync::Arc::new(LoweredRun {
         pes: vec![(*l).clone()],
         local: (0..l.num_tasks).map(|t| (0, t)).collect(),
     });
-    let mut st = TaskStates::new(&l, iterations);
-    st.mutant_arrive_without_fence = mutant == Mutant::ArriveWithoutFence;
+    let mut st = TaskStates::with_slots(&l, iterations, slots);
+    st.mutant_self_gate_by_load = mutant == Mutant::SelfGateByLoad;
     st.mutant_ready_without_fence = mutant == Mutant::ReadyWithoutFence;
     st.mutant_flush_without_fence = mutant == Mutant::FlushWithoutFence;
     let states = Arc::new(vec![st]);
@@ -190,7 +244,17 @@ fn run_roots_on_threads_mutant(l: std::sync::Arc<LoweredGraph>, iterations: u32,
         .iter()
         .map(|&r| {
             let (states, cells, run) = (states.clone(), cells.clone(), run.clone());
-            thread::spawn(move || run_local(&states, &run, &cells, (r, 0)))
+            thread::spawn(move || {
+                run_claimed_with(
+                    &states,
+                    &run,
+                    0,
+                    &cells,
+                    vec![(r, 0)],
+                    defer_arrivals,
+                    slots,
+                )
+            })
         })
         .collect();
     let ran: Vec<(u32, u32)> = handles
@@ -261,6 +325,16 @@ fn counted_successor_of_two_predecessors_is_claimed_exactly_once_over_two_iterat
 }
 
 #[test]
+fn counted_successor_with_arrivals_made_at_once_is_claimed_exactly_once_over_two_iterations() {
+    // As above, every arrival made at once (no input defers its own): the
+    // race of the last arrival with the successor's own gate.
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
+    check("counted, arrivals at once, two iterations", 3, move || {
+        run_roots_on_threads_mode(l.clone(), 2, Mutant::None, false)
+    });
+}
+
+#[test]
 fn counted_successor_of_three_predecessors_is_claimed_exactly_once() {
     let l = std::sync::Arc::new(counted(4, &[(0, 3, 0), (1, 3, 0), (2, 3, 0)]));
     check("counted, three predecessors", 3, move || {
@@ -275,6 +349,48 @@ fn counted_successor_with_a_carried_edge_never_runs_early() {
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 1)]));
     check("counted, carried edge", 3, move || {
         run_roots_on_threads(l.clone(), 2)
+    });
+}
+
+#[test]
+fn slotted_successor_of_two_predecessors_is_claimed_exactly_once_over_two_iterations() {
+    // Arrival slots: an instance is claimed by the arrival that fills its
+    // slot (seeing the successor idle) or by the successor's completion
+    // (its RMW of 0 seeing the slot full), never by neither, never twice,
+    // and never before its inputs (no predecessor is read).
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
+    check("slots, two predecessors, two iterations", 3, move || {
+        run_roots_with_slots(l.clone(), 2, Mutant::None, true)
+    });
+}
+
+#[test]
+fn slotted_successor_with_arrivals_made_at_once_is_claimed_exactly_once_over_two_iterations() {
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
+    check("slots, arrivals at once, two iterations", 3, move || {
+        run_roots_with_slots(l.clone(), 2, Mutant::None, false)
+    });
+}
+
+#[test]
+fn slotted_successor_with_a_carried_edge_never_runs_early() {
+    // 0 → 2 (distance 0), 1 → 2 (distance 1): slot 0 starts with the
+    // carried edge's arrival; instance i of 1 arrives at slot i + 1.
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 1)]));
+    check("slots, carried edge", 3, move || {
+        run_roots_with_slots(l.clone(), 3, Mutant::None, true)
+    });
+}
+
+#[test]
+#[should_panic]
+fn mutant_slot_self_gate_by_a_load_loses_the_successor() {
+    // As with one counter: the successor's own read of its next slot must
+    // be an RMW in that slot's order, or the last arrival and the
+    // successor's completion can each miss the other.
+    let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
+    check("mutant: slot self gate by a load", 3, move || {
+        run_roots_with_slots(l.clone(), 2, Mutant::SelfGateByLoad, false)
     });
 }
 
@@ -309,13 +425,15 @@ fn mutant_flush_without_its_fence_publishes_no_data() {
 
 #[test]
 #[should_panic]
-fn mutant_arrival_without_its_fence_loses_the_successor() {
-    // Without the SeqCst fence after the RMW, the last arrival can read the
-    // successor's old state word (instance in flight) while the
-    // successor's completion reads the old count: neither checks.
+fn mutant_self_gate_by_a_load_loses_the_successor() {
+    // Arrivals are RMWs without a fence. If the successor's own completion
+    // read its counter with a load (not an RMW in the counter's order),
+    // the last arrival could read the successor's old state word (instance
+    // in flight) while the successor's completion reads the old count:
+    // neither checks.
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
-    check("mutant: arrival without fence", 3, move || {
-        run_roots_on_threads_mutant(l.clone(), 2, Mutant::ArriveWithoutFence)
+    check("mutant: self gate by a load", 3, move || {
+        run_roots_on_threads_mutant(l.clone(), 2, Mutant::SelfGateByLoad)
     });
 }
 

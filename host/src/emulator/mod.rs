@@ -400,6 +400,10 @@ pub struct EmulatorConfig {
     /// Tasks with at least this many predecessor edges are counted, as on
     /// the device ([`crate::Builder::counted_fan_in`]). Default 9; at least 2.
     pub counted_fan_in: u32,
+    /// Counted tasks get arrival slots, as on the device, when the table
+    /// fits in this many bytes per PE ([`crate::Builder::arrival_slots_max_bytes`]).
+    /// Default 256 MiB; 0: one counter per task.
+    pub arrival_slots_max_bytes: u64,
 }
 
 impl Default for EmulatorConfig {
@@ -415,6 +419,7 @@ impl Default for EmulatorConfig {
             trace: None,
             check_cuda: true,
             counted_fan_in: autarky_shared::COUNTED_FAN_IN_DEFAULT,
+            arrival_slots_max_bytes: crate::runtime::DEFAULT_ARRIVAL_SLOTS_MAX_BYTES,
         }
     }
 }
@@ -590,6 +595,9 @@ pub(crate) fn run_prelowered(
         })?),
     };
     let (comm, compute) = (cfg.comm_threads as u32, cfg.compute_threads as u32);
+    // Arrival slots or one counter per counted task: as the GPU would.
+    let slots =
+        crate::runtime::source::uses_arrival_slots(run, iterations, cfg.arrival_slots_max_bytes);
     let mut emulated = Vec::with_capacity(pes);
     for l in &run.pes {
         check_placement(graph, l, comm, compute, pes)?;
@@ -615,6 +623,7 @@ pub(crate) fn run_prelowered(
             trace: cfg.trace.is_some(),
             local_pes: pes as u32,
             lean: Lean::of(run),
+            slots,
         };
         cuda_check::check(graph.kinds(), threads_per_block, variant)?;
     }
@@ -622,7 +631,15 @@ pub(crate) fn run_prelowered(
     let recorder = cfg
         .trace
         .map(|t| TraceRecorder::ring(pes, (comm + compute) as usize, t.records_per_block as usize));
-    let mut shared = shared::Run::new(emulated, iterations, cfg.timeout, hold, heaps, recorder);
+    let mut shared = shared::Run::new(
+        emulated,
+        iterations,
+        slots,
+        cfg.timeout,
+        hold,
+        heaps,
+        recorder,
+    );
     let start = Instant::now();
     // A worker the OS will not start ends the run (the others leave on
     // abort) with an error, not a panic.

@@ -7,7 +7,8 @@
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::graph::LoweredGraph;
 use autarky_shared::{
-    arrivals_needed, pinned_state_word, state_carried_limit, state_parts, state_word, TaskDesc,
+    arrivals_needed, pinned_state_word, state_carried_limit, state_parts, state_word, Edge,
+    TaskDesc,
 };
 
 /// What a completion changed besides claims.
@@ -28,6 +29,10 @@ pub(crate) const SMALL_FAN_IN: u32 = 8;
 /// `PEND_MAX`).
 pub(crate) const PEND_MAX: usize = 8;
 
+/// Owed arrivals are made when this many are owed (the device's
+/// `ARRIVE_BATCH`; it also makes them when they get old).
+pub(crate) const ARRIVE_BATCH: u64 = 8;
+
 /// Publishes a dynamic worker owes (run-time chain fusion, the device's
 /// `Pending`): a fast-path-shaped completion that nobody but its worker
 /// can be waiting on — not open (every successor instance its publish could
@@ -43,10 +48,24 @@ pub(crate) const PEND_MAX: usize = 8;
 /// are owed, every 16 completions (the device: with its progress counter),
 /// at the first completion that does not defer, before it waits for its
 /// ring and when it leaves.
+///
+/// A join's input that keeps its own next instance also owes its arrival
+/// at the counted join (the device: when its body was short): the flush
+/// that makes the owed publishes then adds the owed arrivals with one RMW
+/// and runs the check they call for ([`TaskStates::flush_arrivals`]), so
+/// the protocol is that of as many arrivals in a row, made later.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     owed: Vec<(u32, u64)>,
     finished: u32,
+    /// Arrivals owed to one counted task: (task, the first instance they
+    /// are for, how many). With arrival slots they are for consecutive
+    /// instances (`first`, `first + 1`, ...).
+    arrivals: Option<(u32, u32, u64)>,
+    /// Loom models: make every arrival at once (the path a device block
+    /// takes for an input whose body was long).
+    #[cfg(all(test, loom))]
+    pub no_deferred_arrivals: bool,
 }
 
 impl Pending {
@@ -62,6 +81,25 @@ impl Pending {
             .rev()
             .find(|&&(t, _)| t == task)
             .map(|&(_, w)| w)
+    }
+
+    /// May arrivals be owed? (Always, but in the loom models that make
+    /// every arrival at once.)
+    fn defers_arrivals(&self) -> bool {
+        #[cfg(all(test, loom))]
+        return !self.no_deferred_arrivals;
+        #[cfg(not(all(test, loom)))]
+        true
+    }
+
+    /// Owes one more arrival at the counted task `task`, for its instance
+    /// `n` (the caller made sure no other task is owed any, and with slots
+    /// that `n` follows the owed ones) and returns how many are owed.
+    fn owe_arrival(&mut self, task: u32, n: u32) -> u64 {
+        let a = self.arrivals.get_or_insert((task, n, 0));
+        debug_assert_eq!(a.0, task);
+        a.2 += 1;
+        a.2
     }
 
     fn owe(&mut self, task: u32, word: u64, finished: bool) {
@@ -85,7 +123,15 @@ pub(crate) struct TaskStates {
     /// instance adds one per edge to the task (`arrive`); a readiness check
     /// of a counted task reads its predecessors only once the counter
     /// reached `arrivals_needed` (`try_claim_gated`). Only increases.
+    ///
+    /// With arrival slots (`slots`, the device's `-DAUTARKY_SLOTS`) it is
+    /// `LoweredGraph::initial_arrival_slots`: word `t` of a counted task is
+    /// the index of its slot 0 (read-only), and its slot `j` counts the
+    /// arrivals instance `j` needs; the instance is ready exactly when the
+    /// slot holds `pred_count`.
     arrivals: Box<[AtomicU64]>,
+    /// Arrival slots instead of one counter per task.
+    slots: bool,
     /// Local tasks whose `done` reached the limit; only increases.
     tasks_finished: AtomicU32,
     /// Instances every task of this PE runs (`Status::limit`): starts at
@@ -97,9 +143,10 @@ pub(crate) struct TaskStates {
     stopped: AtomicBool,
     iterations: u32,
     num_tasks: u32,
-    /// Loom mutant: `arrive` without its SeqCst fence.
+    /// Loom mutant: a counted task's self gate by an Acquire load of its
+    /// counter instead of an RMW.
     #[cfg(all(test, loom))]
-    pub mutant_arrive_without_fence: bool,
+    pub mutant_self_gate_by_load: bool,
     /// Loom mutant: `preds_ready` of several predecessors without its
     /// Acquire fence.
     #[cfg(all(test, loom))]
@@ -114,21 +161,34 @@ pub(crate) struct TaskStates {
 impl TaskStates {
     /// The initial state of `lowered` (roots claimed) for a run of
     /// `iterations`.
+    #[cfg(test)]
     pub fn new(lowered: &LoweredGraph, iterations: u32) -> Self {
+        Self::with_slots(lowered, iterations, false)
+    }
+
+    /// [`Self::new`]; `slots`: counted tasks get arrival slots (the
+    /// device's `-DAUTARKY_SLOTS`) instead of one counter.
+    pub fn with_slots(lowered: &LoweredGraph, iterations: u32, slots: bool) -> Self {
+        let arrivals = if slots {
+            lowered.initial_arrival_slots(iterations)
+        } else {
+            vec![0; lowered.num_tasks as usize]
+        };
         TaskStates {
             state: lowered
                 .initial_state()
                 .into_iter()
                 .map(AtomicU64::new)
                 .collect(),
-            arrivals: (0..lowered.num_tasks).map(|_| AtomicU64::new(0)).collect(),
+            arrivals: arrivals.into_iter().map(AtomicU64::new).collect(),
+            slots,
             tasks_finished: AtomicU32::new(0),
             limit: AtomicU32::new(iterations),
             stopped: AtomicBool::new(false),
             iterations,
             num_tasks: lowered.num_tasks,
             #[cfg(all(test, loom))]
-            mutant_arrive_without_fence: false,
+            mutant_self_gate_by_load: false,
             #[cfg(all(test, loom))]
             mutant_ready_without_fence: false,
             #[cfg(all(test, loom))]
@@ -337,6 +397,10 @@ impl TaskStates {
         // `open` records whether anything that could depend on our publish
         // is still unclaimed.
         let mut open = self_next && !self_claimed;
+        // Does a check after the publish need the SeqCst fence? Every one
+        // but a counted task's: its arrivals and its own gate are RMWs on
+        // its counter (see `arrive`).
+        let mut sc = open && !lowered.is_counted(d);
         // Did an early claim take a compute successor (one this worker may
         // keep: comm instances always go to the comm ring)?
         let mut kept_successor = false;
@@ -347,6 +411,7 @@ impl TaskStates {
             }
             if e.pred_count != 1 {
                 open = true;
+                sc |= !lowered.is_counted(&lowered.tasks[e.task as usize]);
                 continue;
             }
             if n == 0 {
@@ -375,7 +440,10 @@ impl TaskStates {
                     kept_successor |= !lowered.is_comm(e.task);
                     claims.push((e.task, n));
                 }
-                Err(_) => open = true,
+                Err(_) => {
+                    open = true;
+                    sc = true;
+                }
             }
         }
         Self::signal_remote(lowered, d, iteration, peers);
@@ -403,6 +471,38 @@ impl TaskStates {
                     }
                     _ => false,
                 };
+            // A join's input running ahead (the device's fast path with a
+            // counted successor, its next instance kept): the publish and
+            // the arrival are owed together.
+            let owed_arrival = match lowered.succs(d) {
+                [e] if d.pred_count <= SMALL_FAN_IN
+                    && !lowered.is_counted(d)
+                    && e.pred_count > 1
+                    && lowered.is_counted(&lowered.tasks[e.task as usize])
+                    && iteration + e.distance < limit
+                    && self_claimed
+                    && d.remote_count == 0
+                    && d.pinned_succs == 0
+                    && !matches!(pending.arrivals, Some((t, first, k))
+                        if t != e.task || (self.slots && u64::from(first) + k != u64::from(iteration + e.distance)))
+                    && pending.defers_arrivals() =>
+                {
+                    Some((e.task, iteration + e.distance))
+                }
+                _ => None,
+            };
+            if let Some((join, n)) = owed_arrival {
+                pending.owe(task, published, done == limit);
+                let run_finished = if pending.owe_arrival(join, n) >= ARRIVE_BATCH {
+                    self.flush_arrivals(lowered, pending, claims)
+                } else {
+                    pending.len() == PEND_MAX && self.flush(pending)
+                };
+                return Completion {
+                    task_finished: false,
+                    run_finished,
+                };
+            }
             if fast
                 && !open
                 && (self_claimed || kept_successor)
@@ -423,6 +523,10 @@ impl TaskStates {
             } else {
                 word.store(published, Ordering::Release);
             }
+            // Owed arrivals (their publishes are made) before ours.
+            if pending.arrivals.is_some() {
+                flush_finished |= self.flush_arrivals(lowered, pending, claims);
+            }
         } else {
             word.store(published, Ordering::Release);
         }
@@ -439,14 +543,23 @@ impl TaskStates {
             // sees the successor ready. The same argument covers the self
             // edge. A completion that claimed everything early reads nothing
             // after its publish and needs no fence: nothing that depends on
-            // that publish is left unclaimed.
-            fence(Ordering::SeqCst);
+            // that publish is left unclaimed. Nor does one whose open
+            // checks are all of counted tasks (`sc` false): those go
+            // through the counter's RMWs (see `arrive`).
+            if sc {
+                fence(Ordering::SeqCst);
+            }
             let mut last = None;
             for e in lowered.succs(d) {
                 if lowered.is_counted(&lowered.tasks[e.task as usize]) {
                     // A counted successor: one arrival per edge (two edges
                     // to it arrive twice), then the check, gated by the
-                    // count the arrival returned.
+                    // count the arrival returned. (Slots: the arrival at
+                    // its slot, whose filler claims.)
+                    if self.slots {
+                        self.arrive_slots(e, iteration, 1, limit, claims);
+                        continue;
+                    }
                     let arrived = self.arrive(e.task, 1);
                     if let Some(n) = self.try_claim_gated(lowered, e.task, limit, Some(arrived)) {
                         claims.push((e.task, n));
@@ -504,6 +617,29 @@ impl TaskStates {
         k > 0 && self.tasks_finished.fetch_add(k, Ordering::Relaxed) + k == self.num_tasks
     }
 
+    /// [`Self::flush`], then the owed arrivals (one RMW, see [`Pending`])
+    /// and the check of the join they call for, its claim appended to
+    /// `claims`. Returns whether the flush finished the PE's run.
+    pub fn flush_arrivals(
+        &self,
+        lowered: &LoweredGraph,
+        pending: &mut Pending,
+        claims: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        let finished = self.flush(pending);
+        if let Some((join, first, k)) = pending.arrivals.take() {
+            if self.slots {
+                self.flush_slot_arrivals(lowered, join, first, k, claims);
+                return finished;
+            }
+            let arrived = self.arrive(join, k);
+            if let Some(n) = self.try_claim_gated(lowered, join, self.limit(), Some(arrived)) {
+                claims.push((join, n));
+            }
+        }
+        finished
+    }
+
     /// Completes instance `iteration` of the dynamic comm task `task` (the
     /// device's `complete_serial`): remote outs, the release publish, the
     /// fence, then the re-check of every successor and of `task` itself.
@@ -530,7 +666,7 @@ impl TaskStates {
         // Publish → SeqCst fence → read, as in `complete`.
         fence(Ordering::SeqCst);
         let limit = self.limit();
-        self.recheck_successors(lowered, d, limit, 1, claims);
+        self.recheck_successors(lowered, d, limit, iteration, 1, claims);
         if done < limit {
             let gate = self.self_gate(lowered, d, task);
             if let Some(n) = self.try_claim_gated(lowered, task, limit, gate) {
@@ -565,7 +701,7 @@ impl TaskStates {
             // Publish → SeqCst fence → read, as in `complete`.
             fence(Ordering::SeqCst);
             let limit = self.limit();
-            self.recheck_successors(lowered, d, limit, 1, claims);
+            self.recheck_successors(lowered, d, limit, n, 1, claims);
         }
         // The last instance below the limit the worker knows (one that
         // missed a lowered limit does not count: `detect_stop` ends the
@@ -706,7 +842,8 @@ impl TaskStates {
             }
             // The producer instances this relay is the first to see: their
             // arrivals at counted successors.
-            let arrivals = u64::from(v.wrapping_sub(seen[j as usize]));
+            let from = seen[j as usize];
+            let arrivals = u64::from(v.wrapping_sub(from));
             seen[j as usize] = v;
             changed = true;
             on_seen(t, v);
@@ -723,7 +860,7 @@ impl TaskStates {
                 fence(Ordering::SeqCst);
             }
             let limit = self.limit();
-            self.recheck_successors(lowered, d, limit, arrivals, claims);
+            self.recheck_successors(lowered, d, limit, from, arrivals, claims);
         }
         changed
     }
@@ -732,16 +869,22 @@ impl TaskStates {
     /// what a completion that may not keep anything runs after its fence
     /// (comm tasks, pinned tasks, relays). `arrivals`: the predecessor
     /// instances this re-check announces to counted successors (1 for a
-    /// completion; for a relay, how far the proxy advanced).
+    /// completion; for a relay, how far the proxy advanced), from the
+    /// predecessor's instance `first`.
     fn recheck_successors(
         &self,
         lowered: &LoweredGraph,
         d: &autarky_shared::TaskDesc,
         limit: u32,
+        first: u32,
         arrivals: u64,
         claims: &mut Vec<(u32, u32)>,
     ) {
         for e in lowered.succs(d) {
+            if self.slots && lowered.is_counted(&lowered.tasks[e.task as usize]) {
+                self.arrive_slots(e, first, arrivals, limit, claims);
+                continue;
+            }
             let gate = lowered
                 .is_counted(&lowered.tasks[e.task as usize])
                 .then(|| self.arrive(e.task, arrivals));
@@ -755,43 +898,137 @@ impl TaskStates {
     /// after them (the device's `arrive`). Called after the caller's publish
     /// (or, for a relay, after it acquired the producer's signal).
     ///
-    /// AcqRel: the RMWs on one counter form a release sequence, so whoever
-    /// reads a count (by its own RMW, or the self check's Acquire load)
-    /// synchronizes with every earlier arrival and sees the predecessor
-    /// publishes that preceded them. The SeqCst fence after the RMW is what
-    /// makes skipping a check safe: the counted task's own completion
-    /// (publish; fence; read the counter) and the last arrival an instance
-    /// needs (RMW; fence; read the task's state word) are the two sides of
-    /// the same store-buffering pattern as publish → fence → check, so at
-    /// least one of them sees the other — either the arrival sees the
-    /// instance open, or the task's self check sees the full count.
+    /// AcqRel, and no fence: every completion that concerns a counted task
+    /// is an RMW on its counter — each predecessor instance's arrival, and
+    /// the task's own completion, which adds nothing (`self_gate`). RMWs on
+    /// one counter are totally ordered and each reads what the one before
+    /// it wrote (a release sequence), so of the last arrival an instance
+    /// needs and the task's completion of the instance before it, the later
+    /// one synchronizes with the other and sees its publish: either the
+    /// arrival reads the task's word with the instance open, or the task's
+    /// self check reads the full count. (The device's earlier protocol, an
+    /// SC fence after each RMW and a plain read of the counter by the task,
+    /// was a store-buffering pattern with two more fences on every input's
+    /// path; the loom mutant `SelfGateByLoad` shows that without the
+    /// task's RMW the successor is lost.)
     fn arrive(&self, task: u32, k: u64) -> u64 {
-        let count = self.arrivals[task as usize].fetch_add(k, Ordering::AcqRel) + k;
-        self.arrive_fence();
-        count
+        self.arrivals[task as usize].fetch_add(k, Ordering::AcqRel) + k
     }
 
-    #[cfg(not(all(test, loom)))]
-    fn arrive_fence(&self) {
-        fence(Ordering::SeqCst);
+    /// Slot `j` of the counted task `task` (arrival slots).
+    fn slot(&self, task: u32, j: u32) -> &AtomicU64 {
+        let base = self.arrivals[task as usize].load(Ordering::Relaxed) as usize;
+        &self.arrivals[base + j as usize]
     }
 
-    /// Loom models can drop the fence after an arrival (a mutant that must
-    /// lose a successor).
-    #[cfg(all(test, loom))]
-    fn arrive_fence(&self) {
-        if !self.mutant_arrive_without_fence {
-            fence(Ordering::SeqCst);
+    /// Arrival slots (the device's `slots_arrive`): the arrivals of the
+    /// predecessor instances `first..first + k` over edge `e`, at the slots
+    /// of instances `first + distance..` below `limit`, one AcqRel RMW
+    /// each. The arrival that fills a slot claims that instance when it is
+    /// the task's next and nobody runs the task (`slot_claim`). The same
+    /// argument as `arrive`'s, made exact: the last arrival instance `j`
+    /// needs and the task's completion of `j - 1` (whose self gate is an
+    /// RMW of 0 on slot `j`) are RMWs on one word, and the later one sees
+    /// the other's publish.
+    fn arrive_slots(&self, e: &Edge, first: u32, k: u64, limit: u32, claims: &mut Vec<(u32, u32)>) {
+        for x in 0..k {
+            let j = u64::from(first) + x + u64::from(e.distance);
+            if j >= u64::from(limit) {
+                break;
+            }
+            let j = j as u32;
+            if self.slot(e.task, j).fetch_add(1, Ordering::AcqRel) + 1 == u64::from(e.pred_count) {
+                if let Some(n) = self.slot_claim(e.task, j) {
+                    claims.push((e.task, n));
+                }
+            }
         }
     }
 
+    /// Owed arrivals with slots (the device's `flush_arrivals`): a Release
+    /// fence, a Relaxed RMW at each slot (a release pattern: whoever
+    /// acquires a slot's count sees the owed publishes), then, if one of
+    /// them filled its slot, an Acquire fence before the claim.
+    fn flush_slot_arrivals(
+        &self,
+        lowered: &LoweredGraph,
+        join: u32,
+        first: u32,
+        k: u64,
+        claims: &mut Vec<(u32, u32)>,
+    ) {
+        let pc = u64::from(lowered.tasks[join as usize].pred_count);
+        fence(Ordering::Release);
+        let mut filled = Vec::new();
+        for x in 0..k as u32 {
+            if self.slot(join, first + x).fetch_add(1, Ordering::Relaxed) + 1 == pc {
+                filled.push(first + x);
+            }
+        }
+        if filled.is_empty() {
+            return;
+        }
+        fence(Ordering::Acquire);
+        let (claimed, done) = state_parts(self.state[join as usize].load(Ordering::Relaxed));
+        if claimed == done && filled.contains(&done) {
+            if let Some(n) = self.slot_claim(join, done) {
+                claims.push((join, n));
+            }
+        }
+    }
+
+    /// After an arrival that filled slot `j` of `task` (acquired): claims
+    /// instance `j` if it is the task's next, nobody runs the task, and it
+    /// is below the limit.
+    fn slot_claim(&self, task: u32, j: u32) -> Option<u32> {
+        let word = &self.state[task as usize];
+        let current = word.load(Ordering::Relaxed);
+        if state_parts(current) != (j, j) || j >= self.limit() {
+            return None;
+        }
+        word.compare_exchange(
+            current,
+            state_word(j + 1, j),
+            Ordering::Acquire,
+            Ordering::Relaxed,
+        )
+        .ok()
+        .map(|_| j)
+    }
+
     /// The gate of a task's check of its own next instance, after its
-    /// publish and fence: the counter (Acquire: pairs with the arrivals'
-    /// releases) when `d` is counted, else none.
+    /// publish: the counter, read by an RMW that adds nothing (AcqRel, see
+    /// `arrive`) when `d` is counted, else none. With slots: the slot of
+    /// its next instance, read the same way; `u64::MAX` when it is full,
+    /// else 0.
     fn self_gate(&self, lowered: &LoweredGraph, d: &TaskDesc, task: u32) -> Option<u64> {
-        lowered
-            .is_counted(d)
-            .then(|| self.arrivals[task as usize].load(Ordering::Acquire))
+        if self.slots && lowered.is_counted(d) {
+            let n = state_parts(self.state[task as usize].load(Ordering::Relaxed)).1;
+            if n >= self.iterations {
+                return Some(0);
+            }
+            let slot = self.slot(task, n);
+            #[cfg(all(test, loom))]
+            let count = if self.mutant_self_gate_by_load {
+                slot.load(Ordering::Acquire)
+            } else {
+                slot.fetch_add(0, Ordering::AcqRel)
+            };
+            #[cfg(not(all(test, loom)))]
+            let count = slot.fetch_add(0, Ordering::AcqRel);
+            return Some(if count >= u64::from(d.pred_count) {
+                u64::MAX
+            } else {
+                0
+            });
+        }
+        lowered.is_counted(d).then(|| {
+            #[cfg(all(test, loom))]
+            if self.mutant_self_gate_by_load {
+                return self.arrivals[task as usize].load(Ordering::Acquire);
+            }
+            self.arrivals[task as usize].fetch_add(0, Ordering::AcqRel)
+        })
     }
 
     /// Checks whether the next instance of the dynamic task `task` is ready
@@ -832,12 +1069,19 @@ impl TaskStates {
         // predecessors. `done` only increases, so a predecessor seen done
         // stays done and the readiness we establish here cannot be undone.
         let d = &lowered.tasks[task as usize];
+        let mut known = false;
         if let Some(count) = gate {
-            if count < arrivals_needed(d.pred_count, d.pred_distance_sum, n) {
+            if self.slots && lowered.is_counted(d) {
+                // Slots: full (every arrival in, acquired), or not yet.
+                if count != u64::MAX {
+                    return None;
+                }
+                known = true;
+            } else if count < arrivals_needed(d.pred_count, d.pred_distance_sum, n) {
                 return None;
             }
         }
-        let ready = self.preds_ready(lowered, d, n);
+        let ready = known || self.preds_ready(lowered, d, n);
         // The limit again, after the acquire loads (see `complete`).
         if !ready || n >= self.limit() {
             return None;
@@ -867,6 +1111,32 @@ mod tests {
     use super::*;
 
     use crate::emulator::test_lowered as lowered;
+
+    #[test]
+    fn arrival_slots_start_with_the_edges_that_reach_before_instance_0() {
+        // 0 → 3 (distance 0), 1 → 3 (distance 1), 2 → 3 (distance 2);
+        // every join of 2 or more counted.
+        let run = crate::emulator::test_lowered_run_counted(
+            &[0; 4],
+            &[],
+            &[(0, 3, 0), (1, 3, 1), (2, 3, 2)],
+            2,
+        );
+        let l = &run.pes[0];
+        assert_eq!(l.arrival_slot_words(4), 4 + 4);
+        // Word 3 is the join's slot base; its slots 0..4 start with the
+        // edges of distance > j (2 at slot 0, 1 at slot 1, none after).
+        assert_eq!(l.initial_arrival_slots(4), [0, 0, 0, 4, 2, 1, 0, 0]);
+        // Instance 0 then needs only 0's arrival, instance 1 two more.
+        let s = [TaskStates::with_slots(l, 4, true)];
+        let mut claims = Vec::new();
+        s[0].complete(l, 0, 0, &s, &mut claims);
+        assert!(
+            claims.contains(&(3, 0)),
+            "0's arrival fills slot 0: {claims:?}"
+        );
+        assert_eq!(s[0].slot(3, 1).load(Ordering::Relaxed), 1);
+    }
 
     #[test]
     fn fused_chain_owes_its_publishes_until_the_flush() {

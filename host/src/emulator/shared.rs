@@ -215,6 +215,7 @@ impl<'a> Run<'a> {
     pub fn new(
         pes: Vec<Pe<'a>>,
         iterations: u32,
+        slots: bool,
         timeout: Duration,
         hold: Option<(u32, u32)>,
         heaps: &'a [u64],
@@ -222,7 +223,7 @@ impl<'a> Run<'a> {
     ) -> Self {
         let states = pes
             .iter()
-            .map(|p| TaskStates::new(p.lowered, iterations))
+            .map(|p| TaskStates::with_slots(p.lowered, iterations, slots))
             .collect();
         Run {
             pes,

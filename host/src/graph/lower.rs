@@ -126,6 +126,44 @@ impl LoweredGraph {
             .any(|e| e.pred_count >= self.counted_fan_in)
     }
 
+    /// Words of the `arrivals` array with arrival slots for a run of
+    /// `iterations` (`-DAUTARKY_SLOTS`): one base index per local task,
+    /// then `iterations` slots per counted local task.
+    pub fn arrival_slot_words(&self, iterations: u32) -> u64 {
+        let counted = self.tasks[..self.num_tasks as usize]
+            .iter()
+            .filter(|d| self.is_counted(d))
+            .count() as u64;
+        u64::from(self.num_tasks) + counted * u64::from(iterations)
+    }
+
+    /// The initial `arrivals` array with arrival slots
+    /// ([`Self::arrival_slot_words`] words): word `t` of a counted task `t`
+    /// is the index of its slot 0 (its slot `j` counts the arrivals
+    /// instance `j` needs, and holds `pred_count` exactly when every one is
+    /// in), 0 for other tasks; each slot starts with the predecessor edges
+    /// whose distance reaches before instance 0 (`distance > j`: nothing
+    /// will ever arrive for them).
+    pub fn initial_arrival_slots(&self, iterations: u32) -> Vec<u64> {
+        let n = self.num_tasks as usize;
+        let mut a = vec![0u64; self.arrival_slot_words(iterations) as usize];
+        let mut next = n;
+        for (t, d) in self.tasks[..n].iter().enumerate() {
+            if !self.is_counted(d) {
+                continue;
+            }
+            a[t] = next as u64;
+            for e in self.preds(d) {
+                let before = e.distance.min(iterations) as usize;
+                for slot in &mut a[next..next + before] {
+                    *slot += 1;
+                }
+            }
+            next += iterations as usize;
+        }
+        a
+    }
+
     /// Predecessor edges of a task.
     pub fn preds(&self, d: &TaskDesc) -> &[Edge] {
         &self.pred[d.pred_start as usize..(d.pred_start + d.pred_count) as usize]

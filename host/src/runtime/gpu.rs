@@ -367,6 +367,10 @@ mod loaded_key_tests {
                 },
                 ..base
             },
+            Variant {
+                slots: true,
+                ..base
+            },
         ];
         let mut keys = vec![key(128, base), key(64, base)];
         keys.extend(flips.iter().map(|&v| key(128, v)));

@@ -182,6 +182,11 @@ impl<'a> GpuRun<'a> {
             trace: opts.trace.is_some(),
             local_pes,
             lean: super::source::Lean::of(&run),
+            slots: super::source::uses_arrival_slots(
+                &run,
+                opts.iterations,
+                gpu.cfg.arrival_slots_max_bytes,
+            ),
         };
         // The graph's block shape if it sets one, else the runtime's.
         let threads = graph.threads_per_block().unwrap_or(gpu.cfg.threads);
@@ -241,8 +246,13 @@ impl<'a> GpuRun<'a> {
             let args = up(&l.args)?;
             let state = area.state(ctx, &spread_words(&l.initial_state(), spread))?;
             let seen = DeviceMem::from_slice(ctx, &vec![0u32; l.num_proxies.max(1) as usize])?;
-            // Arrival counters (counted tasks): zero, one per local task.
-            let arrivals = DeviceMem::from_slice(ctx, &vec![0u64; l.num_tasks.max(1) as usize])?;
+            // Arrival counters (counted tasks): zero, one per local task;
+            // or, with slots, each counted task's slot base and its slots.
+            let arrivals = if variant.slots {
+                DeviceMem::from_slice(ctx, &l.initial_arrival_slots(opts.iterations))?
+            } else {
+                DeviceMem::from_slice(ctx, &vec![0u64; l.num_tasks.max(1) as usize])?
+            };
             let queue = DeviceMem::from_slice(ctx, &[seeded_queue_ctl(l.roots.len())])?;
             let slots = DeviceMem::from_slice(ctx, &seeded_ring(l.queue_capacity, &l.roots))?;
             let comm_queue = DeviceMem::from_slice(ctx, &[seeded_queue_ctl(l.comm_roots.len())])?;

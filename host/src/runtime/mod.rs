@@ -54,7 +54,7 @@ use crate::{Error, Result};
 pub use buffer::Buffer;
 use builder::Config;
 pub(crate) use builder::DEFAULT_THREADS_PER_BLOCK;
-pub use builder::{Builder, MULTI_GPU_COMM_BLOCKS};
+pub use builder::{Builder, DEFAULT_ARRIVAL_SLOTS_MAX_BYTES, MULTI_GPU_COMM_BLOCKS};
 use driver::{Context, DeviceProps};
 pub use gpu::{gpu_count, gpu_topology};
 pub(crate) use gpu::{Gpu, Loaded};
@@ -173,6 +173,7 @@ impl Runtime {
                     trace: false,
                     local_pes: local_pes.max(1),
                     lean: source::Lean::of(&run),
+                    slots: source::uses_arrival_slots(&run, 1, self.cfg.arrival_slots_max_bytes),
                 };
                 g.load_variant(graph.kinds(), variant, self.threads_of(graph))?
             }

@@ -133,6 +133,25 @@ pub struct Variant {
     /// Features the graph does not use, compiled out of the kernel (its
     /// register count, hence occupancy, is set by its largest path).
     pub lean: Lean,
+    /// Counted tasks keep one arrival slot per instance instead of one
+    /// counter (`-DAUTARKY_SLOTS`, [`uses_arrival_slots`]).
+    pub slots: bool,
+}
+
+/// Does a launch of `run` for `iterations` give its counted tasks arrival
+/// slots (`-DAUTARKY_SLOTS`)? When some PE counts and every PE's slot table
+/// ([`LoweredGraph::arrival_slot_words`](crate::graph::LoweredGraph::arrival_slot_words),
+/// 8 bytes a word) fits in `max_bytes`. Slots are exact: an instance is
+/// known ready when its slot is full, with no predecessor read, so a join
+/// can run the instances its inputs ran ahead through without checking
+/// each. A table over the limit (many counted tasks, many iterations)
+/// gets the one-counter protocol, which a readiness check confirms.
+pub fn uses_arrival_slots(run: &crate::graph::LoweredRun, iterations: u32, max_bytes: u64) -> bool {
+    run.pes.iter().any(|l| l.uses_counting())
+        && run
+            .pes
+            .iter()
+            .all(|l| l.arrival_slot_words(iterations).saturating_mul(8) <= max_bytes)
 }
 
 /// Scheduler features a graph may not need (`false`: compiled in).
@@ -204,6 +223,9 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
         if off {
             o.push(flag.into());
         }
+    }
+    if variant.slots && !variant.lean.no_counted {
+        o.push("-DAUTARKY_SLOTS".into());
     }
     if variant.trace {
         o.push("-DAUTARKY_TRACE".into());
