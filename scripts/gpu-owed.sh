@@ -168,7 +168,8 @@ fan_traces() {
 }
 
 # Session 30's slots stages (s30-slots … s30-slots5) need
-# docs/experiments/s30-slots.patch applied before the bundle: the
+# docs/experiments/s30-slots.patch applied before the bundle, on bd6e258
+# or earlier (06bdab1 merged it, its macros renamed or gone): the
 # experiment and its macros are not in main (s30-slots also needs
 # .gpu/ab/dispatch-main, main's own dispatch bench, stripped).
 #
