@@ -193,36 +193,22 @@ enum Mutant {
 /// [`run_roots_on_threads`] with `mutant` (arrivals at counted tasks made
 /// at once under `SelfGateByLoad`: the path whose race the mutant loses).
 fn run_roots_on_threads_mutant(l: std::sync::Arc<LoweredGraph>, iterations: u32, mutant: Mutant) {
-    run_roots_on_threads_mode(l, iterations, mutant, mutant != Mutant::SelfGateByLoad)
-}
-
-/// [`run_roots_on_threads_mutant`] with arrival slots (the device's
-/// `-DAUTARKY_SLOTS`); `defer_arrivals` false: every arrival made at once.
-fn run_roots_with_slots(
-    l: std::sync::Arc<LoweredGraph>,
-    iterations: u32,
-    mutant: Mutant,
-    defer_arrivals: bool,
-) {
-    run_roots_on_threads_slots(l, iterations, mutant, defer_arrivals, true)
+    run_roots_on_threads_mode(
+        l,
+        iterations,
+        mutant,
+        mutant != Mutant::SelfGateByLoad,
+        false,
+    )
 }
 
 /// [`run_roots_on_threads_mutant`]; `defer_arrivals` false: every arrival
-/// at a counted task is made at once.
+/// at a counted task is made at once; `slots`: counted tasks get arrival
+/// slots (the device's `-DAUTARKY_SLOTS`), and each worker runs its claims
+/// oldest first (a join then runs on a worker whose own input went ahead,
+/// so the join's completion races the other input's arrival at its next
+/// slot).
 fn run_roots_on_threads_mode(
-    l: std::sync::Arc<LoweredGraph>,
-    iterations: u32,
-    mutant: Mutant,
-    defer_arrivals: bool,
-) {
-    run_roots_on_threads_slots(l, iterations, mutant, defer_arrivals, false)
-}
-
-/// [`run_roots_on_threads_mode`]; `slots`: counted tasks get arrival slots
-/// (and each worker runs its claims oldest first: a join then runs on a
-/// worker whose own input went ahead, so the join's completion races the
-/// other input's arrival at its next slot).
-fn run_roots_on_threads_slots(
     l: std::sync::Arc<LoweredGraph>,
     iterations: u32,
     mutant: Mutant,
@@ -330,7 +316,7 @@ fn counted_successor_with_arrivals_made_at_once_is_claimed_exactly_once_over_two
     // race of the last arrival with the successor's own gate.
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
     check("counted, arrivals at once, two iterations", 3, move || {
-        run_roots_on_threads_mode(l.clone(), 2, Mutant::None, false)
+        run_roots_on_threads_mode(l.clone(), 2, Mutant::None, false, false)
     });
 }
 
@@ -360,7 +346,7 @@ fn slotted_successor_of_two_predecessors_is_claimed_exactly_once_over_two_iterat
     // and never before its inputs (no predecessor is read).
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
     check("slots, two predecessors, two iterations", 3, move || {
-        run_roots_with_slots(l.clone(), 2, Mutant::None, true)
+        run_roots_on_threads_mode(l.clone(), 2, Mutant::None, true, true)
     });
 }
 
@@ -368,7 +354,7 @@ fn slotted_successor_of_two_predecessors_is_claimed_exactly_once_over_two_iterat
 fn slotted_successor_with_arrivals_made_at_once_is_claimed_exactly_once_over_two_iterations() {
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
     check("slots, arrivals at once, two iterations", 3, move || {
-        run_roots_with_slots(l.clone(), 2, Mutant::None, false)
+        run_roots_on_threads_mode(l.clone(), 2, Mutant::None, false, true)
     });
 }
 
@@ -378,7 +364,7 @@ fn slotted_successor_with_a_carried_edge_never_runs_early() {
     // carried edge's arrival; instance i of 1 arrives at slot i + 1.
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 1)]));
     check("slots, carried edge", 3, move || {
-        run_roots_with_slots(l.clone(), 3, Mutant::None, true)
+        run_roots_on_threads_mode(l.clone(), 3, Mutant::None, true, true)
     });
 }
 
@@ -390,7 +376,7 @@ fn mutant_slot_self_gate_by_a_load_loses_the_successor() {
     // successor's completion can each miss the other.
     let l = std::sync::Arc::new(counted(3, &[(0, 2, 0), (1, 2, 0)]));
     check("mutant: slot self gate by a load", 3, move || {
-        run_roots_with_slots(l.clone(), 2, Mutant::SelfGateByLoad, false)
+        run_roots_on_threads_mode(l.clone(), 2, Mutant::SelfGateByLoad, false, true)
     });
 }
 

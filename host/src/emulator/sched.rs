@@ -986,14 +986,28 @@ impl TaskStates {
         if state_parts(current) != (j, j) || j >= self.limit() {
             return None;
         }
+        Self::claim_cas(word, current, j)
+    }
+
+    /// Claims instance `n` of a task whose word read `current` (idle at
+    /// `n`): the CAS decides ownership. Words only increase, so it succeeds
+    /// exactly when nobody claimed instance `n` since that load (no ABA).
+    /// Acquire on success: ownership alone implies visibility of the
+    /// previous instance's writes (it reads the same value the load that
+    /// found it idle did). No Release: no reader needs it (a `claimed !=
+    /// done` word only makes others skip); the claimed instance's runner
+    /// gets our data from this worker, or through the queue's
+    /// release/acquire. The device's claim is `atom.acquire` too. Relaxed
+    /// on failure: someone else claimed it and we do nothing.
+    fn claim_cas(word: &AtomicU64, current: u64, n: u32) -> Option<u32> {
         word.compare_exchange(
             current,
-            state_word(j + 1, j),
+            state_word(n + 1, n),
             Ordering::Acquire,
             Ordering::Relaxed,
         )
         .ok()
-        .map(|_| j)
+        .map(|_| n)
     }
 
     /// The gate of a task's check of its own next instance, after its
@@ -1086,23 +1100,7 @@ impl TaskStates {
         if !ready || n >= self.limit() {
             return None;
         }
-        // The CAS decides ownership: words only increase, so it succeeds
-        // exactly when nobody claimed instance `n` since our load (no ABA).
-        // Acquire on success: ownership alone implies visibility of the
-        // previous instance's writes (it reads the same value the Acquire
-        // load above did). No Release: no reader needs it (a `claimed !=
-        // done` word only makes others skip); the claimed instance's runner
-        // gets our data from this worker, or through the queue's
-        // release/acquire. The device's claim is `atom.acquire` too.
-        // Relaxed on failure: someone else claimed it and we do nothing.
-        word.compare_exchange(
-            current,
-            state_word(n + 1, n),
-            Ordering::Acquire,
-            Ordering::Relaxed,
-        )
-        .ok()
-        .map(|_| n)
+        Self::claim_cas(word, current, n)
     }
 }
 
