@@ -1086,8 +1086,17 @@ impl TaskStates {
         let mut known = false;
         if let Some(count) = gate {
             if self.slots && lowered.is_counted(d) {
-                // Slots: full (every arrival in, acquired), or not yet.
-                if count != u64::MAX {
+                // Slots: the gate says whether the slot of the instance the
+                // caller saw next was full. That instance may have run
+                // since (another worker claimed it when its slot filled,
+                // and completed it): n is then a later one, whose own
+                // completion's gate is responsible for it. So the slot of
+                // n itself decides, acquired (whoever filled it released
+                // every arrival before it); the device's claims name
+                // their instance and fail the same way.
+                if count != u64::MAX
+                    || self.slot(task, n).load(Ordering::Acquire) < u64::from(d.pred_count)
+                {
                     return None;
                 }
                 known = true;
@@ -1109,6 +1118,32 @@ mod tests {
     use super::*;
 
     use crate::emulator::test_lowered as lowered;
+
+    #[test]
+    fn a_slot_gate_read_for_one_instance_never_claims_the_next() {
+        // Join 2 of inputs 0 and 1 (slots). Its completion of instance 0
+        // finds slot 1 full; before its check, another worker claims
+        // instance 1 (the filling arrival) and completes it. The gate
+        // (slot 1 full) must not claim instance 2, whose slot is empty
+        // (found by proptest_emulator: instance 2 ran before its inputs).
+        let run =
+            crate::emulator::test_lowered_run_counted(&[0; 3], &[], &[(0, 2, 0), (1, 2, 0)], 2);
+        let l = &run.pes[0];
+        let s = TaskStates::with_slots(l, 3, true);
+        s.state[2].store(state_word(1, 1), Ordering::Relaxed);
+        s.slot(2, 1).fetch_add(2, Ordering::Relaxed);
+        let gate = s.self_gate(l, &l.tasks[2], 2);
+        assert_eq!(gate, Some(u64::MAX), "slot 1 is full");
+        s.state[2].store(state_word(2, 2), Ordering::Relaxed);
+        assert_eq!(
+            s.try_claim_gated(l, 2, 3, gate),
+            None,
+            "instance 2's slot is empty"
+        );
+        // Its slot full, the same stale gate claims it.
+        s.slot(2, 2).fetch_add(2, Ordering::Relaxed);
+        assert_eq!(s.try_claim_gated(l, 2, 3, gate), Some(2));
+    }
 
     #[test]
     fn arrival_slots_start_with_the_edges_that_reach_before_instance_0() {
