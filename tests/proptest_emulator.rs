@@ -162,6 +162,7 @@ proptest! {
         iterations in 1u32..20,
         threads in 1usize..6,
         counted_fan_in in prop::sample::select(vec![2u32, 3, 9]),
+        slots in any::<bool>(),
     ) {
         let clock = Arc::new(AtomicU64::new(0));
         let events = Arc::new(Mutex::new(Vec::new()));
@@ -177,9 +178,12 @@ proptest! {
         for &(a, b, d) in &edges {
             g.add_edge_with_distance(ids[a], ids[b], d);
         }
+        // Counted tasks with arrival slots (the default) or one counter
+        // (the fallback when the slot table is over its limit).
         let config = EmulatorConfig {
             compute_threads: threads,
             counted_fan_in,
+            arrival_slots_max_bytes: if slots { EmulatorConfig::default().arrival_slots_max_bytes } else { 0 },
             ..EmulatorConfig::default()
         };
         let report = emulator::run(&g, iterations, &config).unwrap();
@@ -201,6 +205,7 @@ proptest! {
         (n, edges, pes, placement) in placed_graphs(),
         iterations in 1u32..12,
         counted_fan_in in prop::sample::select(vec![2u32, 3, 9]),
+        slots in any::<bool>(),
     ) {
         let clock = Arc::new(AtomicU64::new(0));
         let events = Arc::new(Mutex::new(Vec::new()));
@@ -237,6 +242,7 @@ proptest! {
             compute_threads: 3,
             comm_threads: 2,
             counted_fan_in,
+            arrival_slots_max_bytes: if slots { EmulatorConfig::default().arrival_slots_max_bytes } else { 0 },
             ..EmulatorConfig::default()
         };
         let report = emulator::run_pes(&g, iterations, pes, &config).unwrap();
