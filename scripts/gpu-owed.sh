@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s31-knobs   # 1 GPU: the slots' batch size and read-ahead at 200 iterations (fan-in 10, 1000), once each
 #   bash scripts/gpu-owed.sh s31-slots   # 1 GPU: arrival slots as the protocol: fan-in A/B against main's binary (.gpu/ab/dispatch-main) and the loops off, the full dispatch bench
 #   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (written in session 30, not yet run) (slots experiment) a join's inputs in the self loop, the join in a loop of its own, A/B at 200 iterations, quick
 #   bash scripts/gpu-owed.sh s30-slots4  # 1 GPU: (slots experiment) the join reads K slots ahead and folds through the full ones, A/B, quick, traced
@@ -424,6 +425,18 @@ s27-mini)
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
+  done
+  pack
+  ;;
+s31-knobs)
+  # What paces the join's loop (a traced kernel has no loops, so the knobs
+  # instead): the inputs' batch of arrivals (ARRIVE_BATCH, default 8) and
+  # the join's read-ahead (SLOT_LOOK, default 8), 200 iterations, once.
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,1000"
+  for v in "default=" "b4=-DAUTARKY_ARRIVE_BATCH=4" "b16=-DAUTARKY_ARRIVE_BATCH=16" "b32=-DAUTARKY_ARRIVE_BATCH=32" \
+    "l4=-DAUTARKY_SLOT_LOOK=4" "l16=-DAUTARKY_SLOT_LOOK=16" "b16l16=-DAUTARKY_ARRIVE_BATCH=16 -DAUTARKY_SLOT_LOOK=16"; do
+    AUTARKY_NVRTC_EXTRA="${v#*=}" FILTER="$F" run "dispatch-200-${v%%=*}" 60 $B/dispatch $A
   done
   pack
   ;;
