@@ -52,21 +52,24 @@
 // publish → fence → read argument covers remote predecessors too.
 //
 // Counted tasks (RunParams::counted_fan_in; fan-in in O(1)): a dynamic task
-// with at least counted_fan_in predecessor edges has an arrival counter
-// (RunParams::arrivals, u64, only increases). Every completion of one of
-// its predecessors' instances, after its publish and fence, adds one per
-// edge to it (a relay adds how far the proxy advanced), fences again (SC),
-// and then checks the task's next unclaimed instance m only when the count
-// it got back reaches arrivals_needed(m) — below that, some instance m
-// needs has not arrived, and that arrival's check comes later. The task's
-// own completion checks its next instance only when its counter (read
-// after its publish and fence) reaches it. The last arrival m needs and
-// the task's completion of m - 1 are the two sides of a store-buffering
-// pattern (RMW; fence; read state / publish; fence; read counter), so at
-// least one of them sees the other and checks m. The counter's RMWs are
-// acq_rel: whoever reads a count acquires every earlier arrival's publish.
-// A reduction over P inputs then costs each input one atomic add and the
-// last one a single scan, instead of a scan of P words per input.
+// with at least counted_fan_in predecessor edges is counted. Every
+// completion that concerns it is an acq_rel RMW on one word, made after
+// the completion's publish, and RMWs on one word are totally ordered:
+// of the last arrival instance m needs and the task's own completion of
+// m - 1 (an RMW of 0 on the same word), the later one acquires the other's
+// publish and claims m. No SC fence on either side (the store-buffering
+// form with fences was the protocol until session 29: -DAUTARKY_ARRIVE_SC).
+// Two forms of the word (the host picks the kernel variant and the array):
+// - arrival slots (-DAUTARKY_SLOTS, the default when the table fits): one
+//   word per instance, slot j full (pred_count) exactly when every
+//   predecessor instance j needs is done — no predecessor is read; the
+//   arrival that fills it claims j if j is next and the task idle (see
+//   arrival_slot, slots_arrive);
+// - one counter (u64, only increases), a lower bound: an arrival checks
+//   the task's next instance m, reading its predecessors, only when the
+//   count reaches arrivals_needed(m) (see arrive).
+// A reduction over P inputs then costs each input one atomic add, instead
+// of a scan of P words per input.
 //
 // Pinned tasks (RunParams::pinned): the block of a slot runs its list in
 // order, instance after instance; before each instance it polls the
