@@ -214,6 +214,31 @@ impl LoweredGraph {
         &self.pinned[base + a..base + b]
     }
 
+    /// Which local tasks (proxies excluded) are pinned, by local id, in
+    /// linear time.
+    pub fn pinned_mask(&self) -> Vec<bool> {
+        let mut m = vec![false; self.num_tasks as usize];
+        let base = (self.pin_compute_slots + self.pin_comm_slots + 1) as usize;
+        for &t in self.pinned.get(base..).unwrap_or(&[]) {
+            if let Some(x) = m.get_mut(t as usize) {
+                *x = true;
+            }
+        }
+        m
+    }
+
+    /// Does some task of this PE read many predecessors' state words when
+    /// it checks an instance (more than `narrow`)? Every task does, except
+    /// a dynamic counted task under arrival slots (`slots`): its slot says
+    /// when the instance is ready, and no predecessor word is read.
+    pub fn scans_wide(&self, narrow: u32, slots: bool) -> bool {
+        let pinned = self.pinned_mask();
+        self.tasks[..self.num_tasks as usize]
+            .iter()
+            .enumerate()
+            .any(|(t, d)| d.pred_count > narrow && !(slots && self.is_counted(d) && !pinned[t]))
+    }
+
     /// Is local task `t` pinned? (A scan of every pinned list: for one
     /// task. For many, [`LoweredGraph::first_unpinned_compute`] or a mask.)
     pub fn is_pinned(&self, t: u32) -> bool {

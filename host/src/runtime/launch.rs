@@ -135,10 +135,15 @@ impl<'a> GpuRun<'a> {
         let gpus: Vec<&Gpu> = std::iter::once(gpu).chain(gpu.others.iter()).collect();
         let g_count = gpus.len() as u32;
         let ranks = peers.ranks();
+        let slots = super::source::uses_arrival_slots(
+            &run,
+            opts.iterations,
+            gpu.cfg.arrival_slots_max_bytes,
+        );
         // The state words' layout (every PE's, every rank's: see
         // RUN_STATE_SPREAD). A line each has run on one PE only: a remote
         // producer's signal into a spread array has not run on a GPU yet.
-        let spread = state_spread(opts.state_layout)?;
+        let spread = state_spread(opts.state_layout, &run, slots)?;
         check_spread_pes(spread, run.pes.len())?;
         if ranks > 1 {
             if opts.trace.is_some() {
@@ -182,11 +187,7 @@ impl<'a> GpuRun<'a> {
             trace: opts.trace.is_some(),
             local_pes,
             lean: super::source::Lean::of(&run),
-            slots: super::source::uses_arrival_slots(
-                &run,
-                opts.iterations,
-                gpu.cfg.arrival_slots_max_bytes,
-            ),
+            slots,
         };
         // The graph's block shape if it sets one, else the runtime's.
         let threads = graph.threads_per_block().unwrap_or(gpu.cfg.threads);
@@ -892,22 +893,51 @@ struct PeEnd {
 /// Whether `run` lays its state arrays out a line a word: every PE or none
 /// (a producer writes a remote consumer's word at its own spacing). As
 /// `layout` says, else as `AUTARKY_STATE_SPACING` (`8` or `128` bytes a
-/// word) says — an override for experiments — else packed: a line each
-/// took a pinned stencil of empty tiles from 2.27 to 1.94 µs an iteration
-/// on the H200 but cost CG 2D 1024² 9 % and a 1000-input join 22 %
-/// (docs/performance.md, session 26).
-fn state_spread(layout: Option<StateLayout>) -> Result<bool> {
+/// word) says — an override for experiments — else automatically
+/// ([`auto_spread`]); `slots`: the run counts joins with arrival slots.
+fn state_spread(layout: Option<StateLayout>, run: &LoweredRun, slots: bool) -> Result<bool> {
     match layout {
         Some(l) => Ok(l == StateLayout::Spread),
-        None => spread_by(std::env::var("AUTARKY_STATE_SPACING").ok().as_deref()),
+        None => Ok(
+            spread_by(std::env::var("AUTARKY_STATE_SPACING").ok().as_deref())?
+                .unwrap_or_else(|| auto_spread(run, slots)),
+        ),
     }
 }
 
-/// [`state_spread`] without a layout: `env` is the override.
-fn spread_by(env: Option<&str>) -> Result<bool> {
+/// The automatic layout's bound on state words a line each: the array is
+/// uploaded at every launch and read back after it (16 384 tasks: 2 MiB).
+pub(crate) const AUTO_SPREAD_MAX_WORDS: usize = 16384;
+
+/// A task checking more predecessors than this reads them as a scan (the
+/// pinned lean path's bound: `PIN_LEAN_PREDS` in scheduler.cuh).
+pub(crate) const AUTO_SPREAD_NARROW_PREDS: u32 = 8;
+
+/// The automatic state layout: a line a word on a run of one PE with at
+/// most [`AUTO_SPREAD_MAX_WORDS`] words in which no task checks its
+/// instances by reading more than [`AUTO_SPREAD_NARROW_PREDS`] predecessor
+/// words (a join counted by arrival slots reads none), else packed.
+/// Measured on one H200 (docs/performance.md, sessions 26 and 32): a line
+/// each takes a 32 × 32 stencil of pinned empty tiles from 1.87 to 1.45 µs
+/// an iteration (sixteen publishers to a line queue at its L2 slice) and
+/// leaves chains, independent tasks and a 1000-input join under slots
+/// where they were, but a wide scan then reads a line per input (CG 2D
+/// 1024², whose reduces poll ~1000 tile words: 36.3 → 44.2 µs an
+/// iteration), so graphs with one stay packed.
+fn auto_spread(run: &LoweredRun, slots: bool) -> bool {
+    run.pes.len() == 1
+        && run.pes.iter().all(|l| {
+            l.tasks.len() <= AUTO_SPREAD_MAX_WORDS && !l.scans_wide(AUTO_SPREAD_NARROW_PREDS, slots)
+        })
+}
+
+/// The override `env` (`AUTARKY_STATE_SPACING`): `None` when unset (the
+/// automatic layout).
+fn spread_by(env: Option<&str>) -> Result<Option<bool>> {
     match env.map(str::trim) {
-        None | Some("") | Some("8") => Ok(false),
-        Some("128") => Ok(true),
+        None | Some("") => Ok(None),
+        Some("8") => Ok(Some(false)),
+        Some("128") => Ok(Some(true)),
         Some(v) => Err(Error::InvalidConfig(format!(
             "AUTARKY_STATE_SPACING={v}: give 8 (packed state words) or 128 (a line each), or leave it unset"
         ))),
@@ -1115,18 +1145,97 @@ mod tests {
     use super::*;
 
     #[test]
-    fn state_words_packed_unless_asked() {
-        assert!(!spread_by(None).unwrap());
-        assert!(!spread_by(Some("")).unwrap());
-        assert!(!spread_by(Some("8")).unwrap());
-        assert!(spread_by(Some(" 128 ")).unwrap());
+    fn state_layout_override_and_the_automatic_one() {
+        assert_eq!(spread_by(None).unwrap(), None);
+        assert_eq!(spread_by(Some("")).unwrap(), None);
+        assert_eq!(spread_by(Some("8")).unwrap(), Some(false));
+        assert_eq!(spread_by(Some(" 128 ")).unwrap(), Some(true));
         let e = spread_by(Some("64")).unwrap_err().to_string();
         assert!(
             e.contains("AUTARKY_STATE_SPACING=64") && e.contains("128"),
             "{e}"
         );
-        assert!(state_spread(Some(StateLayout::Spread)).unwrap());
-        assert!(!state_spread(Some(StateLayout::Packed)).unwrap());
+        // An explicit layout wins over the automatic choice either way.
+        let (stencil, join) = (stencil_run(4, 1), join_run(20, 1));
+        assert!(state_spread(Some(StateLayout::Spread), &join, false).unwrap());
+        assert!(!state_spread(Some(StateLayout::Packed), &stencil, true).unwrap());
+    }
+
+    /// A `rows × rows` grid of tiles pinned one a slot, each waiting for
+    /// its neighbours' previous instance, lowered for `pes` PEs (rows split
+    /// between them).
+    fn stencil_run(rows: u32, pes: u32) -> LoweredRun {
+        let mut g = crate::graph::Graph::new();
+        let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
+        let ids: Vec<_> = (0..rows * rows)
+            .map(|i| {
+                let t = g.add_task_bytes(k, &[]);
+                g.pin(t, i / pes).set_pe(t, i * pes / (rows * rows));
+                t
+            })
+            .collect();
+        for r in 0..rows {
+            for c in 0..rows {
+                let at = |r: u32, c: u32| ids[(r * rows + c) as usize];
+                if r + 1 < rows {
+                    g.add_carried_edge(at(r, c), at(r + 1, c));
+                    g.add_carried_edge(at(r + 1, c), at(r, c));
+                }
+                if c + 1 < rows {
+                    g.add_carried_edge(at(r, c), at(r, c + 1));
+                    g.add_carried_edge(at(r, c + 1), at(r, c));
+                }
+            }
+        }
+        let limits = crate::graph::Limits {
+            num_pes: pes,
+            ..Default::default()
+        };
+        g.lower_run(&limits).unwrap()
+    }
+
+    /// `inputs` dynamic tasks joined by one (counted: more inputs than
+    /// the default counted fan-in), or pinned to slot 0 when `pin_join`.
+    fn join_run(inputs: u32, pin_join: u32) -> LoweredRun {
+        let mut g = crate::graph::Graph::new();
+        let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
+        let join = g.add_task_bytes(k, &[]);
+        if pin_join == 0 {
+            g.pin(join, 0);
+        }
+        for _ in 0..inputs {
+            let t = g.add_task_bytes(k, &[]);
+            g.add_edge(t, join);
+        }
+        g.lower_run(&crate::graph::Limits::default()).unwrap()
+    }
+
+    /// The automatic layout: a line a word for narrow graphs on one PE
+    /// (a pinned stencil; a wide join counted by arrival slots), packed
+    /// for a wide scan (the join without slots, a pinned join), for
+    /// several PEs, and past the size bound.
+    #[test]
+    fn the_automatic_layout_spreads_narrow_graphs_of_one_pe() {
+        let narrow = stencil_run(8, 1);
+        assert!(auto_spread(&narrow, false));
+        assert!(auto_spread(&narrow, true));
+        assert!(!auto_spread(&stencil_run(8, 2), false), "two PEs");
+        assert!(
+            !auto_spread(&stencil_run(130, 1), false),
+            "{} words over the bound {AUTO_SPREAD_MAX_WORDS}",
+            130 * 130
+        );
+        let wide = AUTO_SPREAD_NARROW_PREDS + 12;
+        let join = join_run(wide, 1);
+        assert!(join.pes[0].uses_counting(), "the join is counted");
+        assert!(auto_spread(&join, true), "slots: the join reads no word");
+        assert!(!auto_spread(&join, false), "one counter: the join scans");
+        assert!(
+            !auto_spread(&join_run(wide, 0), true),
+            "a pinned join polls"
+        );
+        // Not wide: as many inputs as the bound.
+        assert!(auto_spread(&join_run(AUTO_SPREAD_NARROW_PREDS, 1), false));
     }
 
     #[test]

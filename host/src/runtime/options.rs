@@ -63,9 +63,12 @@ pub struct RunOptions {
     pub l2_persist: Option<L2Persist>,
     /// How the device lays out the tasks' state words (each task's
     /// `(claimed, done)` word, which its successors poll and its completion
-    /// writes). `None`: packed ([`StateLayout::Packed`]), or as the
-    /// environment variable `AUTARKY_STATE_SPACING=8|128` (bytes a word)
-    /// says, for experiments. GPU only; the emulator's state is host
+    /// writes). `None`: as the environment variable
+    /// `AUTARKY_STATE_SPACING=8|128` (bytes a word) says, for experiments,
+    /// else chosen per run: a line each ([`StateLayout::Spread`]) on a run
+    /// of one PE with at most 16 384 tasks where no task checks an instance
+    /// by reading more than 8 predecessors' words (a join counted by
+    /// arrival slots reads none), packed otherwise. GPU only; the emulator's state is host
     /// memory and takes no layout. [`StateLayout::Spread`] is refused
     /// ([`crate::Error::Unsupported`]) on runs of more than one PE: it has
     /// been measured and tested on one.
@@ -88,12 +91,13 @@ pub struct RunOptions {
 }
 
 /// The device layout of a run's task state words ([`RunOptions::state_layout`]).
-/// Measured on one H200 (docs/performance.md, session 26): a line each
-/// helps graphs of many narrow pinned tasks that publish often and do
-/// little else (a 32 × 32 stencil of empty pinned tiles: 2.27 → 1.94 µs an
-/// iteration), and hurts graphs with wide joins, which then read a line
-/// per input (CG 2D 1024²: +9 %; a join of 1000 inputs: +22 %) — packed is
-/// the default.
+/// Measured on one H200 (docs/performance.md, sessions 26 and 32): a line
+/// each helps graphs of many narrow tasks that publish often (a 32 × 32
+/// stencil of empty pinned tiles: 1.87 → 1.45 µs an iteration; the same
+/// tiles dynamic: 6.4 → 5.9), and hurts graphs whose tasks scan many
+/// predecessors' words, which then read a line per input (CG 2D 1024²:
+/// 36.3 → 44.2 µs an iteration) — which is what the automatic choice
+/// (`None`) looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StateLayout {
     /// 8 bytes a task, sixteen to a 128-byte line: a wide join's scan
