@@ -24,6 +24,21 @@ pub struct Config {
     /// Where traced runs write their last rep's trace (Chrome JSON, one
     /// file per case); implies `trace`.
     pub trace_dir: Option<std::path::PathBuf>,
+    /// Case families to run (`None`: all): for a profiler that should see
+    /// one family's kernels only.
+    pub only: Option<Vec<String>>,
+}
+
+/// The case families, as `--only` names them.
+pub const FAMILIES: [&str; 5] = ["chain", "self-chain", "independent", "fan-in", "stencil"];
+
+impl Config {
+    /// Does this run include the case family `family`?
+    pub fn runs(&self, family: &str) -> bool {
+        self.only
+            .as_ref()
+            .map_or(true, |o| o.iter().any(|f| f == family))
+    }
 }
 
 /// `"100,1_000"` → `[100, 1000]`: positive integers.
@@ -51,6 +66,8 @@ graph and an atomic-claim persistent kernel, in one process (device events).
   --trace-records=N    AUTARKY_BENCH_TRACE_RECORDS   records per block when traced
   --trace-dir=DIR      AUTARKY_BENCH_TRACE_DIR       write each traced case's last trace there
                                                      (Chrome JSON; implies --trace)
+  --only=LIST          AUTARKY_BENCH_ONLY            case families to run (chain, self-chain,
+                                                     independent, fan-in, stencil; default all)
 
 Results: a table on stdout, results.json (and charts) in target/bench-report/
 (or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
@@ -66,6 +83,7 @@ impl Config {
         let mut trace = env("AUTARKY_BENCH_TRACE").is_some_and(|v| v != "0");
         let mut trace_records = env("AUTARKY_BENCH_TRACE_RECORDS");
         let mut trace_dir = env("AUTARKY_BENCH_TRACE_DIR");
+        let mut only = env("AUTARKY_BENCH_ONLY");
         for a in std::env::args().skip(1) {
             if a == "--quick" || a == "quick" {
                 quick = true;
@@ -83,6 +101,8 @@ impl Config {
                 trace_dir = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--trace-records=") {
                 trace_records = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--only=") {
+                only = Some(v.into());
             } else if a == "--help" || a == "-h" {
                 println!("{HELP}");
                 std::process::exit(0);
@@ -133,7 +153,22 @@ impl Config {
             std::fs::create_dir_all(d)
                 .map_err(|e| format!("the trace directory {}: {e}", d.display()))?;
         }
+        let only = match only {
+            Some(v) => {
+                let fams: Vec<String> = v.split(',').map(|f| f.trim().to_string()).collect();
+                if let Some(bad) = fams.iter().find(|f| !FAMILIES.contains(&f.as_str())) {
+                    return Err(format!(
+                        "--only: unknown case family {bad:?} (give some of {})",
+                        FAMILIES.join(", ")
+                    )
+                    .into());
+                }
+                Some(fams)
+            }
+            None => None,
+        };
         Ok(Config {
+            only,
             trace: (trace || trace_dir.is_some()).then_some(records),
             trace_dir,
             quick,

@@ -357,7 +357,11 @@ fn main() -> BoxResult<()> {
     // `warmup` reps are thrown away.
     for rep in 0..cfg.warmup + cfg.reps {
         let keep = rep >= cfg.warmup;
-        for ((n, chain), exec) in chains.iter().zip(&execs) {
+        for ((n, chain), exec) in chains
+            .iter()
+            .zip(&execs)
+            .filter(|_| cfg.runs("chain") || cfg.runs("self-chain"))
+        {
             let n = *n;
             let c = run_autarky(&rt, chain, 1, "chain", None)?;
             let (ev, dev) = (c.event_s, c.device_s);
@@ -387,7 +391,7 @@ fn main() -> BoxResult<()> {
                 c.push("cuda-graph", replay);
             }
         }
-        for &(m, total) in &throughput {
+        for &(m, total) in throughput.iter().filter(|_| cfg.runs("independent")) {
             let a = run_autarky(&rt, &indep, m, "independent", None)?;
             let (iev, idev) = (a.event_s, a.device_s);
             let i = find(&mut cases, "independent", total);
@@ -406,7 +410,7 @@ fn main() -> BoxResult<()> {
             c.push("atomic-claim", claim);
             c.push("atomic-claim+bcast", claim_b);
         }
-        for (w, fan, fan_indep) in &fans {
+        for (w, fan, fan_indep) in fans.iter().filter(|_| cfg.runs("fan-in")) {
             let f = run_autarky(&rt, fan, m_fan, "fan-in", None)?;
             let fi = run_autarky(&rt, fan_indep, m_fan, "fan-in reference", None)?;
             let fu = run_autarky(&rt_uncounted, fan, m_fan, "fan-in uncounted", None)?;
@@ -421,6 +425,9 @@ fn main() -> BoxResult<()> {
                 c.push(FAN_IN_REFERENCE, fi.event_s);
                 c.push("uncounted (scan per input)", fu.event_s);
             }
+        }
+        if !cfg.runs("stencil") {
+            continue;
         }
         let st = run_autarky(&rt, &stencil, m_stencil, "stencil", None)?;
         let sp = match &stencil_pinned {
@@ -444,6 +451,11 @@ fn main() -> BoxResult<()> {
         }
     }
 
+    // (`--only`: the families that ran; a chain size runs both chains.)
+    cases.retain(|c| {
+        cfg.runs(c.family)
+            || (c.family.ends_with("chain") && (cfg.runs("chain") || cfg.runs("self-chain")))
+    });
     println!();
     print!("{}", table(&cases));
     println!(
