@@ -292,12 +292,21 @@ __device__ __forceinline__ void publish_residual(const RunParams& p, double r, u
     st_release_sys_u32(&c->residual_iteration, iteration);
 }
 
+// flush_report's publish, out of line: inlined, the compiler predicated
+// it into every instance's path, and its system-scope release's MEMBAR.SYS
+// and error barriers, issued predicated off, still stalled the warp (~8 %
+// of a pinned stencil tile's samples in ncu; out of line, the pinned
+// stencil row went 1.45 → 1.42 µs an iteration: docs/performance.md,
+// session 32).
+__device__ __noinline__ void flush_report_publish(const RunParams& p, ResidualReport& r) {
+    publish_residual(p, r.value, r.iteration);
+    r.iteration = 0;
+}
+
 // Thread 0, after an instance's completion (and when the block leaves):
 // publishes the residual its body reported, if any.
 __device__ __forceinline__ void flush_report(const RunParams& p, ResidualReport& r) {
-    if (r.iteration == 0) return;
-    publish_residual(p, r.value, r.iteration);
-    r.iteration = 0;
+    if (r.iteration != 0) flush_report_publish(p, r);
 }
 
 // `timeout_ns` without progress anywhere on the PE (it re-arms while other
