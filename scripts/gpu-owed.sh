@@ -30,6 +30,11 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s32-fine    # 1 GPU: (docs/experiments/s32-stats.patch, third form) the inputs' flush and tick in parts; flush_report out of line A/B
+#   bash scripts/gpu-owed.sh s32-ncu     # 1 GPU: ncu source counters of the pinned 32 x 32 stencil, with its cubin
+#   bash scripts/gpu-owed.sh s32-stats2  # 1 GPU: (docs/experiments/s32-stats.patch) the same counters kept in registers: join loop, inputs' flushes, pinned tile
+#   bash scripts/gpu-owed.sh s32-spin    # 1 GPU: the join's spin in its loop A/B, the automatic state layout against packed, full dispatch bench, CG/Jacobi rows, join tests
+#   bash scripts/gpu-owed.sh s32-stats   # 1 GPU: (docs/experiments/s32-stats.patch) the join's loop, its inputs' flushes and a pinned tile's cycles; packed state words against a line each
 #   bash scripts/gpu-owed.sh s31-knobs   # 1 GPU: the slots' batch size and read-ahead at 200 iterations (fan-in 10, 1000), once each
 #   bash scripts/gpu-owed.sh s31-slots   # 1 GPU: arrival slots as the protocol: fan-in A/B against main's binary (.gpu/ab/dispatch-main) and the loops off, the full dispatch bench
 #   bash scripts/gpu-owed.sh s30-slots5  # 1 GPU: (written in session 30, not yet run) (slots experiment) a join's inputs in the self loop, the join in a loop of its own, A/B at 200 iterations, quick
@@ -426,6 +431,109 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s32-fine)
+  # Session 32 (1 GPU; docs/experiments/s32-stats.patch applied, third
+  # form): the inputs' flush in parts (fence, the slot RMWs, the filler's
+  # check) and the tick in parts; then flush_report's publish out of line
+  # (default) against inlined (-DAUTARKY_EXP_FLUSH_INLINE), interleaved.
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,1000"
+  F='^h200/dispatch/(fan|stencil)|^ +autarky |independent \(|cuda-graph \(|autarky pinned'
+  AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_STATS FILTER="$F" LINES_SHOWN=40 run "dispatch-stats" 120 $B/dispatch $A --only=fan-in
+  grep -a '^EXP input' "$LOGS/dispatch-stats.log" | tail -n 40
+  for r in 1 2; do
+    FILTER="$F" LINES_SHOWN=40 run "dispatch-outline-$r" 120 $B/dispatch $A --only=fan-in,stencil
+    AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_FLUSH_INLINE FILTER="$F" LINES_SHOWN=40 run "dispatch-inline-$r" 120 $B/dispatch $A --only=fan-in,stencil
+  done
+  pack
+  ;;
+s32-ncu)
+  # Session 32 (1 GPU): where the pinned stencil's instance goes: ncu
+  # source counters and warp states of one 500-iteration run of the 32 x 32
+  # pinned stencil (dispatch --only=stencil: megakernel launches are the
+  # sizing run, then per rep the dynamic stencil and the pinned one, so the
+  # third is the pinned one), with the run's own cubin kept
+  # ($OUT/cache; disassemble with `nvdisasm -g -c`).
+  mkdir -p "$OUT/cache"
+  AUTARKY_CACHE_DIR="$OUT/cache" run ncu-stencil 240 /usr/local/cuda/bin/ncu --clock-control none \
+    --section SourceCounters --section WarpStateStats --section LaunchStats -k autarky_megakernel \
+    --launch-skip 2 --launch-count 1 -f -o /tmp/stencil $B/dispatch --only=stencil --reps=1
+  /usr/local/cuda/bin/ncu -i /tmp/stencil.ncu-rep --page details 2>/dev/null | head -n 80 > "$LOGS/ncu-details.txt"
+  grep -a -E "Duration|Grid Size|Block Size|Registers|Stall|Warp Cycles" "$LOGS/ncu-details.txt" | head -n 30
+  /usr/local/cuda/bin/ncu -i /tmp/stencil.ncu-rep --page source --csv --print-source sass 2>/dev/null | gzip > "$OUT/sass-stencil.csv.gz"
+  ls -la "$OUT/cache" | head
+  pack
+  ;;
+s32-stats2)
+  # Session 32 (1 GPU; docs/experiments/s32-stats.patch, its second form:
+  # counters in registers, added up at loop exit): the join's loop, its
+  # inputs' flushes and a pinned tile, at 200 iterations; the same binary
+  # without the counters for the timing.
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,1000"
+  F='^h200/dispatch/(fan|stencil)|^ +autarky |independent \(|cuda-graph \(|autarky pinned'
+  AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_STATS FILTER="$F" LINES_SHOWN=40 run "dispatch-stats" 120 $B/dispatch $A
+  grep -a '^EXP' "$LOGS/dispatch-stats.log" | tail -n 60
+  FILTER="$F" LINES_SHOWN=40 run "dispatch-plain" 120 $B/dispatch $A
+  pack
+  ;;
+s32-spin)
+  # Session 32 (1 GPU): the join's spin in its loop (default) against
+  # leaving at once (-DAUTARKY_NO_JOIN_SPIN) and a shorter idle bound, at
+  # 200 iterations, interleaved, twice; the automatic state layout (the
+  # stencil spread) against packed words; the full dispatch bench; Jacobi
+  # and CG rows (their layout stays packed where a reduce scans); the GPU
+  # tests that run joins and stencils.
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,1000"
+  F='^h200/dispatch/(fan|stencil|chain|self)|^ +autarky |independent \(|cuda-graph \(|autarky pinned'
+  for r in 1 2; do
+    FILTER="$F" LINES_SHOWN=40 run "dispatch-spin-$r" 120 $B/dispatch $A
+    AUTARKY_NVRTC_EXTRA=-DAUTARKY_NO_JOIN_SPIN FILTER="$F" LINES_SHOWN=40 run "dispatch-nospin-$r" 120 $B/dispatch $A
+  done
+  AUTARKY_NVRTC_EXTRA=-DAUTARKY_JOIN_SPIN_IDLE=2048 FILTER="$F" LINES_SHOWN=40 run "dispatch-spin2048" 120 $B/dispatch $A
+  AUTARKY_STATE_SPACING=8 FILTER="$F" LINES_SHOWN=40 run "dispatch-packed" 120 $B/dispatch $A
+  FILTER='^h200/dispatch|^ +autarky  |independent \(|cuda-graph|autarky pinned' LINES_SHOWN=60 run dispatch-full 240 \
+    $B/dispatch --fan-in=10,100,1000,3000
+  F2='"us_per_iteration"|"rel_residual"|rror'
+  OK_RC=4 FILTER="$F2" run "cg2d1024" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+  OK_RC=4 FILTER="$F2" run "cg64" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+  FILTER='µs per|rror' run "j256-s1" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+  FILTER='µs per|rror' run "j256-s1-packed" 60 env AUTARKY_STATE_SPACING=8 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+  FILTER='µs per|rror' run "j256-s4" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+  FILTER='µs per|rror' run "j256-s4-norm" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 100 --steps-per-sync 4
+  counted_join_tests
+  pack
+  ;;
+s32-stats)
+  # Session 32 (1 GPU; docs/experiments/s32-stats.patch applied before the
+  # bundle): where the join's loop, its inputs' flushes and a pinned
+  # stencil tile spend their cycles (-DAUTARKY_EXP_STATS: per-block
+  # counters printed at block exit), packed state words and a line each;
+  # then the same cases untimed-instrumented, packed against a line each,
+  # twice; Jacobi and CG with both layouts.
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,1000"
+  F='^h200/dispatch/(fan|stencil|chain|self)|^ +autarky |independent \(|cuda-graph \(|autarky pinned'
+  for sp in 8 128; do
+    AUTARKY_STATE_SPACING=$sp AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_STATS FILTER='^EXP' LINES_SHOWN=0 \
+      run "dispatch-stats-$sp" 120 $B/dispatch $A
+    grep -a '^EXP join' "$LOGS/dispatch-stats-$sp.log" | tail -n 8
+    grep -a '^EXP input' "$LOGS/dispatch-stats-$sp.log" | tail -n 6
+    grep -a '^EXP pinned' "$LOGS/dispatch-stats-$sp.log" | tail -n 6
+  done
+  for r in 1 2; do
+    for sp in 8 128; do
+      AUTARKY_STATE_SPACING=$sp FILTER="$F" LINES_SHOWN=40 run "dispatch-$sp-$r" 120 $B/dispatch $A
+    done
+  done
+  F2='"us_per_iteration"|"rel_residual"|rror'
+  for sp in 8 128; do
+    export AUTARKY_STATE_SPACING=$sp
+    FILTER='µs per|rror' run "j256-s1-$sp" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+    FILTER='µs per|rror' run "j256-s4-$sp" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+    OK_RC=4 FILTER="$F2" run "cg2d1024-$sp" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+    OK_RC=4 FILTER="$F2" run "cg64-$sp" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+  done
+  unset AUTARKY_STATE_SPACING
   pack
   ;;
 s31-knobs)
