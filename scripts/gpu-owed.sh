@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s33-lanes   # 1 GPU: (written in session 32, not yet run) docs/experiments/s32-slot-lanes.patch: fan-in A/B against main's binary (.gpu/ab/dispatch-main), join tests
 #   bash scripts/gpu-owed.sh s32-fine    # 1 GPU: (docs/experiments/s32-stats.patch, third form) the inputs' flush and tick in parts; flush_report out of line A/B
 #   bash scripts/gpu-owed.sh s32-ncu     # 1 GPU: ncu source counters of the pinned 32 x 32 stencil, with its cubin
 #   bash scripts/gpu-owed.sh s32-stats2  # 1 GPU: (docs/experiments/s32-stats.patch) the same counters kept in registers: join loop, inputs' flushes, pinned tile
@@ -431,6 +432,23 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s33-lanes)
+  # (Written in session 32, not yet run.) docs/experiments/s32-slot-lanes.patch
+  # applied before the bundle (ABI 12: a counted task's arrival slots in
+  # eight lanes, an aligned batch's slots on eight lines), and
+  # .gpu/ab/dispatch-main = the dispatch bench of main without it
+  # (stripped): the fan-in rows A/B at 200 iterations, interleaved, twice;
+  # then the tests that run joins. Predicted: fan-in/1000 -10 to -20 %,
+  # /10 unchanged.
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,100,1000,3000 --only=fan-in"
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  for r in 1 2; do
+    [ -x .gpu/ab/dispatch-main ] && FILTER="$F" run "dispatch-main-$r" 120 .gpu/ab/dispatch-main $A
+    FILTER="$F" run "dispatch-lanes-$r" 120 $B/dispatch $A
+  done
+  counted_join_tests
   pack
   ;;
 s32-fine)
