@@ -1156,21 +1156,22 @@ mod tests {
             "{e}"
         );
         // An explicit layout wins over the automatic choice either way.
-        let (stencil, join) = (stencil_run(4, 1), join_run(20, 1));
+        let (stencil, join) = (stencil_run(4, 1), join_run(20, false));
         assert!(state_spread(Some(StateLayout::Spread), &join, false).unwrap());
         assert!(!state_spread(Some(StateLayout::Packed), &stencil, true).unwrap());
     }
 
-    /// A `rows × rows` grid of tiles pinned one a slot, each waiting for
-    /// its neighbours' previous instance, lowered for `pes` PEs (rows split
-    /// between them).
+    /// A `rows × rows` grid of tiles, each waiting for its neighbours'
+    /// previous instance, lowered for `pes` PEs (the tiles split between
+    /// them in order), each PE's tiles pinned one a slot.
     fn stencil_run(rows: u32, pes: u32) -> LoweredRun {
         let mut g = crate::graph::Graph::new();
         let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
+        let per_pe = (rows * rows).div_ceil(pes);
         let ids: Vec<_> = (0..rows * rows)
             .map(|i| {
                 let t = g.add_task_bytes(k, &[]);
-                g.pin(t, i / pes).set_pe(t, i * pes / (rows * rows));
+                g.pin(t, i % per_pe).set_pe(t, i / per_pe);
                 t
             })
             .collect();
@@ -1194,13 +1195,14 @@ mod tests {
         g.lower_run(&limits).unwrap()
     }
 
-    /// `inputs` dynamic tasks joined by one (counted: more inputs than
-    /// the default counted fan-in), or pinned to slot 0 when `pin_join`.
-    fn join_run(inputs: u32, pin_join: u32) -> LoweredRun {
+    /// `inputs` dynamic tasks joined by one task (counted when it has
+    /// more inputs than the default counted fan-in), dynamic or, with
+    /// `pin_join`, pinned to slot 0.
+    fn join_run(inputs: u32, pin_join: bool) -> LoweredRun {
         let mut g = crate::graph::Graph::new();
         let k = g.add_kind(crate::graph::TaskKind::new("k", "")).unwrap();
         let join = g.add_task_bytes(k, &[]);
-        if pin_join == 0 {
+        if pin_join {
             g.pin(join, 0);
         }
         for _ in 0..inputs {
@@ -1226,16 +1228,19 @@ mod tests {
             130 * 130
         );
         let wide = AUTO_SPREAD_NARROW_PREDS + 12;
-        let join = join_run(wide, 1);
+        let join = join_run(wide, false);
         assert!(join.pes[0].uses_counting(), "the join is counted");
         assert!(auto_spread(&join, true), "slots: the join reads no word");
         assert!(!auto_spread(&join, false), "one counter: the join scans");
         assert!(
-            !auto_spread(&join_run(wide, 0), true),
+            !auto_spread(&join_run(wide, true), true),
             "a pinned join polls"
         );
         // Not wide: as many inputs as the bound.
-        assert!(auto_spread(&join_run(AUTO_SPREAD_NARROW_PREDS, 1), false));
+        assert!(auto_spread(
+            &join_run(AUTO_SPREAD_NARROW_PREDS, false),
+            false
+        ));
     }
 
     #[test]

@@ -68,8 +68,8 @@ pub struct RunOptions {
     /// else chosen per run: a line each ([`StateLayout::Spread`]) on a run
     /// of one PE with at most 16 384 tasks where no task checks an instance
     /// by reading more than 8 predecessors' words (a join counted by
-    /// arrival slots reads none), packed otherwise. GPU only; the emulator's state is host
-    /// memory and takes no layout. [`StateLayout::Spread`] is refused
+    /// arrival slots reads none), packed otherwise. GPU only; the
+    /// emulator's state is host memory and takes no layout. [`StateLayout::Spread`] is refused
     /// ([`crate::Error::Unsupported`]) on runs of more than one PE: it has
     /// been measured and tested on one.
     pub state_layout: Option<StateLayout>,
