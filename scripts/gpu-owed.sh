@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s33-prep    # 1 GPU: gpu_cg with its kernels compiled ahead in parallel (cold cache), timed, compiles counted; gpu; fan-in's arrival batch 4/8/16 A/B
 #   bash scripts/gpu-owed.sh s33-lanes   # 1 GPU: (written in session 32, not yet run) docs/experiments/s32-slot-lanes.patch: fan-in A/B against main's binary (.gpu/ab/dispatch-main), join tests
 #   bash scripts/gpu-owed.sh s32-fine    # 1 GPU: (docs/experiments/s32-stats.patch, third form) the inputs' flush and tick in parts; flush_report out of line A/B
 #   bash scripts/gpu-owed.sh s32-ncu     # 1 GPU: ncu source counters of the pinned 32 x 32 stencil, with its cubin
@@ -430,6 +431,28 @@ s27-mini)
       A=.gpu/ab/autarky-$b
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  pack
+  ;;
+s33-prep)
+  # Session 33 (1 GPU): gpu_cg with every trial's kernels compiled ahead
+  # on the machine's cores (Runtime::prepare; the machine's cubin cache is
+  # cold at start), timed, with NVRTC's compiles logged and counted; the
+  # gpu binary (its new trial: prepared kernels compile in parallel and
+  # their runs compile nothing); then the fan-in rows with inputs' arrival
+  # batches of 4, 8 (default) and 16, interleaved, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  RUST_LOG=autarky::runtime::nvrtc=debug FILTER='^test |^test result|FAILED|panicked' LINES_SHOWN=20 \
+    run gpu-cg 400 .gpu/tests/gpu_cg-* --test-threads=1
+  echo "NVRTC compiles: $(grep -a -c 'NVRTC compiled' "$LOGS/gpu-cg.log")," \
+    "$(grep -a -o 'NVRTC compiled [^ ]* for sm_90 in [0-9.]*s' "$LOGS/gpu-cg.log" | awk '{s+=$NF+0} END {printf "%.0f s of compile in all", s}')"
+  FILTER='^test result|FAILED|panicked|prepared in parallel' run gpu 200 .gpu/tests/gpu-* --test-threads=1
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,100,1000 --only=fan-in"
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  for r in 1 2; do
+    for b in 4 8 16; do
+      AUTARKY_NVRTC_EXTRA="-DAUTARKY_ARRIVE_BATCH=$b" FILTER="$F" run "fan-batch$b-$r" 120 $B/dispatch $A
     done
   done
   pack

@@ -46,6 +46,33 @@ fn kernel_info_lowers_the_graph_as_a_run_would() {
     }
 }
 
+/// prepare refuses what a run would refuse (the graph against the
+/// runtime's limits, an option the backend does not honour) and on the
+/// emulator, which compiles nothing, only checks: a run after it is the
+/// same run.
+#[test]
+fn prepare_checks_as_a_run_would() {
+    let rt = Runtime::builder().emulator(2).max_tasks(8).build().unwrap();
+    rt.prepare(&chain(3), &RunOptions::iterations(5)).unwrap();
+    assert_eq!(rt.run(&chain(3), 5).unwrap().instances, 15);
+    match rt.prepare(&chain(10), &RunOptions::iterations(1)) {
+        Err(Error::InvalidGraph(GraphError::TooManyTasks { .. })) => {}
+        other => panic!("expected TooManyTasks, got {other:?}"),
+    }
+    let watched = RunOptions {
+        watchdog: Some(Duration::from_secs(1)),
+        ..RunOptions::iterations(1)
+    };
+    match rt.prepare(&chain(3), &watched) {
+        Err(Error::Unsupported {
+            backend: "emulator",
+            option: "RunOptions::watchdog",
+            ..
+        }) => {}
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
 #[test]
 fn emulator_honours_max_tasks() {
     let rt = Runtime::builder().emulator(2).max_tasks(8).build().unwrap();

@@ -71,6 +71,10 @@ fn main() -> std::process::ExitCode {
             back_to_back_runs_reuse_the_loaded_kernel,
         ),
         gpu_trial(
+            "prepared_graphs_compile_in_parallel_and_their_runs_compile_nothing",
+            prepared_graphs_compile_in_parallel_and_their_runs_compile_nothing,
+        ),
+        gpu_trial(
             "buffers_round_trip_on_the_device",
             buffers_round_trip_on_the_device,
         ),
@@ -455,6 +459,76 @@ fn back_to_back_runs_reuse_the_loaded_kernel(rt: Runtime) {
         free0.abs_diff(free1) < 16 << 20,
         "device memory in use changed by {} bytes",
         free0.abs_diff(free1)
+    );
+}
+
+/// Compiles the disk cache could not answer in this process (the notice
+/// [`autarky::runtime::nvrtc::set_compile_notice`] installs is called
+/// before each).
+static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn count_compile(_name: &str, _file: Option<&std::path::Path>) {
+    COMPILES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// `Runtime::prepare` compiles the kernel its run launches: three graphs
+/// whose kinds no cache has seen (a nonce in their source), prepared from
+/// three threads at once, compile three kernels; their runs — one of them
+/// traced, prepared traced — compile none and run every instance. A run
+/// with other options than its preparation (traced, prepared untraced)
+/// compiles its own kernel.
+fn prepared_graphs_compile_in_parallel_and_their_runs_compile_nothing(rt: Runtime) {
+    use std::sync::atomic::Ordering::SeqCst;
+    autarky::runtime::nvrtc::set_compile_notice(count_compile);
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let graphs: Vec<Graph> = (0..3)
+        .map(|i| {
+            let mut g = Graph::new();
+            let k = g
+                .add_kind(TaskKind::new(
+                    "empty",
+                    format!("// {nonce} {i}\n__device__ void empty(autarky::TaskCtx&) {{}}"),
+                ))
+                .unwrap();
+            let a = g.add_task_bytes(k, &[]);
+            let b = g.add_task_bytes(k, &[]);
+            g.add_edge(a, b);
+            g
+        })
+        .collect();
+    let traced = || RunOptions {
+        trace: Some(Default::default()),
+        ..RunOptions::iterations(10)
+    };
+    let opts = [
+        RunOptions::iterations(10),
+        RunOptions::iterations(7),
+        traced(),
+    ];
+    let before = COMPILES.load(SeqCst);
+    let t = std::time::Instant::now();
+    let jobs: Vec<(&Graph, &RunOptions)> = graphs.iter().zip(&opts).collect();
+    in_parallel(&jobs, |(g, o)| rt.prepare(g, o).unwrap());
+    let prepared = COMPILES.load(SeqCst) - before;
+    eprintln!("3 kernels prepared in parallel in {:?}", t.elapsed());
+    assert_eq!(prepared, 3, "one compile a new kernel");
+    for (g, o) in &jobs {
+        let r = rt.run_with(g, (*o).clone()).unwrap();
+        assert_eq!(r.instances, 2 * o.iterations as u64);
+    }
+    assert_eq!(
+        COMPILES.load(SeqCst) - before,
+        3,
+        "the runs compiled nothing"
+    );
+    rt.run_with(&graphs[0], traced()).unwrap();
+    assert_eq!(
+        COMPILES.load(SeqCst) - before,
+        4,
+        "traced: a kernel of its own"
     );
 }
 

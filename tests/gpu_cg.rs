@@ -127,27 +127,37 @@ fn gpu_cg_converges_like_the_reference_for_every_variant() {
         ),
         ("random_spd(4000, 9, 5)", random_spd(4000, 9, 5).unwrap()),
     ];
+    let variants = [
+        (CgVariant::Standard, Precond::None, CgVariant::Standard),
+        (
+            CgVariant::Standard,
+            Precond::Jacobi,
+            CgVariant::JacobiPreconditioned,
+        ),
+        (
+            CgVariant::SingleReduction,
+            Precond::None,
+            CgVariant::SingleReduction,
+        ),
+        (
+            CgVariant::SingleReduction,
+            Precond::Jacobi,
+            CgVariant::JacobiPreconditioned,
+        ),
+    ];
+    let mut jobs = Vec::new();
+    for (_, a) in &cases {
+        for pes in [1, 2] {
+            for (variant, precond, _) in variants {
+                jobs.push((a, pes, cfg(variant, precond)));
+            }
+        }
+    }
+    compile_cg_ahead(rt, &jobs);
     for (name, a) in &cases {
         for pes in [1, 2] {
             let rt = rt(a, pes);
-            for (variant, precond, ref_variant) in [
-                (CgVariant::Standard, Precond::None, CgVariant::Standard),
-                (
-                    CgVariant::Standard,
-                    Precond::Jacobi,
-                    CgVariant::JacobiPreconditioned,
-                ),
-                (
-                    CgVariant::SingleReduction,
-                    Precond::None,
-                    CgVariant::SingleReduction,
-                ),
-                (
-                    CgVariant::SingleReduction,
-                    Precond::Jacobi,
-                    CgVariant::JacobiPreconditioned,
-                ),
-            ] {
+            for (variant, precond, ref_variant) in variants {
                 let what = format!("{name}, {pes} PE(s), {variant:?} {precond:?}");
                 let want = reference(a, ref_variant);
                 let solver = CgSolver::new(&rt, a, cfg(variant, precond)).unwrap();
@@ -182,6 +192,13 @@ fn gpu_cg_converges_like_the_reference_for_every_variant() {
 
 fn gpu_cg_pe_counts_agree_and_repeated_runs_are_bitwise_identical() {
     let a = poisson2d(96).unwrap();
+    let mut jobs = Vec::new();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        for pes in [1, 2, 4] {
+            jobs.push((&a, pes, cfg(variant, Precond::None)));
+        }
+    }
+    compile_cg_ahead(rt, &jobs);
     for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
         let mut runs: Vec<CgRun> = Vec::new();
         for pes in [1, 2, 4] {
@@ -210,17 +227,29 @@ fn gpu_cg_pe_counts_agree_and_repeated_runs_are_bitwise_identical() {
 /// the sum's 128 lanes, so every level of its tree is used.
 fn gpu_cg_one_pe_fused_and_two_task_allreduces_are_bitwise_identical() {
     let a = poisson2d(96).unwrap();
+    let both = |variant, precond| {
+        let c = CgConfig {
+            tile_rows: Some(37),
+            ..cfg(variant, precond)
+        };
+        let two = CgConfig {
+            fuse_single_pe_allreduce: false,
+            ..c.clone()
+        };
+        (c, two)
+    };
+    let mut jobs = Vec::new();
+    for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            let (c, two) = both(variant, precond);
+            jobs.extend([(&a, 1, c), (&a, 1, two)]);
+        }
+    }
+    compile_cg_ahead(rt, &jobs);
     for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
         for precond in [Precond::None, Precond::Jacobi] {
             let what = format!("{variant:?} {precond:?}");
-            let c = CgConfig {
-                tile_rows: Some(37),
-                ..cfg(variant, precond)
-            };
-            let two = CgConfig {
-                fuse_single_pe_allreduce: false,
-                ..c.clone()
-            };
+            let (c, two) = both(variant, precond);
             let (f, _) = same_cg_runs(
                 &rt(&a, 1),
                 &a,
@@ -242,14 +271,24 @@ fn gpu_cg_one_pe_fused_and_two_task_allreduces_are_bitwise_identical() {
 /// `z + β p` for their receivers), with and without the preconditioner.
 fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
     let a = poisson2d(96).unwrap();
+    let at = |precond, direction| CgConfig {
+        tile_rows: Some(37),
+        direction,
+        ..cfg(CgVariant::Standard, precond)
+    };
+    let mut jobs = Vec::new();
+    for pes in [1, 2, 4] {
+        for precond in [Precond::None, Precond::Jacobi] {
+            for direction in [DirectionForm::Fused, DirectionForm::Separate] {
+                jobs.push((&a, pes, at(precond, direction)));
+            }
+        }
+    }
+    compile_cg_ahead(rt, &jobs);
     for pes in [1, 2, 4] {
         for precond in [Precond::None, Precond::Jacobi] {
             let what = format!("{pes} PEs, {precond:?}");
-            let with = |direction| CgConfig {
-                tile_rows: Some(37),
-                direction,
-                ..cfg(CgVariant::Standard, precond)
-            };
+            let with = |direction| at(precond, direction);
             let (f, _) = same_cg_runs(
                 &rt(&a, pes),
                 &a,
@@ -280,29 +319,48 @@ fn gpu_cg_fused_and_separate_directions_are_bitwise_identical() {
 /// (Standard with the direction fused and separate, single reduction), with and without the preconditioner, on 1,
 /// 2 and 4 virtual PEs (ghost columns far from their rows), in 2D and 3D.
 fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
-    for a in [
+    let mats = [
         poisson2d(96).unwrap(),
         poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
-    ] {
+    ];
+    let forms = [
+        (CgVariant::Standard, DirectionForm::Fused),
+        (CgVariant::Standard, DirectionForm::Separate),
+        (CgVariant::SingleReduction, DirectionForm::Auto),
+    ];
+    let at = |variant, direction, precond, compact_matrix, row_patterns| CgConfig {
+        tile_rows: Some(37),
+        direction,
+        compact_matrix,
+        row_patterns,
+        ..cfg(variant, precond)
+    };
+    let mut jobs = Vec::new();
+    for a in &mats {
         for pes in [1, 2, 4] {
-            for (variant, direction) in [
-                (CgVariant::Standard, DirectionForm::Fused),
-                (CgVariant::Standard, DirectionForm::Separate),
-                (CgVariant::SingleReduction, DirectionForm::Auto),
-            ] {
+            for (variant, direction) in forms {
+                for precond in [Precond::None, Precond::Jacobi] {
+                    for (compact, patterns) in
+                        [(true, false), (true, true), (false, false), (false, true)]
+                    {
+                        jobs.push((a, pes, at(variant, direction, precond, compact, patterns)));
+                    }
+                }
+            }
+        }
+    }
+    compile_cg_ahead(rt, &jobs);
+    for a in &mats {
+        for pes in [1, 2, 4] {
+            for (variant, direction) in forms {
                 for precond in [Precond::None, Precond::Jacobi] {
                     let what = format!(
                         "{} rows, {pes} PEs, {variant:?} {direction:?} {precond:?}",
                         a.n_rows()
                     );
-                    let with = |compact_matrix, row_patterns| CgConfig {
-                        tile_rows: Some(37),
-                        direction,
-                        compact_matrix,
-                        row_patterns,
-                        ..cfg(variant, precond)
-                    };
-                    common::compact_forms_match_plain(&rt(&a, pes), &a, with, &what);
+                    let with =
+                        |compact, patterns| at(variant, direction, precond, compact, patterns);
+                    common::compact_forms_match_plain(&rt(a, pes), a, with, &what);
                 }
             }
         }
@@ -317,34 +375,57 @@ fn gpu_cg_packed_and_plain_matrices_are_bitwise_identical() {
 /// with and without the preconditioner, in 2D and 3D, with the rows as
 /// patterns (the default) and as plain CSR.
 fn gpu_cg_lean_and_full_updates_are_bitwise_identical() {
-    each_form_case(|a, pes, precond, compact, what| {
-        let with = |lean_update| CgConfig {
+    each_form_case(
+        |precond, compact, lean_update| CgConfig {
             lean_update,
             ..fused_cfg(precond, compact)
-        };
-        common::lean_and_full_updates_match(|| rt(a, pes), a, with, what);
-    });
+        },
+        |rt, a, with, what| common::lean_and_full_updates_match(rt, a, with, what),
+    );
 }
 
 /// The cases of the trials that compare two forms of a recurrence: 2D and
 /// 3D, 1, 2 and 4 virtual PEs, with and without the preconditioner, the
-/// rows as patterns and as plain CSR; `f(a, pes, precond, compact, what)`.
-fn each_form_case(f: impl Fn(&Csr<f64>, u32, Precond, bool, &str)) {
-    for a in [
+/// rows as patterns and as plain CSR. `config(precond, compact, form)` is
+/// a case's configuration in one form or the other; every case's two are
+/// compiled ahead (`compile_cg_ahead`), then `f(rt, a, with, what)`
+/// compares them (`with(form)`; `rt()` gives a runtime of the case's PEs).
+fn each_form_case(
+    config: impl Fn(Precond, bool, bool) -> CgConfig,
+    f: impl Fn(&dyn Fn() -> Runtime, &Csr<f64>, &dyn Fn(bool) -> CgConfig, &str),
+) {
+    let mats = [
         poisson2d(96).unwrap(),
         poisson3d_aniso(20, [1.0, 0.5, 2.0]).unwrap(),
-    ] {
+    ];
+    let mut cases = Vec::new();
+    for a in &mats {
         for pes in [1, 2, 4] {
             for precond in [Precond::None, Precond::Jacobi] {
                 for compact in [true, false] {
-                    let what = format!(
-                        "{} rows, {pes} PEs, {precond:?}, compact {compact}",
-                        a.n_rows()
-                    );
-                    f(&a, pes, precond, compact, &what);
+                    cases.push((a, pes, precond, compact));
                 }
             }
         }
+    }
+    let jobs: Vec<_> = cases
+        .iter()
+        .flat_map(|&(a, pes, precond, compact)| {
+            [true, false].map(|form| (a, pes, config(precond, compact, form)))
+        })
+        .collect();
+    compile_cg_ahead(rt, &jobs);
+    for (a, pes, precond, compact) in cases {
+        let what = format!(
+            "{} rows, {pes} PEs, {precond:?}, compact {compact}",
+            a.n_rows()
+        );
+        f(
+            &|| rt(a, pes),
+            a,
+            &|form| config(precond, compact, form),
+            &what,
+        );
     }
 }
 
@@ -367,13 +448,13 @@ fn fused_cfg(precond: Precond, compact: bool) -> CgConfig {
 /// an odd and an even count), on 1, 2 and 4 virtual PEs, with and without
 /// the preconditioner, in 2D and 3D, with the rows as patterns and plain.
 fn gpu_cg_x_step_apart_and_in_spmv_are_bitwise_identical() {
-    each_form_case(|a, pes, precond, compact, what| {
-        let with = |x_step_apart| CgConfig {
+    each_form_case(
+        |precond, compact, x_step_apart| CgConfig {
             x_step_apart: Some(x_step_apart),
             ..fused_cfg(precond, compact)
-        };
-        common::x_step_apart_and_in_spmv_match(|| rt(a, pes), a, with, what);
-    });
+        },
+        |rt, a, with, what| common::x_step_apart_and_in_spmv_match(rt, a, with, what),
+    );
 }
 
 /// The single reduction's vector updates merged into the SpMV tiles (the
@@ -383,16 +464,16 @@ fn gpu_cg_x_step_apart_and_in_spmv_are_bitwise_identical() {
 /// virtual PEs (gathers forming z_{n+1} as the tiles do), with and without
 /// the preconditioner, in 2D and 3D, with the rows as patterns and plain.
 fn gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical() {
-    each_form_case(|a, pes, precond, compact, what| {
-        let with = |merge_updates| CgConfig {
+    each_form_case(
+        |precond, compact, merge_updates| CgConfig {
             tile_rows: Some(37),
             compact_matrix: compact,
             row_patterns: compact,
             merge_updates,
             ..cfg(CgVariant::SingleReduction, precond)
-        };
-        common::merged_and_separate_updates_match(|| rt(a, pes), a, with, what);
-    });
+        },
+        |rt, a, with, what| common::merged_and_separate_updates_match(rt, a, with, what),
+    );
 }
 
 /// The separate single reduction with z in one copy of v (r that copy
@@ -405,8 +486,8 @@ fn gpu_cg_merged_and_separate_single_reduction_updates_are_bitwise_identical() {
 /// rows as patterns and plain. (The emulator's trials take the two
 /// changes one at a time.)
 fn gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical() {
-    each_form_case(|a, pes, precond, compact, what| {
-        let with = |new_form| CgConfig {
+    each_form_case(
+        |precond, compact, new_form| CgConfig {
             tile_rows: Some(37),
             compact_matrix: compact,
             row_patterns: compact,
@@ -414,9 +495,9 @@ fn gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical() 
             single_buffer: new_form,
             x_step_apart: Some(new_form),
             ..cfg(CgVariant::SingleReduction, precond)
-        };
-        common::single_and_double_buffer_match(|| rt(a, pes), a, with, what);
-    });
+        },
+        |rt, a, with, what| common::single_and_double_buffer_match(rt, a, with, what),
+    );
 }
 
 /// Tiles small enough that every compute block runs two or more (the x
@@ -427,14 +508,22 @@ fn gpu_cg_single_reduction_one_copy_of_z_and_two_halves_are_bitwise_identical() 
 /// PEs.
 fn gpu_cg_x_steps_on_blocks_with_several_tiles_are_bitwise_identical() {
     let a = poisson2d(96).unwrap();
+    let at = |variant, form| CgConfig {
+        tile_rows: Some(4),
+        direction: DirectionForm::Fused,
+        x_step_apart: Some(form),
+        ..cfg(variant, Precond::None)
+    };
+    let mut jobs = Vec::new();
     for pes in [1, 2] {
         for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
-            let with = |form| CgConfig {
-                tile_rows: Some(4),
-                direction: DirectionForm::Fused,
-                x_step_apart: Some(form),
-                ..cfg(variant, Precond::None)
-            };
+            jobs.extend([(&a, pes, at(variant, true)), (&a, pes, at(variant, false))]);
+        }
+    }
+    compile_cg_ahead(rt, &jobs);
+    for pes in [1, 2] {
+        for variant in [CgVariant::Standard, CgVariant::SingleReduction] {
+            let with = |form| at(variant, form);
             let what = format!("{variant:?}, {pes} PEs, tiles of 4 rows");
             {
                 let rt = rt(&a, pes);

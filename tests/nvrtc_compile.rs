@@ -63,6 +63,10 @@ fn main() -> std::process::ExitCode {
             "second_compile_of_the_same_program_is_read_from_the_cache",
             second_compile_of_the_same_program_is_read_from_the_cache,
         ),
+        nvrtc_trial(
+            "threads_compiling_one_program_at_once_compile_it_once",
+            threads_compiling_one_program_at_once_compile_it_once,
+        ),
     ])
 }
 
@@ -153,4 +157,41 @@ fn second_compile_of_the_same_program_is_read_from_the_cache() {
     let mut q = p.clone();
     q.options.push("-lineinfo".into());
     assert_ne!(cached_path(&q).unwrap().unwrap(), path);
+}
+
+/// Four threads compiling the same program at once (as threads preparing
+/// graphs with the same kernel do) compile it once: the others wait for
+/// that compile and read its CUBIN from the cache; all get the same bytes.
+/// Two other programs compiled at the same time each compile once too.
+fn threads_compiling_one_program_at_once_compile_it_once() {
+    let sources: Vec<String> = (0..3)
+        .map(|i| format!("{SAXPY}\n// at once {i}\n"))
+        .collect();
+    let names = ["at_once_0.cu", "at_once_1.cu", "at_once_2.cu"];
+    let jobs: Vec<usize> = vec![0, 0, 1, 0, 2, 0];
+    let cubins: Vec<Mutex<Option<Vec<u8>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for (slot, &j) in cubins.iter().zip(&jobs) {
+            let (name, src) = (names[j], &sources[j]);
+            s.spawn(move || {
+                let c = compile_cubin(&program(name, src)).expect("compiles");
+                *slot.lock().unwrap() = Some(c);
+            });
+        }
+    });
+    let notices = NOTICES.lock().unwrap().clone();
+    for (j, name) in names.iter().enumerate() {
+        let n = notices.iter().filter(|(n, _)| n == name).count();
+        assert_eq!(n, 1, "{name}: {n} compiles, notices {notices:?}");
+        let mine: Vec<Vec<u8>> = jobs
+            .iter()
+            .zip(&cubins)
+            .filter(|(&k, _)| k == j)
+            .map(|(_, c)| c.lock().unwrap().clone().unwrap())
+            .collect();
+        assert!(
+            mine.windows(2).all(|w| w[0] == w[1]),
+            "{name}: the same CUBIN"
+        );
+    }
 }

@@ -161,6 +161,56 @@ pub fn run_trials(trials: Vec<Trial>) -> std::process::ExitCode {
     libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
 }
 
+/// Calls `f` on every item of `items`, on as many threads at once as the
+/// machine has cores (at most one an item); returns when all are done. A
+/// panic in `f` fails the caller once every thread has ended.
+pub fn in_parallel<T: Sync>(items: &[T], f: impl Fn(&T) + Sync) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .min(items.len());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                f(item);
+            });
+        }
+    });
+}
+
+/// Compiles a trial's CG kernels before its runs, in parallel: for each
+/// job `(matrix, PEs, configuration)` a solver on a runtime of its own
+/// (`rt(matrix, PEs)`) is built and prepared (`CgSolver::prepare`), and
+/// dropped — the kernels stay in the cubin cache on disk, where the
+/// trial's own solvers, built after, find them. A cold CG kernel takes
+/// NVRTC seconds and a trial compiles dozens, one at a time when its runs
+/// ask (the runs themselves stay one at a time: they share the GPU); the
+/// GPU machine has 16 cores. Does nothing with the cache off
+/// (`AUTARKY_CACHE=0`): nothing would be kept. A job that cannot build or
+/// compile panics with its configuration (the trial would fail there
+/// anyway).
+pub fn compile_cg_ahead(
+    rt: impl Fn(&autarky::solvers::cg::Csr<f64>, u32) -> Runtime + Sync,
+    jobs: &[(
+        &autarky::solvers::cg::Csr<f64>,
+        u32,
+        autarky::solvers::cg::CgConfig,
+    )],
+) {
+    if std::env::var("AUTARKY_CACHE").as_deref() == Ok("0") {
+        return;
+    }
+    in_parallel(jobs, |(a, pes, cfg)| {
+        let rt = rt(a, *pes);
+        autarky::solvers::cg::CgSolver::new(&rt, a, cfg.clone())
+            .and_then(|s| s.prepare())
+            .unwrap_or_else(|e| panic!("compiling ahead, {pes} PE(s), {cfg:?}: {e}"));
+    });
+}
+
 /// Asserts two CG runs are bitwise the same: iterations, the recursive
 /// residual's bits and every entry of `x`; `what` names the comparison.
 pub fn assert_same_cg_run(

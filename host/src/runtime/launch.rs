@@ -117,6 +117,40 @@ fn seeded_ring(capacity: u32, roots: &[u32]) -> Vec<QueueSlot> {
     (0..capacity).map(|i| seeded_queue_slot(i, roots)).collect()
 }
 
+/// The kernel a launch of `run` with `opts` runs, compiled (or taken from
+/// the caches) and loaded on each of `gpus`, which host `local_pes` PEs
+/// each: its variant (traced or not, the PEs a GPU, the scheduler paths
+/// the tables use, arrival `slots` or counters) at the graph's block shape.
+/// Applies `opts`' corrupted-kind fault to `run` first (the front end
+/// checked that fault targets are tasks of the graph), so the lean paths
+/// are those of the tables that will run. [`GpuRun::start`] and
+/// [`super::Runtime::prepare`] both load through here, so a prepared
+/// kernel is the one the run finds.
+pub(super) fn run_kernels(
+    gpus: &[&Gpu],
+    graph: &Graph,
+    run: &mut LoweredRun,
+    opts: &RunOptions,
+    local_pes: u32,
+    slots: bool,
+) -> Result<Vec<Arc<Loaded>>> {
+    if let Some((t, kind)) = opts.faults().corrupt_kind {
+        let (pe, l) = run.local[t.index()];
+        run.pes[pe as usize].tasks[l as usize].kind = kind;
+    }
+    let variant = Variant {
+        trace: opts.trace.is_some(),
+        local_pes,
+        lean: super::source::Lean::of(run),
+        slots,
+    };
+    // The graph's block shape if it sets one, else the runtime's.
+    let threads = graph.threads_per_block().unwrap_or(gpus[0].cfg.threads);
+    gpus.iter()
+        .map(|g| g.load_variant(graph.kinds(), variant, threads))
+        .collect()
+}
+
 impl<'a> GpuRun<'a> {
     /// Launches every PE of `run` (the front end validated the options and
     /// lowered `graph` against this runtime's limits) that this process
@@ -176,25 +210,9 @@ impl<'a> GpuRun<'a> {
         // from local.start) runs on GPU q / local_pes, in block partition
         // q % local_pes of its launch.
         let local_pes = hosted / g_count;
-        // The front end checked that fault targets are tasks of the graph.
         let faults = opts.faults();
-        if let Some((t, kind)) = faults.corrupt_kind {
-            let (pe, l) = run.local[t.index()];
-            run.pes[pe as usize].tasks[l as usize].kind = kind;
-        }
         let hold: Option<(u32, u32)> = faults.hold_task.map(|t| run.local[t.index()]);
-        let variant = Variant {
-            trace: opts.trace.is_some(),
-            local_pes,
-            lean: super::source::Lean::of(&run),
-            slots,
-        };
-        // The graph's block shape if it sets one, else the runtime's.
-        let threads = graph.threads_per_block().unwrap_or(gpu.cfg.threads);
-        let loaded: Vec<Arc<Loaded>> = gpus
-            .iter()
-            .map(|g| g.load_variant(graph.kinds(), variant, threads))
-            .collect::<Result<_>>()?;
+        let loaded = run_kernels(&gpus, graph, &mut run, &opts, local_pes, slots)?;
         // Every GPU of a run is the same model (checked at boot), so GPU 0's
         // grid is every GPU's (asked with GPU 0's context current: loading
         // on the others made theirs current).
@@ -249,7 +267,7 @@ impl<'a> GpuRun<'a> {
             let seen = DeviceMem::from_slice(ctx, &vec![0u32; l.num_proxies.max(1) as usize])?;
             // Arrival counters (counted tasks): zero, one per local task;
             // or, with slots, each counted task's slot base and its slots.
-            let arrivals = if variant.slots {
+            let arrivals = if slots {
                 DeviceMem::from_slice(ctx, &l.initial_arrival_slots(opts.iterations))?
             } else {
                 DeviceMem::from_slice(ctx, &vec![0u64; l.num_tasks.max(1) as usize])?

@@ -165,20 +165,45 @@ impl Runtime {
         };
         let l = match run {
             None => g.load(graph.kinds(), self.threads_of(graph))?,
-            Some(run) => {
-                // As a launch computes them: PEs of this rank, per GPU.
-                let gpus = 1 + g.others.len() as u32;
-                let local_pes = (self.cfg.pes / self.peers.ranks()).max(1) / gpus;
-                let variant = source::Variant {
-                    trace: false,
-                    local_pes: local_pes.max(1),
-                    lean: source::Lean::of(&run),
-                    slots: source::uses_arrival_slots(&run, 1, self.cfg.arrival_slots_max_bytes),
-                };
-                g.load_variant(graph.kinds(), variant, self.threads_of(graph))?
-            }
+            Some(mut run) => self.load_run(g, graph, &mut run, &RunOptions::iterations(1))?,
         };
         Ok(Some((l.occupancy, l.registers)))
+    }
+
+    /// Compiles and loads the kernel that [`Runtime::run_with`]`(graph,
+    /// opts)` would launch (or finds it in the kernel and cubin caches), so
+    /// that run starts without compiling; refuses what the run would
+    /// refuse (the options, the graph). On the emulator it only checks.
+    ///
+    /// Several threads may prepare at once (the runtime is `Sync`): each
+    /// kernel not yet cached compiles on its caller's thread, so graphs
+    /// prepared from a thread each compile in parallel — seconds each
+    /// for large graphs' kinds — while runs stay one at a time.
+    pub fn prepare(&self, graph: &Graph, opts: &RunOptions) -> Result<()> {
+        let opts = opts.clone().clamped();
+        let mut run = self.lower(graph, &opts)?;
+        if let Backend::Gpu(g) = &self.backend {
+            self.load_run(g, graph, &mut run, &opts)?;
+        }
+        Ok(())
+    }
+
+    /// The kernel of a run of `run` (lowered from `graph`) with `opts` on
+    /// GPU 0 (and loaded on this process's other GPUs), as a launch
+    /// computes it: this rank's PEs, spread over its GPUs.
+    fn load_run(
+        &self,
+        g: &Gpu,
+        graph: &Graph,
+        run: &mut LoweredRun,
+        opts: &RunOptions,
+    ) -> Result<std::sync::Arc<Loaded>> {
+        let gpus: Vec<&Gpu> = std::iter::once(g).chain(g.others.iter()).collect();
+        let local_pes = ((self.cfg.pes / self.peers.ranks()).max(1) / gpus.len() as u32).max(1);
+        let slots =
+            source::uses_arrival_slots(run, opts.iterations, self.cfg.arrival_slots_max_bytes);
+        let mut l = launch::run_kernels(&gpus, graph, run, opts, local_pes, slots)?;
+        Ok(l.swap_remove(0))
     }
 
     /// Runs `graph` for `iterations` and waits for it.

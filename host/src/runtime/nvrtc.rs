@@ -89,6 +89,44 @@ pub fn set_compile_notice(notice: CompileNotice) {
     let _ = COMPILE_NOTICE.set(notice);
 }
 
+/// The keys being compiled in this process, and a wake-up for each end.
+struct InFlight {
+    keys: parking_lot::Mutex<std::collections::HashSet<Key>>,
+    ended: parking_lot::Condvar,
+}
+
+fn in_flight() -> &'static InFlight {
+    static IN_FLIGHT: std::sync::OnceLock<InFlight> = std::sync::OnceLock::new();
+    IN_FLIGHT.get_or_init(|| InFlight {
+        keys: Default::default(),
+        ended: parking_lot::Condvar::new(),
+    })
+}
+
+/// This thread's hold on compiling one key; let go (and waiters woken)
+/// on drop, also when the compile fails or panics.
+struct Compiling(Key);
+
+impl Drop for Compiling {
+    fn drop(&mut self) {
+        let f = in_flight();
+        f.keys.lock().remove(&self.0);
+        f.ended.notify_all();
+    }
+}
+
+/// Holds the compile of `key` in this process: waits while another
+/// thread holds it.
+fn compiling(key: Key) -> Compiling {
+    let f = in_flight();
+    let mut keys = f.keys.lock();
+    while keys.contains(&key) {
+        f.ended.wait(&mut keys);
+    }
+    keys.insert(key);
+    Compiling(key)
+}
+
 /// Compiles `p` to a CUBIN for `sm_{p.arch}`, or returns it from the disk cache.
 ///
 /// Errors: [`Error::NvrtcNotFound`] when libnvrtc.so.13 cannot be loaded;
@@ -100,6 +138,11 @@ pub fn compile_cubin(p: &Program) -> Result<Vec<u8>, Error> {
     let options = p.nvrtc_options();
     let key = p.cache_key(info.version);
     let cache = CubinCache::from_env();
+    // One compile of a key at a time in this process: threads preparing
+    // graphs whose kernels are the same (Runtime::prepare from several
+    // threads) wait for the first and read its CUBIN from the cache instead
+    // of compiling it again each (seconds of a core each).
+    let _only = cache.as_ref().map(|_| compiling(key));
     if let Some(c) = &cache {
         match c.load(&key) {
             Ok(Some(cubin)) => return Ok(cubin),

@@ -1923,15 +1923,13 @@ impl<'a> CgSolver<'a> {
 
     /// Resets and runs the solve with `opts` (its iterations are replaced by
     /// `max_iters`).
-    pub fn run_with(&self, mut opts: crate::RunOptions) -> Result<CgRun> {
+    pub fn run_with(&self, opts: crate::RunOptions) -> Result<CgRun> {
         let init = match &self.start {
             Start::Done(run) => return Ok((**run).clone()),
             Start::Run(init) => init,
         };
         self.reset(init)?;
-        opts.iterations = self.cfg.max_iters;
-        opts.l2_persist = opts.l2_persist.or(self.l2_window);
-        let report = match self.rt.run_with(&self.graph, opts) {
+        let report = match self.rt.run_with(&self.graph, self.options(opts)) {
             Ok(r) => r,
             Err(Error::TaskFailed { pe, code, .. })
                 if code == NOT_POSITIVE_DEFINITE as u64 || code == NON_FINITE as u64 =>
@@ -1946,6 +1944,30 @@ impl<'a> CgSolver<'a> {
     /// Resets and runs the solve.
     pub fn run(&self) -> Result<CgRun> {
         self.run_with(crate::RunOptions::iterations(self.cfg.max_iters))
+    }
+
+    /// Compiles the kernel [`CgSolver::run`] launches, or finds it in the
+    /// caches ([`Runtime::prepare`]), so the solve starts without
+    /// compiling. Solvers on one runtime may prepare from threads of their
+    /// own at once: their kernels compile in parallel.
+    pub fn prepare(&self) -> Result<()> {
+        self.prepare_with(crate::RunOptions::iterations(self.cfg.max_iters))
+    }
+
+    /// [`CgSolver::prepare`] for [`CgSolver::run_with`]`(opts)`.
+    pub fn prepare_with(&self, opts: crate::RunOptions) -> Result<()> {
+        if let Start::Done(_) = &self.start {
+            return Ok(());
+        }
+        Ok(self.rt.prepare(&self.graph, &self.options(opts))?)
+    }
+
+    /// The options a solve runs with: `opts` with `max_iters` iterations
+    /// and the solver's L2 window unless `opts` sets one.
+    fn options(&self, mut opts: crate::RunOptions) -> crate::RunOptions {
+        opts.iterations = self.cfg.max_iters;
+        opts.l2_persist = opts.l2_persist.or(self.l2_window);
+        opts
     }
 
     /// The error a reduce recorded before failing the run.
