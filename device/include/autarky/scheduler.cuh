@@ -875,7 +875,7 @@ __device__ __forceinline__ void defer_publish(const RunParams& p, Pending& q, ui
 // block-wide path. (-DAUTARKY_NO_DEFER_ARRIVALS: none deferred, the
 // control.)
 #ifndef AUTARKY_ARRIVE_BATCH
-#define AUTARKY_ARRIVE_BATCH 8
+#define AUTARKY_ARRIVE_BATCH 16
 #endif
 #ifndef AUTARKY_ARRIVE_DEFER_CYCLES
 #define AUTARKY_ARRIVE_DEFER_CYCLES 4096
@@ -1607,17 +1607,6 @@ __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32
             return SelfLoopEnd{clock, it, 0};
         }
         if (threadIdx.x == 0) {
-#ifdef AUTARKY_INPUT_LOOP_ON
-            if (join != NONE) {
-                if (jk == 0) jfirst = it;
-                ++jk;
-                if ((it + 1) % ARRIVE_BATCH == 0) {
-                    defer_publish(p, sh.pend, t, state_word(it + 2, it + 1), false);
-                    hand_back();
-                    if (!flush_arrivals(w, sh.pend)) stopping = true;
-                }
-            }
-#endif
             // complete_fast's decisions, fixed for this shape: the fold
             // claims instance it + 1 (nothing to wait for, below the fixed
             // limit), nothing is claimed early, nothing is open, and the
@@ -1626,11 +1615,31 @@ __device__ __noinline__ SelfLoopEnd run_self_loop(Who w, BlockShared& sh, uint32
             // when the tick is due) the flush and loop_tick.
             owed = state_word(it + 2, it + 1);
             owes = true;
-            if (++clock.completed % PUBLISH_EVERY == 0 || due) {
-                defer_publish(p, sh.pend, t, owed, false);
+            bool counted = ++clock.completed % PUBLISH_EVERY == 0;
+#ifdef AUTARKY_INPUT_LOOP_ON
+            if (join != NONE) {
+                if (jk == 0) jfirst = it;
+                ++jk;
+                if ((it + 1) % ARRIVE_BATCH == 0) {
+                    defer_publish(p, sh.pend, t, owed, false);
+                    owes = false;
+                    hand_back();
+                    if (!flush_arrivals(w, sh.pend)) stopping = true;
+                    // The progress counter goes with the batch, after its
+                    // fence: an input's one fence every ARRIVE_BATCH
+                    // instances, not one more for the count's own flush
+                    // (session 33: the flushes' fences are the inputs'
+                    // pace). A due tick still checks abort below.
+                    publish_completed(p, w.block, clock);
+                }
+                counted = false;
+            }
+#endif
+            if (counted || due) {
+                if (owes) defer_publish(p, sh.pend, t, owed, false);
                 owes = false;
                 flush_pending(p, sh.pend);
-                stopping = loop_tick(w, clock);
+                stopping = loop_tick(w, clock) || stopping;
             }
         }
     }

@@ -31,7 +31,7 @@ pub(crate) const PEND_MAX: usize = 8;
 
 /// Owed arrivals are made when this many are owed (the device's
 /// `ARRIVE_BATCH`; it also makes them when they get old).
-pub(crate) const ARRIVE_BATCH: u64 = 8;
+pub(crate) const ARRIVE_BATCH: u64 = 16;
 
 /// Publishes a dynamic worker owes (run-time chain fusion, the device's
 /// `Pending`): a fast-path-shaped completion that nobody but its worker
