@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s33-pack    # 1 GPU: arrival slots four to a word (ABI 12): fan-in A/B against the batch-16 binary (.gpu/ab/dispatch-main), full dispatch bench, join tests
 #   bash scripts/gpu-owed.sh s33-batch   # 1 GPU: inputs' arrivals 16 a batch with the progress counter in the batch's fence: fan-in A/B against main's binary (.gpu/ab/dispatch-main), batch 8/32, join read-ahead 16; full dispatch bench; join tests
 #   bash scripts/gpu-owed.sh s33-prep    # 1 GPU: gpu_cg with its kernels compiled ahead in parallel (cold cache), timed, compiles counted; gpu; fan-in's arrival batch 4/8/16 A/B
 #   bash scripts/gpu-owed.sh s33-lanes   # 1 GPU: (written in session 32, not yet run) docs/experiments/s32-slot-lanes.patch: fan-in A/B against main's binary (.gpu/ab/dispatch-main), join tests
@@ -434,6 +435,23 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s33-pack)
+  # Session 33 (1 GPU): arrival slots packed four to a word (16-bit
+  # counts; ABI 12): an input's batch of 16 arrivals is 4 or 5 RMWs, and
+  # 1000 inputs queue a quarter as many RMWs at each word. The fan-in rows
+  # against the batch-16 build without packing (.gpu/ab/dispatch-main =
+  # 22cd9df's bench), interleaved, three times; the whole dispatch bench;
+  # the tests that run joins.
+  A="--n=1000 --instances=1000000 --reps=5 --fan-in=10,100,1000,3000 --only=fan-in"
+  F='^h200/dispatch/fan|^ +autarky |independent \('
+  for r in 1 2 3; do
+    [ -x .gpu/ab/dispatch-main ] && FILTER="$F" run "fan-main-$r" 120 .gpu/ab/dispatch-main $A
+    FILTER="$F" run "fan-pack-$r" 120 $B/dispatch $A
+  done
+  FILTER='^h200/dispatch|^ +autarky|cuda-graph|independent|launch per' LINES_SHOWN=60 run dispatch-full 240 $B/dispatch
+  counted_join_tests
   pack
   ;;
 s33-batch)

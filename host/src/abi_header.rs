@@ -117,6 +117,18 @@ __device__ __forceinline__ uint32_t state_carried_limit(uint64_t word) {
 __device__ __forceinline__ uint64_t queue_slot_word(uint32_t seq, uint32_t task) {
     return ((uint64_t)seq << 32) | task;
 }
+// Arrival slots (Rust: autarky_shared::{slot_word, slot_shift, slot_count,
+// slot_add_mask}): slot j is field j % SLOT_FIELDS (16 bits) of word j / SLOT_FIELDS.
+__device__ __forceinline__ uint64_t slot_word(uint32_t j) { return (uint64_t)(j / SLOT_FIELDS); }
+__device__ __forceinline__ uint32_t slot_shift(uint32_t j) { return (j % SLOT_FIELDS) * 16u; }
+__device__ __forceinline__ uint32_t slot_count(uint64_t word, uint32_t j) {
+    return (uint32_t)((word >> slot_shift(j)) & 0xffffu);
+}
+__device__ __forceinline__ uint64_t slot_add_mask(uint32_t first, uint32_t k) {
+    const uint32_t lo = first % SLOT_FIELDS;
+    const uint32_t n = k < SLOT_FIELDS - lo ? k : SLOT_FIELDS - lo;
+    return (0x0001000100010001ull >> (16u * (SLOT_FIELDS - n))) << (16u * lo);
+}
 
 ";
 
@@ -177,6 +189,11 @@ pub fn generate() -> String {
     let _ = writeln!(out, "constexpr uint32_t ABORT_BY_PE = {ABORT_BY_PE}u;");
     let _ = writeln!(out, "constexpr uint32_t WAKE_GROUP = {WAKE_GROUP}u;");
     let _ = writeln!(out, "constexpr uint32_t WAKE_STRIDE = {WAKE_STRIDE}u;");
+    let _ = writeln!(out, "constexpr uint32_t SLOT_FIELDS = {SLOT_FIELDS}u;");
+    let _ = writeln!(
+        out,
+        "constexpr uint32_t SLOT_MAX_COUNT = {SLOT_MAX_COUNT}u;"
+    );
     let _ = writeln!(
         out,
         "constexpr uint32_t PROGRESS_SWEEP_TASKS = {PROGRESS_SWEEP_TASKS}u;\n"

@@ -19,7 +19,7 @@
 /// Bumped whenever any type below changes layout or meaning. The kernel
 /// compares the value the host passes in [`RunParams::abi_version`] with the
 /// one it was compiled against and refuses to run on a mismatch.
-pub const ABI_VERSION: u32 = 11;
+pub const ABI_VERSION: u32 = 12;
 
 /// "No task" in task-id fields (for example in a [`Status`] that records an
 /// error not tied to a task).
@@ -663,7 +663,12 @@ abi_struct! {
         /// least 2 (a sole predecessor edge is claimed without a check).
         pub counted_fan_in: u32,
         /// `u64[num_tasks]`: arrivals of every local task (only counted
-        /// tasks' words are used); zero at launch, only increase.
+        /// tasks' words are used); zero at launch, only increase. With
+        /// arrival slots (kernels compiled with `-DAUTARKY_SLOTS`): word
+        /// `t` of a counted task `t` is the index of its slot words, and
+        /// slot `j` is 16-bit field [`slot_shift`]`(j)` of word
+        /// [`slot_word`]`(j)` from there (since ABI 12: [`SLOT_FIELDS`]
+        /// slots a word).
         pub arrivals: u64,
         /// Wake words of this PE's blocks: `u32`, one per [`WAKE_GROUP`]
         /// blocks (block `b` reads word `b / WAKE_GROUP`), [`WAKE_STRIDE`]
@@ -804,6 +809,51 @@ pub const fn state_carried_limit(word: u64) -> u32 {
     }
 }
 
+/// Arrival slots a 64-bit word holds: slot `j` of a counted task is a
+/// 16-bit count, field `j % SLOT_FIELDS` of word `j / SLOT_FIELDS` of the
+/// task's slots ([`slot_word`], [`slot_shift`]). An input's batch of
+/// arrivals then adds to a quarter as many words (one RMW a word, several
+/// fields at once), and the thousand inputs of a wide join queue a quarter
+/// as many RMWs at each word. A count never exceeds its task's
+/// `pred_count`, which slots require to be at most [`SLOT_MAX_COUNT`], so
+/// no field carries into the next.
+pub const SLOT_FIELDS: u32 = 4;
+
+/// Largest predecessor count of a task counted with arrival slots (the
+/// field's width); a run with a wider counted task counts with one counter.
+pub const SLOT_MAX_COUNT: u32 = 0xffff;
+
+/// Word of slot `j` in its task's slot words.
+#[inline]
+pub const fn slot_word(j: u32) -> u64 {
+    (j / SLOT_FIELDS) as u64
+}
+
+/// Bit offset of slot `j`'s field in its word.
+#[inline]
+pub const fn slot_shift(j: u32) -> u32 {
+    (j % SLOT_FIELDS) * 16
+}
+
+/// Slot `j`'s count in `word` (its word, as read).
+#[inline]
+pub const fn slot_count(word: u64, j: u32) -> u32 {
+    ((word >> slot_shift(j)) & 0xffff) as u32
+}
+
+/// What adds one arrival to each of slots `first .. first + k` that lie
+/// in word [`slot_word`]`(first)` (those up to the word's end; `k` ≥ 1).
+#[inline]
+pub const fn slot_add_mask(first: u32, k: u32) -> u64 {
+    let lo = first % SLOT_FIELDS;
+    let n = if k < SLOT_FIELDS - lo {
+        k
+    } else {
+        SLOT_FIELDS - lo
+    };
+    (0x0001_0001_0001_0001u64 >> (16 * (SLOT_FIELDS - n))) << (16 * lo)
+}
+
 /// Smallest predecessor count of a *counted* task by default
 /// ([`RunParams::counted_fan_in`]): tasks with more predecessors than the
 /// eight a completion checks one by one.
@@ -893,6 +943,42 @@ macro_rules! for_each_abi_struct {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Packed slots: each slot has its own field, and an add mask adds one
+    /// to exactly the slots it names in the first one's word.
+    #[test]
+    fn packed_slots_have_a_field_each_and_masks_add_one_to_each_named() {
+        let mut seen = [[false; 4]; 16];
+        for j in 0..64u32 {
+            assert!(slot_shift(j) < 64 && slot_shift(j) % 16 == 0);
+            let at = &mut seen[slot_word(j) as usize][(slot_shift(j) / 16) as usize];
+            assert!(!*at, "slot {j}");
+            *at = true;
+        }
+        for first in 0..12u32 {
+            for k in 1..20u32 {
+                let m = slot_add_mask(first, k);
+                let word = slot_word(first);
+                let end = (word + 1) * SLOT_FIELDS as u64;
+                for j in 0..64u32 {
+                    let want = u32::from(
+                        j >= first && (j as u64) < end && j < first + k && slot_word(j) == word,
+                    );
+                    let got = if slot_word(j) == word {
+                        slot_count(m, j)
+                    } else {
+                        0
+                    };
+                    assert_eq!(got, want, "first {first} k {k} slot {j}");
+                }
+            }
+        }
+        // Counts up to the largest never reach the next field.
+        let full = (SLOT_MAX_COUNT as u64) << slot_shift(1);
+        assert_eq!(slot_count(full, 1), SLOT_MAX_COUNT);
+        assert_eq!(slot_count(full, 0), 0);
+        assert_eq!(slot_count(full, 2), 0);
+    }
 
     #[test]
     fn field_tables_cover_every_byte_exactly_once() {

@@ -9,7 +9,7 @@ typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
 
-#define AUTARKY_ABI_VERSION 11u
+#define AUTARKY_ABI_VERSION 12u
 
 namespace autarky {
 
@@ -26,6 +26,8 @@ constexpr uint32_t ABORT_BY_HOST = 1u;
 constexpr uint32_t ABORT_BY_PE = 2u;
 constexpr uint32_t WAKE_GROUP = 32u;
 constexpr uint32_t WAKE_STRIDE = 32u;
+constexpr uint32_t SLOT_FIELDS = 4u;
+constexpr uint32_t SLOT_MAX_COUNT = 65535u;
 constexpr uint32_t PROGRESS_SWEEP_TASKS = 32u;
 
 // Word encodings (Rust: autarky_shared::{state_word, state_parts, pinned_state_word,
@@ -48,6 +50,18 @@ __device__ __forceinline__ uint32_t state_carried_limit(uint64_t word) {
 // QueueSlot::word = (seq << 32) | task.
 __device__ __forceinline__ uint64_t queue_slot_word(uint32_t seq, uint32_t task) {
     return ((uint64_t)seq << 32) | task;
+}
+// Arrival slots (Rust: autarky_shared::{slot_word, slot_shift, slot_count,
+// slot_add_mask}): slot j is field j % SLOT_FIELDS (16 bits) of word j / SLOT_FIELDS.
+__device__ __forceinline__ uint64_t slot_word(uint32_t j) { return (uint64_t)(j / SLOT_FIELDS); }
+__device__ __forceinline__ uint32_t slot_shift(uint32_t j) { return (j % SLOT_FIELDS) * 16u; }
+__device__ __forceinline__ uint32_t slot_count(uint64_t word, uint32_t j) {
+    return (uint32_t)((word >> slot_shift(j)) & 0xffffu);
+}
+__device__ __forceinline__ uint64_t slot_add_mask(uint32_t first, uint32_t k) {
+    const uint32_t lo = first % SLOT_FIELDS;
+    const uint32_t n = k < SLOT_FIELDS - lo ? k : SLOT_FIELDS - lo;
+    return (0x0001000100010001ull >> (16u * (SLOT_FIELDS - n))) << (16u * lo);
 }
 
 // Why a run ended early. Recorded once per PE in [`Status::error_code`]
@@ -473,7 +487,7 @@ struct alignas(8) RunParams {
     uint32_t trace_cap;
     // Dynamic tasks with at least this many predecessor edges are *counted*: every predecessor completion adds to their arrival counter, and a readiness check runs only once the counter shows that every predecessor may be done ([`arrivals_needed`]). At least 2 (a sole predecessor edge is claimed without a check).
     uint32_t counted_fan_in;
-    // `u64[num_tasks]`: arrivals of every local task (only counted tasks' words are used); zero at launch, only increase.
+    // `u64[num_tasks]`: arrivals of every local task (only counted tasks' words are used); zero at launch, only increase. With arrival slots (kernels compiled with `-DAUTARKY_SLOTS`): word `t` of a counted task `t` is the index of its slot words, and slot `j` is 16-bit field [`slot_shift`]`(j)` of word [`slot_word`]`(j)` from there (since ABI 12: [`SLOT_FIELDS`] slots a word).
     uint64_t arrivals;
     // Wake words of this PE's blocks: `u32`, one per [`WAKE_GROUP`] blocks (block `b` reads word `b / WAKE_GROUP`), [`WAKE_STRIDE`] words apart (a 128-byte line each); zero at launch, set to 1 (never back) when the run ends for this PE: by the block whose add made `Status::tasks_finished` reach `num_tasks`, by comm block 0 when it sets `Status::stopped`, and by a block that raises abort. Idle blocks read their word with every poll, so they leave within a poll of the end instead of at their next look at `Status` (every 64 polls: one word read by every idle block must be read rarely). Since ABI 9.
     uint64_t wake;

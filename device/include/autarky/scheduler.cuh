@@ -683,9 +683,23 @@ constexpr uint32_t SLOT_LOOK = AUTARKY_SLOT_LOOK;
 #ifndef AUTARKY_NO_JOIN_LOOP
 #define AUTARKY_JOIN_LOOP_ON 1
 #endif
+// The word that holds slot j of the counted task s: SLOT_FIELDS slots a
+// word, slot j its 16-bit field slot_shift(j) (abi.h; the host's
+// LoweredGraph::initial_arrival_slots lays them out), so an input's batch
+// of arrivals is a quarter as many RMWs and a wide join's inputs queue a
+// quarter as many at each word.
 __device__ __forceinline__ uint64_t* arrival_slot(const RunParams& p, uint32_t s, uint32_t j) {
     uint64_t* a = reinterpret_cast<uint64_t*>(p.arrivals);
-    return a + __ldg(reinterpret_cast<const unsigned long long*>(a) + s) + j;
+    return a + __ldg(reinterpret_cast<const unsigned long long*>(a) + s) + slot_word(j);
+}
+// One arrival at slot j of s (an acq_rel RMW of its word); the count
+// before it.
+__device__ __forceinline__ uint32_t slot_arrive(const RunParams& p, uint32_t s, uint32_t j) {
+    return slot_count(atom_add_acq_rel_gpu_u64(arrival_slot(p, s, j), 1ull << slot_shift(j)), j);
+}
+// Slot j's count, read relaxed.
+__device__ __forceinline__ uint32_t slot_read(const RunParams& p, uint32_t s, uint32_t j) {
+    return slot_count(ld_relaxed_gpu_u64(arrival_slot(p, s, j)), j);
 }
 // After an arrival (acquired) that filled slot j of s: claim s's instance
 // j if nobody runs s now and j is its next.
@@ -705,7 +719,7 @@ __device__ __forceinline__ uint64_t self_gate(const RunParams& p, const TaskDesc
     // (Slots: NO_GATE when slot n is full, else 0, which every instance's
     // arrivals_needed exceeds — a prefilled slot is full.)
     if (n >= p.iterations) return 0;
-    return atom_add_acq_rel_gpu_u64(arrival_slot(p, t, n), 0) >= d.pred_count ? NO_GATE : 0;
+    return slot_count(atom_add_acq_rel_gpu_u64(arrival_slot(p, t, n), 0), n) >= d.pred_count ? NO_GATE : 0;
 #endif
     uint64_t* a = &reinterpret_cast<uint64_t*>(p.arrivals)[t];
 #ifdef AUTARKY_ARRIVE_SC
@@ -767,7 +781,7 @@ __device__ __noinline__ bool slots_arrive(Who w, const Edge& e, uint32_t first, 
     for (uint32_t x = 0; x < k; ++x) {
         const uint64_t j = (uint64_t)first + x + e.distance;
         if (j >= limit) break;
-        if (atom_add_acq_rel_gpu_u64(arrival_slot(p, e.task, (uint32_t)j), 1) + 1 == e.pred_count &&
+        if (slot_arrive(p, e.task, (uint32_t)j) + 1 == e.pred_count &&
             slot_claim(p, e.task, (uint32_t)j))
             ok = queue_push(w, e.task, (uint32_t)j) && ok;
     }
@@ -919,23 +933,34 @@ __device__ __noinline__ bool flush_arrivals(Who w, Pending& q) {
         // (The owed publishes may have gone out already: a fence of our
         // own then, so the RMWs stay a release pattern.)
         if (!fenced) fence_acq_rel_gpu();
-        // One relaxed RMW a slot, all in flight (the flush's fence made
-        // them a release pattern); the ones that filled a slot then
-        // acquire (fence) before reading s's word.
+        // One relaxed RMW a word of slots (its slots among them at once:
+        // slot_add_mask), all in flight (the flush's fence made them a
+        // release pattern); the ones that filled a slot then acquire
+        // (fence) before reading s's word.
         // (At most ARRIVE_BATCH are owed at a time; more would be made a
         // batch after another, none dropped.)
+        constexpr uint32_t WORDS = ARRIVE_BATCH / SLOT_FIELDS + 1;
         const uint32_t k = q.arr_k;
         q.arr_k = 0;
         for (uint32_t j0 = q.arr_first; j0 < q.arr_first + k; j0 += ARRIVE_BATCH) {
             const uint32_t kb = min(k - (j0 - q.arr_first), ARRIVE_BATCH);
-            uint64_t old[ARRIVE_BATCH];
+            // Word y covers slots [lo_y, hi_y) of the batch [j0, j0 + kb).
+            const uint32_t base = j0 - j0 % SLOT_FIELDS;
+            uint64_t old[WORDS] = {};
 #pragma unroll
-            for (uint32_t x = 0; x < ARRIVE_BATCH; ++x)
-                if (x < kb) old[x] = atom_add_relaxed_gpu_u64(arrival_slot(p, s, j0 + x), 1);
+            for (uint32_t y = 0; y < WORDS; ++y) {
+                const uint32_t lo = max(j0, base + y * SLOT_FIELDS);
+                if (lo < j0 + kb) old[y] = atom_add_relaxed_gpu_u64(arrival_slot(p, s, lo), slot_add_mask(lo, j0 + kb - lo));
+            }
             uint32_t filled = 0;
 #pragma unroll
-            for (uint32_t x = 0; x < ARRIVE_BATCH; ++x)
-                if (x < kb && old[x] + 1 == q.arr_pc) filled |= 1u << x;
+            for (uint32_t y = 0; y < WORDS; ++y)
+#pragma unroll
+                for (uint32_t f = 0; f < SLOT_FIELDS; ++f) {
+                    const uint32_t j = base + y * SLOT_FIELDS + f;
+                    if (j >= j0 && j < j0 + kb && ((old[y] >> (16u * f)) & 0xffffu) + 1 == q.arr_pc)
+                        filled |= 1u << (j - j0);
+                }
             if (filled == 0) continue;
             fence_acq_rel_gpu();
             const uint64_t word = ld_relaxed_gpu_u64(state_at(p, s));
@@ -1117,7 +1142,7 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
 #ifdef AUTARKY_SLOTS_ON
             // (Slots: the arrival at slot n; the one that fills it claims n
             // if n is the successor's next.)
-            if (n < limit && atom_add_acq_rel_gpu_u64(arrival_slot(p, e.task, n), 1) + 1 == e.pred_count &&
+            if (n < limit && slot_arrive(p, e.task, n) + 1 == e.pred_count &&
                 slot_claim(p, e.task, n))
                 ok = keep_or_push(w, sh, e.task, n) && ok;
             continue;
@@ -1383,7 +1408,7 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
         }
     } else if (succ_counted && !defer_arrival) {
 #ifdef AUTARKY_SLOTS_ON
-        if (atom_add_acq_rel_gpu_u64(arrival_slot(p, edge.task, n), 1) + 1 == edge.pred_count &&
+        if (slot_arrive(p, edge.task, n) + 1 == edge.pred_count &&
             slot_claim(p, edge.task, n)) {
             if (*next_task == NONE && succ_keepable) {
                 *next_task = edge.task;
@@ -1687,7 +1712,7 @@ __device__ __noinline__ SelfLoopEnd run_join_loop(Who w, BlockShared& sh, uint32
                 uint64_t v[SLOT_LOOK];
 #pragma unroll
                 for (uint32_t x = 0; x < SLOT_LOOK; ++x)
-                    v[x] = n2 + x < p.iterations ? ld_relaxed_gpu_u64(arrival_slot(p, t, n2 + x)) : 0;
+                    v[x] = n2 + x < p.iterations ? slot_read(p, t, n2 + x) : 0;
                 uint32_t k = 0;
                 bool full = true;
 #pragma unroll
@@ -2103,7 +2128,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             } else {
 #pragma unroll
                 for (uint32_t x = 0; x < SLOT_LOOK; ++x)
-                    if (it + 1 + x < p.iterations) slot_val[x] = ld_relaxed_gpu_u64(arrival_slot(p, sh_task, it + 1 + x));
+                    if (it + 1 + x < p.iterations) slot_val[x] = slot_read(p, sh_task, it + 1 + x);
             }
         }
 #endif

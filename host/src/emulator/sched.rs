@@ -7,8 +7,8 @@
 use super::sync::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::graph::LoweredGraph;
 use autarky_shared::{
-    arrivals_needed, pinned_state_word, state_carried_limit, state_parts, state_word, Edge,
-    TaskDesc,
+    arrivals_needed, pinned_state_word, slot_add_mask, slot_count, slot_shift, slot_word,
+    state_carried_limit, state_parts, state_word, Edge, TaskDesc, SLOT_FIELDS,
 };
 
 /// What a completion changed besides claims.
@@ -915,10 +915,24 @@ impl TaskStates {
         self.arrivals[task as usize].fetch_add(k, Ordering::AcqRel) + k
     }
 
-    /// Slot `j` of the counted task `task` (arrival slots).
-    fn slot(&self, task: u32, j: u32) -> &AtomicU64 {
+    /// The word that holds slot `j` of the counted task `task` (arrival
+    /// slots, [`SLOT_FIELDS`] to a word: the count is its field
+    /// [`slot_count`]`(word, j)`).
+    fn slot_word(&self, task: u32, j: u32) -> &AtomicU64 {
         let base = self.arrivals[task as usize].load(Ordering::Relaxed) as usize;
-        &self.arrivals[base + j as usize]
+        &self.arrivals[base + slot_word(j) as usize]
+    }
+
+    /// Slot `j`'s count, loaded with `order`.
+    fn slot_load(&self, task: u32, j: u32, order: Ordering) -> u64 {
+        u64::from(slot_count(self.slot_word(task, j).load(order), j))
+    }
+
+    /// Adds `k` arrivals to slot `j` (an RMW of its word with `order`);
+    /// returns the count before.
+    fn slot_add(&self, task: u32, j: u32, k: u64, order: Ordering) -> u64 {
+        let old = self.slot_word(task, j).fetch_add(k << slot_shift(j), order);
+        u64::from(slot_count(old, j))
     }
 
     /// Arrival slots (the device's `slots_arrive`): the arrivals of the
@@ -937,7 +951,7 @@ impl TaskStates {
                 break;
             }
             let j = j as u32;
-            if self.slot(e.task, j).fetch_add(1, Ordering::AcqRel) + 1 == u64::from(e.pred_count) {
+            if self.slot_add(e.task, j, 1, Ordering::AcqRel) + 1 == u64::from(e.pred_count) {
                 if let Some(n) = self.slot_claim(e.task, j) {
                     claims.push((e.task, n));
                 }
@@ -946,9 +960,10 @@ impl TaskStates {
     }
 
     /// Owed arrivals with slots (the device's `flush_arrivals`): a Release
-    /// fence, a Relaxed RMW at each slot (a release pattern: whoever
-    /// acquires a slot's count sees the owed publishes), then, if one of
-    /// them filled its slot, an Acquire fence before the claim.
+    /// fence, a Relaxed RMW at each word of the slots (one add for the
+    /// word's slots among them; a release pattern: whoever acquires a
+    /// slot's count sees the owed publishes), then, if one of them filled
+    /// a slot, an Acquire fence before the claim.
     fn flush_slot_arrivals(
         &self,
         lowered: &LoweredGraph,
@@ -960,10 +975,20 @@ impl TaskStates {
         let pc = u64::from(lowered.tasks[join as usize].pred_count);
         fence(Ordering::Release);
         let mut filled = Vec::new();
-        for x in 0..k as u32 {
-            if self.slot(join, first + x).fetch_add(1, Ordering::Relaxed) + 1 == pc {
-                filled.push(first + x);
+        let end = first + k as u32;
+        let mut j = first;
+        while j < end {
+            let mask = slot_add_mask(j, end - j);
+            let old = self.slot_word(join, j).fetch_add(mask, Ordering::Relaxed);
+            for x in j..end {
+                if slot_word(x) != slot_word(j) {
+                    break;
+                }
+                if u64::from(slot_count(old, x)) + 1 == pc {
+                    filled.push(x);
+                }
             }
+            j = (slot_word(j) as u32 + 1) * SLOT_FIELDS;
         }
         if filled.is_empty() {
             return;
@@ -1021,15 +1046,14 @@ impl TaskStates {
             if n >= self.iterations {
                 return Some(0);
             }
-            let slot = self.slot(task, n);
             #[cfg(all(test, loom))]
             let count = if self.mutant_self_gate_by_load {
-                slot.load(Ordering::Acquire)
+                self.slot_load(task, n, Ordering::Acquire)
             } else {
-                slot.fetch_add(0, Ordering::AcqRel)
+                self.slot_add(task, n, 0, Ordering::AcqRel)
             };
             #[cfg(not(all(test, loom)))]
-            let count = slot.fetch_add(0, Ordering::AcqRel);
+            let count = self.slot_add(task, n, 0, Ordering::AcqRel);
             return Some(if count >= u64::from(d.pred_count) {
                 u64::MAX
             } else {
@@ -1095,7 +1119,7 @@ impl TaskStates {
                 // every arrival before it); the device's claims name
                 // their instance and fail the same way.
                 if count != u64::MAX
-                    || self.slot(task, n).load(Ordering::Acquire) < u64::from(d.pred_count)
+                    || self.slot_load(task, n, Ordering::Acquire) < u64::from(d.pred_count)
                 {
                     return None;
                 }
@@ -1131,7 +1155,7 @@ mod tests {
         let l = &run.pes[0];
         let s = TaskStates::with_slots(l, 3, true);
         s.state[2].store(state_word(1, 1), Ordering::Relaxed);
-        s.slot(2, 1).fetch_add(2, Ordering::Relaxed);
+        s.slot_add(2, 1, 2, Ordering::Relaxed);
         let gate = s.self_gate(l, &l.tasks[2], 2);
         assert_eq!(gate, Some(u64::MAX), "slot 1 is full");
         s.state[2].store(state_word(2, 2), Ordering::Relaxed);
@@ -1141,8 +1165,30 @@ mod tests {
             "instance 2's slot is empty"
         );
         // Its slot full, the same stale gate claims it.
-        s.slot(2, 2).fetch_add(2, Ordering::Relaxed);
+        s.slot_add(2, 2, 2, Ordering::Relaxed);
         assert_eq!(s.try_claim_gated(l, 2, 3, gate), Some(2));
+    }
+
+    /// A slot counts to 65 535 (a 16-bit field): a join of that many
+    /// inputs counts with slots, one of one more with one counter (on the
+    /// GPU and the emulator alike: both ask `uses_arrival_slots`).
+    #[test]
+    fn a_join_wider_than_a_slot_counts_with_one_counter() {
+        use crate::runtime::source::uses_arrival_slots;
+        for (inputs, slots) in [
+            (autarky_shared::SLOT_MAX_COUNT as usize, true),
+            (65_536, false),
+        ] {
+            let edges: Vec<_> = (0..inputs).map(|i| (i, inputs, 0)).collect();
+            let run =
+                crate::emulator::test_lowered_run_counted(&vec![0; inputs + 1], &[], &edges, 2);
+            assert_eq!(run.pes[0].counted_fit_slots(), slots, "{inputs} inputs");
+            assert_eq!(
+                uses_arrival_slots(&run, 10, u64::MAX),
+                slots,
+                "{inputs} inputs"
+            );
+        }
     }
 
     #[test]
@@ -1156,10 +1202,12 @@ mod tests {
             2,
         );
         let l = &run.pes[0];
-        assert_eq!(l.arrival_slot_words(4), 4 + 4);
-        // Word 3 is the join's slot base; its slots 0..4 start with the
-        // edges of distance > j (2 at slot 0, 1 at slot 1, none after).
-        assert_eq!(l.initial_arrival_slots(4), [0, 0, 0, 4, 2, 1, 0, 0]);
+        assert_eq!(l.arrival_slot_words(4), 4 + 1);
+        assert_eq!(l.arrival_slot_words(5), 4 + 2);
+        // Word 3 is the join's slot base; its slots 0..4 (the four fields
+        // of word 4) start with the edges of distance > j (2 at slot 0, 1
+        // at slot 1, none after).
+        assert_eq!(l.initial_arrival_slots(4), [0, 0, 0, 4, 2 | 1 << 16]);
         // Instance 0 then needs only 0's arrival, instance 1 two more.
         let s = [TaskStates::with_slots(l, 4, true)];
         let mut claims = Vec::new();
@@ -1168,7 +1216,7 @@ mod tests {
             claims.contains(&(3, 0)),
             "0's arrival fills slot 0: {claims:?}"
         );
-        assert_eq!(s[0].slot(3, 1).load(Ordering::Relaxed), 1);
+        assert_eq!(s[0].slot_load(3, 1, Ordering::Relaxed), 1);
     }
 
     #[test]

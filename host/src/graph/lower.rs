@@ -19,7 +19,9 @@
 //! so blocks that each run their list in order can never wait on each
 //! other in a circle.
 
-use autarky_shared::{state_word, Edge, RemoteOut, TaskDesc};
+use autarky_shared::{
+    slot_shift, slot_word, state_word, Edge, RemoteOut, TaskDesc, SLOT_FIELDS, SLOT_MAX_COUNT,
+};
 
 use super::{Graph, GraphError, Limits};
 
@@ -128,20 +130,30 @@ impl LoweredGraph {
 
     /// Words of the `arrivals` array with arrival slots for a run of
     /// `iterations` (`-DAUTARKY_SLOTS`): one base index per local task,
-    /// then `iterations` slots per counted local task.
+    /// then `iterations` slots per counted local task, packed
+    /// [`SLOT_FIELDS`] to a word.
     pub fn arrival_slot_words(&self, iterations: u32) -> u64 {
         let counted = self.tasks[..self.num_tasks as usize]
             .iter()
             .filter(|d| self.is_counted(d))
             .count() as u64;
-        u64::from(self.num_tasks) + counted * u64::from(iterations)
+        u64::from(self.num_tasks) + counted * slot_words(iterations)
+    }
+
+    /// Can every counted task of this PE count with arrival slots (its
+    /// predecessor edges fit a slot's 16-bit field, [`SLOT_MAX_COUNT`])?
+    pub fn counted_fit_slots(&self) -> bool {
+        self.tasks[..self.num_tasks as usize]
+            .iter()
+            .all(|d| !self.is_counted(d) || d.pred_count <= SLOT_MAX_COUNT)
     }
 
     /// The initial `arrivals` array with arrival slots
     /// ([`Self::arrival_slot_words`] words): word `t` of a counted task `t`
-    /// is the index of its slot 0 (its slot `j` counts the arrivals
-    /// instance `j` needs, and holds `pred_count` exactly when every one is
-    /// in), 0 for other tasks; each slot starts with the predecessor edges
+    /// is the index of its first slot word (its slot `j`, field
+    /// [`slot_shift`]`(j)` of word [`slot_word`]`(j)` from there, counts
+    /// the arrivals instance `j` needs, and holds `pred_count` exactly when
+    /// every one is in), 0 for other tasks; each slot starts with the predecessor edges
     /// whose distance reaches before instance 0 (`distance > j`: nothing
     /// will ever arrive for them).
     pub fn initial_arrival_slots(&self, iterations: u32) -> Vec<u64> {
@@ -154,12 +166,11 @@ impl LoweredGraph {
             }
             a[t] = next as u64;
             for e in self.preds(d) {
-                let before = e.distance.min(iterations) as usize;
-                for slot in &mut a[next..next + before] {
-                    *slot += 1;
+                for j in 0..e.distance.min(iterations) {
+                    a[next + slot_word(j) as usize] += 1 << slot_shift(j);
                 }
             }
-            next += iterations as usize;
+            next += slot_words(iterations) as usize;
         }
         a
     }
@@ -571,4 +582,9 @@ impl Graph {
         }
         rank
     }
+}
+
+/// Words of one counted task's slots for a run of `iterations`.
+fn slot_words(iterations: u32) -> u64 {
+    u64::from(iterations).div_ceil(u64::from(SLOT_FIELDS))
 }

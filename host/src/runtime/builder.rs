@@ -232,15 +232,15 @@ impl Builder {
     }
 
     /// Largest table of arrival slots a GPU run gives one PE (default 256
-    /// MiB). On the GPU a counted task keeps one 8-byte slot per instance
-    /// of the run: instance `j` is known ready exactly when its slot is
-    /// full, so the task never reads its predecessors and runs the
-    /// instances its inputs ran ahead through in a loop (a join of a
-    /// thousand inputs at ~1.2 µs an iteration on an H200, against ~5 µs
+    /// MiB). On the GPU a counted task keeps one 16-bit slot per instance
+    /// of the run, four to a word: instance `j` is known ready exactly when
+    /// its slot is full, so the task never reads its predecessors and runs
+    /// the instances its inputs ran ahead through in a loop (a join of a
+    /// thousand inputs at ~0.9 µs an iteration on an H200, against ~5 µs
     /// with one counter). A run whose table would be larger — counted
-    /// tasks × iterations × 8 bytes — counts with one counter per task
-    /// instead (the same results, checked by a readiness scan); 0 always
-    /// does.
+    /// tasks × iterations × 2 bytes — or with a counted task of more than
+    /// 65 535 predecessor edges counts with one counter per task instead
+    /// (the same results, checked by a readiness scan); 0 always does.
     pub fn arrival_slots_max_bytes(mut self, bytes: u64) -> Self {
         self.cfg.arrival_slots_max_bytes = bytes;
         self

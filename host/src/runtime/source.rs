@@ -141,17 +141,18 @@ pub struct Variant {
 /// Does a launch of `run` for `iterations` give its counted tasks arrival
 /// slots (`-DAUTARKY_SLOTS`)? When some PE counts and every PE's slot table
 /// ([`LoweredGraph::arrival_slot_words`](crate::graph::LoweredGraph::arrival_slot_words),
-/// 8 bytes a word) fits in `max_bytes`. Slots are exact: an instance is
+/// 8 bytes a word) fits in `max_bytes` and every counted task's
+/// predecessor edges fit a slot's count (at most
+/// [`SLOT_MAX_COUNT`](autarky_shared::SLOT_MAX_COUNT)). Slots are exact: an instance is
 /// known ready when its slot is full, with no predecessor read, so a join
 /// can run the instances its inputs ran ahead through without checking
 /// each. A table over the limit (many counted tasks, many iterations)
 /// gets the one-counter protocol, which a readiness check confirms.
 pub fn uses_arrival_slots(run: &crate::graph::LoweredRun, iterations: u32, max_bytes: u64) -> bool {
     run.pes.iter().any(|l| l.uses_counting())
-        && run
-            .pes
-            .iter()
-            .all(|l| l.arrival_slot_words(iterations).saturating_mul(8) <= max_bytes)
+        && run.pes.iter().all(|l| {
+            l.counted_fit_slots() && l.arrival_slot_words(iterations).saturating_mul(8) <= max_bytes
+        })
 }
 
 /// Scheduler features a graph may not need (`false`: compiled in).
