@@ -33,7 +33,7 @@
 #   bash scripts/gpu-owed.sh s33-pack    # 1 GPU: arrival slots four to a word (ABI 12): fan-in A/B against the batch-16 binary (.gpu/ab/dispatch-main), full dispatch bench, join tests
 #   bash scripts/gpu-owed.sh s33-batch   # 1 GPU: inputs' arrivals 16 a batch with the progress counter in the batch's fence: fan-in A/B against main's binary (.gpu/ab/dispatch-main), batch 8/32, join read-ahead 16; full dispatch bench; join tests
 #   bash scripts/gpu-owed.sh s33-prep    # 1 GPU: gpu_cg with its kernels compiled ahead in parallel (cold cache), timed, compiles counted; gpu; fan-in's arrival batch 4/8/16 A/B
-#   bash scripts/gpu-owed.sh s33-lanes   # 1 GPU: (written in session 32, not yet run) docs/experiments/s32-slot-lanes.patch: fan-in A/B against main's binary (.gpu/ab/dispatch-main), join tests
+#   bash scripts/gpu-owed.sh s33-lanes   # 1 GPU: (run in session 33: /1000 -3.6 %, /10 and /100 +3-4 %; not landed) docs/experiments/s32-slot-lanes.patch: fan-in A/B against main's binary (.gpu/ab/dispatch-main), join tests
 #   bash scripts/gpu-owed.sh s32-fine    # 1 GPU: (docs/experiments/s32-stats.patch, third form) the inputs' flush and tick in parts; flush_report out of line A/B
 #   bash scripts/gpu-owed.sh s32-ncu     # 1 GPU: ncu source counters of the pinned 32 x 32 stencil, with its cubin
 #   bash scripts/gpu-owed.sh s32-stats2  # 1 GPU: (docs/experiments/s32-stats.patch) the same counters kept in registers: join loop, inputs' flushes, pinned tile
@@ -498,7 +498,7 @@ s33-prep)
   pack
   ;;
 s33-lanes)
-  # (Written in session 32, not yet run.) docs/experiments/s32-slot-lanes.patch
+  # (Written in session 32, run in session 33: not landed.) docs/experiments/s32-slot-lanes.patch
   # applied before the bundle (ABI 12: a counted task's arrival slots in
   # eight lanes, an aligned batch's slots on eight lines), and
   # .gpu/ab/dispatch-main = the dispatch bench of main without it
