@@ -462,23 +462,34 @@ fn back_to_back_runs_reuse_the_loaded_kernel(rt: Runtime) {
     );
 }
 
-/// Compiles the disk cache could not answer in this process (the notice
-/// [`autarky::runtime::nvrtc::set_compile_notice`] installs is called
-/// before each).
-static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The threads of this process's compiles the disk cache could not
+/// answer, one entry a compile (the notice
+/// [`autarky::runtime::nvrtc::set_compile_notice`] installs is called on
+/// the compiling thread, before each), so a trial counts its own compiles
+/// while others run beside it.
+static COMPILES: std::sync::Mutex<Vec<std::thread::ThreadId>> = std::sync::Mutex::new(Vec::new());
 
 fn count_compile(_name: &str, _file: Option<&std::path::Path>) {
-    COMPILES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    COMPILES.lock().unwrap().push(std::thread::current().id());
+}
+
+/// Compiles so far on any of `threads`.
+fn compiles_on(threads: &[std::thread::ThreadId]) -> usize {
+    COMPILES
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|t| threads.contains(t))
+        .count()
 }
 
 /// `Runtime::prepare` compiles the kernel its run launches: three graphs
 /// whose kinds no cache has seen (a nonce in their source), prepared from
-/// three threads at once, compile three kernels; their runs — one of them
-/// traced, prepared traced — compile none and run every instance. A run
-/// with other options than its preparation (traced, prepared untraced)
-/// compiles its own kernel.
+/// threads of their own at once, compile three kernels; their runs — one
+/// of them traced, prepared traced — compile none and run every instance.
+/// A run with other options than its preparation (traced, prepared
+/// untraced) compiles its own kernel.
 fn prepared_graphs_compile_in_parallel_and_their_runs_compile_nothing(rt: Runtime) {
-    use std::sync::atomic::Ordering::SeqCst;
     autarky::runtime::nvrtc::set_compile_notice(count_compile);
     let nonce = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -508,28 +519,25 @@ fn prepared_graphs_compile_in_parallel_and_their_runs_compile_nothing(rt: Runtim
         RunOptions::iterations(7),
         traced(),
     ];
-    let before = COMPILES.load(SeqCst);
     let t = std::time::Instant::now();
     let jobs: Vec<(&Graph, &RunOptions)> = graphs.iter().zip(&opts).collect();
-    in_parallel(&jobs, |(g, o)| rt.prepare(g, o).unwrap());
-    let prepared = COMPILES.load(SeqCst) - before;
+    let preparers = std::sync::Mutex::new(Vec::new());
+    in_parallel(&jobs, |(g, o)| {
+        preparers.lock().unwrap().push(std::thread::current().id());
+        rt.prepare(g, o).unwrap()
+    });
     eprintln!("3 kernels prepared in parallel in {:?}", t.elapsed());
-    assert_eq!(prepared, 3, "one compile a new kernel");
+    let preparers = preparers.into_inner().unwrap();
+    assert_eq!(compiles_on(&preparers), 3, "one compile a new kernel");
+    let me = [std::thread::current().id()];
+    let before = compiles_on(&me);
     for (g, o) in &jobs {
         let r = rt.run_with(g, (*o).clone()).unwrap();
         assert_eq!(r.instances, 2 * o.iterations as u64);
     }
-    assert_eq!(
-        COMPILES.load(SeqCst) - before,
-        3,
-        "the runs compiled nothing"
-    );
+    assert_eq!(compiles_on(&me), before, "the runs compiled nothing");
     rt.run_with(&graphs[0], traced()).unwrap();
-    assert_eq!(
-        COMPILES.load(SeqCst) - before,
-        4,
-        "traced: a kernel of its own"
-    );
+    assert_eq!(compiles_on(&me), before + 1, "traced: a kernel of its own");
 }
 
 /// Soak: 1000 short random graphs back to back in one process, each checked;

@@ -178,7 +178,8 @@ impl Runtime {
     /// Several threads may prepare at once (the runtime is `Sync`): each
     /// kernel not yet cached compiles on its caller's thread, so graphs
     /// prepared from a thread each compile in parallel — seconds each
-    /// for large graphs' kinds — while runs stay one at a time.
+    /// for large graphs' kinds — while runs stay one at a time. It is not
+    /// collective: under MPI each rank prepares its own kernel.
     pub fn prepare(&self, graph: &Graph, opts: &RunOptions) -> Result<()> {
         let opts = opts.clone().clamped();
         let mut run = self.lower(graph, &opts)?;
