@@ -73,24 +73,7 @@ fn cases() -> Vec<(&'static str, Csr<f64>)> {
 #[test]
 fn graph_cg_converges_like_the_reference_for_every_variant() {
     for (name, a) in cases() {
-        for (variant, precond, ref_variant) in [
-            (CgVariant::Standard, Precond::None, CgVariant::Standard),
-            (
-                CgVariant::Standard,
-                Precond::Jacobi,
-                CgVariant::JacobiPreconditioned,
-            ),
-            (
-                CgVariant::SingleReduction,
-                Precond::None,
-                CgVariant::SingleReduction,
-            ),
-            (
-                CgVariant::SingleReduction,
-                Precond::Jacobi,
-                CgVariant::JacobiPreconditioned,
-            ),
-        ] {
+        for (variant, precond, ref_variant) in common::cg_variants() {
             let want = reference(&a, ref_variant);
             let rt = rt_for(&a, 2);
             let solver = CgSolver::new(&rt, &a, cfg(variant, precond)).unwrap();

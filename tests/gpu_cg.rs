@@ -127,24 +127,7 @@ fn gpu_cg_converges_like_the_reference_for_every_variant() {
         ),
         ("random_spd(4000, 9, 5)", random_spd(4000, 9, 5).unwrap()),
     ];
-    let variants = [
-        (CgVariant::Standard, Precond::None, CgVariant::Standard),
-        (
-            CgVariant::Standard,
-            Precond::Jacobi,
-            CgVariant::JacobiPreconditioned,
-        ),
-        (
-            CgVariant::SingleReduction,
-            Precond::None,
-            CgVariant::SingleReduction,
-        ),
-        (
-            CgVariant::SingleReduction,
-            Precond::Jacobi,
-            CgVariant::JacobiPreconditioned,
-        ),
-    ];
+    let variants = cg_variants();
     let mut jobs = Vec::new();
     for (_, a) in &cases {
         for pes in [1, 2] {

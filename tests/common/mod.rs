@@ -211,6 +211,36 @@ pub fn compile_cg_ahead(
     });
 }
 
+/// The CG recurrences the convergence trials run, each with the CPU
+/// reference's variant it must match: `(variant, preconditioner,
+/// reference)` — Standard and the single reduction, each without and with
+/// the Jacobi preconditioner.
+pub fn cg_variants() -> [(
+    autarky::solvers::cg::CgVariant,
+    autarky::solvers::cg::Precond,
+    autarky::solvers::cg::CgVariant,
+); 4] {
+    use autarky::solvers::cg::{CgVariant, Precond};
+    [
+        (CgVariant::Standard, Precond::None, CgVariant::Standard),
+        (
+            CgVariant::Standard,
+            Precond::Jacobi,
+            CgVariant::JacobiPreconditioned,
+        ),
+        (
+            CgVariant::SingleReduction,
+            Precond::None,
+            CgVariant::SingleReduction,
+        ),
+        (
+            CgVariant::SingleReduction,
+            Precond::Jacobi,
+            CgVariant::JacobiPreconditioned,
+        ),
+    ]
+}
+
 /// Asserts two CG runs are bitwise the same: iterations, the recursive
 /// residual's bits and every entry of `x`; `what` names the comparison.
 pub fn assert_same_cg_run(
