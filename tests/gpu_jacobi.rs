@@ -105,16 +105,31 @@ fn jacobi_matches_the_f64_reference_in_f32_and_f64() {
         ([14, 11, 19], Stencil::SevenPoint, [D, D, P]),
         ([10, 12, 9], Stencil::TwentySevenPoint, [P, D, D]),
     ];
-    for pes in [1, 4] {
-        let rt = rt("jacobi_vs_reference", pes);
+    let config = |prob: &JacobiProblem, precision| {
+        let mut cfg = JacobiConfig::new(prob.clone(), 40);
+        cfg.precision = precision;
+        cfg.tile = Some([3, 5, 16]);
+        cfg
+    };
+    let precisions = [(Precision::F32, 2e-6), (Precision::F64, 1e-13)];
+    let rts = [1, 4].map(|pes| rt("jacobi_vs_reference", pes));
+    let mut jobs = Vec::new();
+    for rt in &rts {
+        for (dims, stencil, bc) in cases {
+            for (precision, _) in precisions {
+                jobs.push((rt, config(&problem(dims, stencil, bc), precision)));
+            }
+        }
+    }
+    compile_jacobi_ahead(&jobs);
+    for rt in &rts {
+        let pes = rt.num_pes();
         for (dims, stencil, bc) in cases {
             let prob = problem(dims, stencil, bc);
             let want = reference(&prob, 40).unwrap().field;
-            for (precision, tol) in [(Precision::F32, 2e-6), (Precision::F64, 1e-13)] {
-                let mut cfg = JacobiConfig::new(prob.clone(), 40);
-                cfg.precision = precision;
-                cfg.tile = Some([3, 5, 16]);
-                let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
+            for (precision, tol) in precisions {
+                let cfg = config(&prob, precision);
+                let run = JacobiSolver::new(rt, cfg).unwrap().run().unwrap();
                 assert_eq!(run.iterations, 40);
                 let err = max_rel_err(&run.field, &want);
                 assert!(
@@ -139,9 +154,10 @@ fn jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes() {
         &[[1, 2, 2], [1, 1, 4], [1, 4, 1], [2, 2, 1]],
         &[[2, 2, 2], [1, 2, 4], [1, 8, 1]],
     ];
-    let mut results: Vec<Vec<Vec<f64>>> = vec![Vec::new(); cases.len()];
-    for (pi, pes) in [1u32, 2, 4, 8].into_iter().enumerate() {
-        let rt = rt("jacobi_bitwise", pes);
+    // Every (runtime, case, PE grid) in the order the results are kept.
+    let rts = [1u32, 2, 4, 8].map(|pes| rt("jacobi_bitwise", pes));
+    let mut jobs = Vec::new();
+    for (pi, rt) in rts.iter().enumerate() {
         for (ci, (dims, stencil, bc)) in cases.iter().enumerate() {
             for g in grids[pi] {
                 if stencil.is_2d() && g[0] != 1 {
@@ -150,10 +166,15 @@ fn jacobi_grid_is_bitwise_identical_for_1_2_4_8_virtual_pes() {
                 let mut cfg = JacobiConfig::new(problem(*dims, *stencil, *bc), 33);
                 cfg.pe_grid = Some(*g);
                 cfg.tile = Some([4, 7, 24]);
-                let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
-                results[ci].push(run.field);
+                jobs.push((ci, (rt, cfg)));
             }
         }
+    }
+    compile_jacobi_ahead(&jobs.iter().map(|(_, j)| j.clone()).collect::<Vec<_>>());
+    let mut results: Vec<Vec<Vec<f64>>> = vec![Vec::new(); cases.len()];
+    for (ci, (rt, cfg)) in jobs {
+        let run = JacobiSolver::new(rt, cfg).unwrap().run().unwrap();
+        results[ci].push(run.field);
     }
     for (ci, r) in results.iter().enumerate() {
         for (k, f) in r.iter().enumerate().skip(1) {
@@ -192,8 +213,21 @@ fn jacobi_3d_tiles_of_every_shape_match_the_emulator_bitwise() {
         Some([1, 1, 64]),
         Some([7, 9, 31]),
     ];
-    for pes in [1, 2] {
-        let rt = rt("jacobi_3d_tiles", pes);
+    let rts = [1, 2].map(|pes| rt("jacobi_3d_tiles", pes));
+    let mut jobs = Vec::new();
+    for rt in &rts {
+        for precision in [Precision::F32, Precision::F64] {
+            for tile in tiles {
+                let mut cfg = JacobiConfig::new(prob.clone(), 21);
+                cfg.precision = precision;
+                cfg.tile = tile;
+                jobs.push((rt, cfg));
+            }
+        }
+    }
+    compile_jacobi_ahead(&jobs);
+    for rt in &rts {
+        let pes = rt.num_pes();
         for precision in [Precision::F32, Precision::F64] {
             let mut cfg = JacobiConfig::new(prob.clone(), 21);
             cfg.precision = precision;
@@ -204,7 +238,7 @@ fn jacobi_3d_tiles_of_every_shape_match_the_emulator_bitwise() {
                 .field;
             for tile in tiles {
                 cfg.tile = tile;
-                let run = JacobiSolver::new(&rt, cfg.clone()).unwrap().run().unwrap();
+                let run = JacobiSolver::new(rt, cfg.clone()).unwrap().run().unwrap();
                 let diff = run
                     .field
                     .iter()
@@ -222,14 +256,15 @@ fn jacobi_3d_tiles_of_every_shape_match_the_emulator_bitwise() {
 
 fn convergence_stops_every_pe_at_the_same_iteration_for_every_pe_count() {
     let prob = problem([1, 40, 40], Stencil::FivePoint, [D, D, D]);
+    let mut cfg = JacobiConfig::new(prob.clone(), 100_000);
+    cfg.precision = Precision::F64;
+    cfg.check_every = 10;
+    cfg.tol = Some(1e-3);
+    let rts = [1u32, 2, 4].map(|pes| rt("jacobi_convergence", pes));
+    compile_jacobi_ahead(&rts.iter().map(|rt| (rt, cfg.clone())).collect::<Vec<_>>());
     let mut stops = Vec::new();
-    for pes in [1u32, 2, 4] {
-        let rt = rt("jacobi_convergence", pes);
-        let mut cfg = JacobiConfig::new(prob.clone(), 100_000);
-        cfg.precision = Precision::F64;
-        cfg.check_every = 10;
-        cfg.tol = Some(1e-3);
-        let run = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
+    for rt in &rts {
+        let run = JacobiSolver::new(rt, cfg.clone()).unwrap().run().unwrap();
         let c = run.converged_at.expect("converges");
         assert_eq!(
             run.iterations,
@@ -299,14 +334,29 @@ fn split_pulses_over_3_comm_blocks_leave_the_grid_and_norms_bitwise() {
     let one = gpu_with("split_pulses", builder(1, 1));
     let whole = gpu_with("split_pulses", builder(1, 4));
     let split = gpu_with("split_pulses", builder(3, 4));
-    for (dims, stencil, bc) in cases {
+    let config = |(dims, stencil, bc), precision, chunk| {
+        let mut cfg = JacobiConfig::new(problem(dims, stencil, bc), 30);
+        cfg.precision = precision;
+        cfg.check_every = 10;
+        cfg.pulse_chunk_cells = chunk;
+        cfg
+    };
+    let mut jobs = Vec::new();
+    for case in cases {
+        for precision in [Precision::F32, Precision::F64] {
+            for (rt, chunk) in [(&one, 1024), (&whole, 1024), (&split, 8)] {
+                jobs.push((rt, config(case, precision, chunk)));
+            }
+        }
+    }
+    compile_jacobi_ahead(&jobs);
+    for case @ (_, stencil, _) in cases {
         for precision in [Precision::F32, Precision::F64] {
             let run = |rt: &Runtime, chunk: usize| {
-                let mut cfg = JacobiConfig::new(problem(dims, stencil, bc), 30);
-                cfg.precision = precision;
-                cfg.check_every = 10;
-                cfg.pulse_chunk_cells = chunk;
-                JacobiSolver::new(rt, cfg).unwrap().run().unwrap()
+                JacobiSolver::new(rt, config(case, precision, chunk))
+                    .unwrap()
+                    .run()
+                    .unwrap()
             };
             let (a, b, c) = (run(&one, 1024), run(&whole, 1024), run(&split, 8));
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -347,28 +397,49 @@ fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
         ([16, 20, 60], [P, P, D], 1, None, Some([1, 1, 30])),
         ([16, 21, 90], [D, D, P], 1, None, Some([7, 3, 90])),
     ];
-    for (dims, bc, pes, grid, tile) in cases {
-        let rt = rt("temporal_blocking", pes);
-        let three_d = dims[0] > 1;
-        let stencil = if three_d {
-            Stencil::SevenPoint
-        } else {
-            Stencil::FivePoint
+    let config =
+        |(dims, bc, _, grid, tile): ([usize; 3], [Boundary; 3], u32, _, _), precision, steps| {
+            let stencil = if dims[0] > 1 {
+                Stencil::SevenPoint
+            } else {
+                Stencil::FivePoint
+            };
+            let mut cfg = JacobiConfig::new(problem(dims, stencil, bc), 48);
+            cfg.precision = precision;
+            cfg.check_every = 24;
+            cfg.pe_grid = grid;
+            cfg.tile = tile;
+            cfg.steps_per_sync = steps;
+            cfg
         };
-        let prob = problem(dims, stencil, bc);
+    let steps_list = |dims: [usize; 3]| -> &[u32] {
+        if dims[0] > 1 {
+            &[1, 2]
+        } else {
+            &[1, 2, 3, 4]
+        }
+    };
+    let rts = cases.map(|(_, _, pes, _, _)| rt("temporal_blocking", pes));
+    let mut jobs = Vec::new();
+    for (case, rt) in cases.iter().zip(&rts) {
+        for precision in [Precision::F32, Precision::F64] {
+            for &steps in steps_list(case.0) {
+                jobs.push((rt, config(*case, precision, steps)));
+            }
+        }
+    }
+    compile_jacobi_ahead(&jobs);
+    for (case, rt) in cases.iter().zip(&rts) {
+        let (dims, bc, pes, _, tile) = *case;
         for precision in [Precision::F32, Precision::F64] {
             let run = |steps: u32| {
-                let mut cfg = JacobiConfig::new(prob.clone(), 48);
-                cfg.precision = precision;
-                cfg.check_every = 24;
-                cfg.pe_grid = grid;
-                cfg.tile = tile;
-                cfg.steps_per_sync = steps;
-                JacobiSolver::new(&rt, cfg).unwrap().run().unwrap()
+                JacobiSolver::new(rt, config(*case, precision, steps))
+                    .unwrap()
+                    .run()
+                    .unwrap()
             };
             let one = run(1);
-            let steps_list: &[u32] = if three_d { &[2] } else { &[2, 3, 4] };
-            for &steps in steps_list {
+            for &steps in &steps_list(dims)[1..] {
                 let got = run(steps);
                 let what = format!(
                     "{dims:?} {bc:?} {pes} PEs {precision:?} {tile:?}, {steps} sweeps a sync"
@@ -413,11 +484,22 @@ fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
                 .with_dirichlet(|_, _, _| -0.0),
         ),
     ];
+    let config = |prob: &JacobiProblem, steps| {
+        let mut cfg = JacobiConfig::new(prob.clone(), 8);
+        cfg.steps_per_sync = steps;
+        cfg
+    };
+    let jobs: Vec<_> = cases
+        .iter()
+        .flat_map(|(_, prob)| [1, 2].map(|steps| (&rt, config(prob, steps))))
+        .collect();
+    compile_jacobi_ahead(&jobs);
     for (what, prob) in cases {
         let run = |steps: u32| {
-            let mut cfg = JacobiConfig::new(prob.clone(), 8);
-            cfg.steps_per_sync = steps;
-            JacobiSolver::new(&rt, cfg).unwrap().run().unwrap()
+            JacobiSolver::new(&rt, config(&prob, steps))
+                .unwrap()
+                .run()
+                .unwrap()
         };
         let (one, two) = (run(1), run(2));
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -440,15 +522,25 @@ fn temporal_blocking_gives_bitwise_the_grid_of_one_sweep_per_sync() {
 fn checks_at_every_iteration_norm_exactly_their_own_iteration() {
     let prob = problem([1, 96, 96], Stencil::FivePoint, [D, D, D]);
     let want = reference(&prob, 48).unwrap().update_norms;
-    for pes in [1, 4] {
-        let rt = rt("checks_at_every_iteration", pes);
-        for (steps, every) in [(1u32, 1u32), (4, 4), (2, 2)] {
-            let mut cfg = JacobiConfig::new(prob.clone(), 48);
-            cfg.precision = Precision::F64;
-            cfg.check_every = every;
-            cfg.steps_per_sync = steps;
-            cfg.tile = Some([1, 4, 16]);
-            let solver = JacobiSolver::new(&rt, cfg).unwrap();
+    let config = |steps, every| {
+        let mut cfg = JacobiConfig::new(prob.clone(), 48);
+        cfg.precision = Precision::F64;
+        cfg.check_every = every;
+        cfg.steps_per_sync = steps;
+        cfg.tile = Some([1, 4, 16]);
+        cfg
+    };
+    let schedules = [(1u32, 1u32), (4, 4), (2, 2)];
+    let rts = [1, 4].map(|pes| rt("checks_at_every_iteration", pes));
+    let jobs: Vec<_> = rts
+        .iter()
+        .flat_map(|rt| schedules.map(|(steps, every)| (rt, config(steps, every))))
+        .collect();
+    compile_jacobi_ahead(&jobs);
+    for rt in &rts {
+        let pes = rt.num_pes();
+        for (steps, every) in schedules {
+            let solver = JacobiSolver::new(rt, config(steps, every)).unwrap();
             for round in 0..16 {
                 let run = solver.run().unwrap();
                 assert_eq!(run.norms.len(), (48 / every) as usize);
@@ -478,16 +570,29 @@ fn grids_one_cell_thick_along_an_axis_match_the_reference() {
         ([12, 1, 40], Stencil::SevenPoint),
         ([9, 7, 1], Stencil::TwentySevenPoint),
     ];
-    for pes in [1, 2] {
-        let rt = rt("one_cell_thick", pes);
+    let config = |prob: &JacobiProblem| {
+        let mut cfg = JacobiConfig::new(prob.clone(), 6);
+        cfg.precision = Precision::F64;
+        cfg
+    };
+    let rts = [1, 2].map(|pes| rt("one_cell_thick", pes));
+    let mut jobs = Vec::new();
+    for rt in &rts {
+        for (dims, stencil) in cases {
+            for bc in [[D, D, D], [P, P, P]] {
+                jobs.push((rt, config(&problem(dims, stencil, bc))));
+            }
+        }
+    }
+    compile_jacobi_ahead(&jobs);
+    for rt in &rts {
+        let pes = rt.num_pes();
         for (dims, stencil) in cases {
             for bc in [[D, D, D], [P, P, P]] {
                 let prob = problem(dims, stencil, bc);
                 let want = reference(&prob, 6).unwrap().field;
-                let mut cfg = JacobiConfig::new(prob.clone(), 6);
-                cfg.precision = Precision::F64;
                 let what = format!("{stencil:?} {dims:?} {bc:?} on {pes} PEs");
-                let run = match JacobiSolver::new(&rt, cfg) {
+                let run = match JacobiSolver::new(rt, config(&prob)) {
                     Ok(s) => s.run().unwrap(),
                     Err(Error::InvalidConfig(m)) if pes > 1 && m.contains("decomposition") => {
                         continue

@@ -211,6 +211,32 @@ pub fn compile_cg_ahead(
     });
 }
 
+/// Compiles a trial's Jacobi kernels before its runs, in parallel: for
+/// each job `(runtime, configuration)` a solver is built and prepared
+/// (`JacobiSolver::prepare`), and dropped — the kernel stays loaded in
+/// that runtime (and in the cubin cache on disk), where the trial's own
+/// solvers on it find it. A trial's runs compile their kernels one at a
+/// time when they ask (dozens of seconds a trial on a fresh machine); the
+/// GPU machine has 16 cores. A configuration the solver refuses is
+/// skipped (the trial meets the refusal itself); one that cannot compile
+/// panics with its configuration.
+pub fn compile_jacobi_ahead(jobs: &[(&Runtime, autarky::solvers::jacobi::JacobiConfig)]) {
+    in_parallel(jobs, |(rt, cfg)| {
+        if let Ok(s) = autarky::solvers::jacobi::JacobiSolver::new(rt, cfg.clone()) {
+            s.prepare().unwrap_or_else(|e| {
+                panic!(
+                    "compiling ahead, {} PE(s), {:?} {:?} {:?}, {} sweep(s) a sync: {e}",
+                    rt.num_pes(),
+                    cfg.problem.dims,
+                    cfg.problem.stencil,
+                    cfg.precision,
+                    cfg.steps_per_sync
+                )
+            });
+        }
+    });
+}
+
 /// The CG recurrences the convergence trials run, each with the CPU
 /// reference's variant it must match: `(variant, preconditioner,
 /// reference)` — Standard and the single reduction, each without and with

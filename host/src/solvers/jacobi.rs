@@ -998,48 +998,69 @@ impl<'rt> JacobiSolver<'rt> {
 
     /// Resets and runs the solve with `opts` (its `iterations` are replaced
     /// by the configuration's).
-    pub fn run_with(&self, mut opts: crate::RunOptions) -> Result<JacobiRun> {
+    pub fn run_with(&self, opts: crate::RunOptions) -> Result<JacobiRun> {
         self.reset()?;
-        // Graph iterations: each runs steps_per_sync sweeps.
         let steps = self.cfg.steps_per_sync;
-        opts.iterations = self.cfg.iterations / steps;
-        let report = self.rt.run_with(&self.graph, opts).map_err(|e| match e {
-            // A non-finite norm is found by a check, at the last sweep of
-            // its graph iteration: name that sweep, as the norms do. (Other
-            // errors name the graph iteration, each `steps` sweeps.)
-            Error::NonFinite {
-                pe,
-                task,
-                iteration,
-                index,
-            } => Error::NonFinite {
-                pe,
-                task,
-                iteration: (iteration + 1) * steps - 1,
-                index,
-            },
-            // The emulator's check fails with a code (a CPU body has no
-            // fail_non_finite): the same error as the GPU's, whose index
-            // is the graph iteration.
-            Error::TaskFailed {
-                pe,
-                task,
-                iteration,
-                code,
-            } if code == NON_FINITE_CODE as u64 => Error::NonFinite {
-                pe,
-                task,
-                iteration: (iteration + 1) * steps - 1,
-                index: iteration as u64,
-            },
-            e => e,
-        })?;
+        let report = self
+            .rt
+            .run_with(&self.graph, self.options(opts))
+            .map_err(|e| match e {
+                // A non-finite norm is found by a check, at the last sweep of
+                // its graph iteration: name that sweep, as the norms do. (Other
+                // errors name the graph iteration, each `steps` sweeps.)
+                Error::NonFinite {
+                    pe,
+                    task,
+                    iteration,
+                    index,
+                } => Error::NonFinite {
+                    pe,
+                    task,
+                    iteration: (iteration + 1) * steps - 1,
+                    index,
+                },
+                // The emulator's check fails with a code (a CPU body has no
+                // fail_non_finite): the same error as the GPU's, whose index
+                // is the graph iteration.
+                Error::TaskFailed {
+                    pe,
+                    task,
+                    iteration,
+                    code,
+                } if code == NON_FINITE_CODE as u64 => Error::NonFinite {
+                    pe,
+                    task,
+                    iteration: (iteration + 1) * steps - 1,
+                    index: iteration as u64,
+                },
+                e => e,
+            })?;
         self.collect(report)
     }
 
     /// Resets and runs the solve.
     pub fn run(&self) -> Result<JacobiRun> {
         self.run_with(crate::RunOptions::iterations(self.cfg.iterations))
+    }
+
+    /// Compiles the kernel [`JacobiSolver::run`] launches, or finds it in
+    /// the caches ([`Runtime::prepare`]), so the solve starts without
+    /// compiling. Solvers on one runtime may prepare from threads of their
+    /// own at once: their kernels compile in parallel.
+    pub fn prepare(&self) -> Result<()> {
+        self.prepare_with(crate::RunOptions::iterations(self.cfg.iterations))
+    }
+
+    /// [`JacobiSolver::prepare`] for [`JacobiSolver::run_with`]`(opts)`.
+    pub fn prepare_with(&self, opts: crate::RunOptions) -> Result<()> {
+        self.rt.prepare(&self.graph, &self.options(opts))
+    }
+
+    /// The options a solve runs with: `opts` with the configuration's
+    /// graph iterations (each runs `steps_per_sync` sweeps).
+    fn options(&self, mut opts: crate::RunOptions) -> crate::RunOptions {
+        opts.iterations = self.cfg.iterations / self.cfg.steps_per_sync;
+        opts
     }
 
     fn collect(&self, report: RunReport) -> Result<JacobiRun> {
