@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s34-a       # 1 GPU: the floor's two-role hop (pinned_hop s); gpu_jacobi compiled ahead on a cold machine, compiles counted; the soak; gpu's prepare trial
 #   bash scripts/gpu-owed.sh s34-jacobi  # 1 GPU: (written in session 33, not yet run) gpu_jacobi on a cold machine with NVRTC's compiles logged and counted; the opt-in soak
 #   bash scripts/gpu-owed.sh s33-pack    # 1 GPU: arrival slots four to a word (ABI 12): fan-in A/B against the batch-16 binary (.gpu/ab/dispatch-main), full dispatch bench, join tests
 #   bash scripts/gpu-owed.sh s33-batch   # 1 GPU: inputs' arrivals 16 a batch with the progress counter in the batch's fence: fan-in A/B against main's binary (.gpu/ab/dispatch-main), batch 8/32, join read-ahead 16; full dispatch bench; join tests
@@ -436,6 +437,26 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s34-a)
+  # Session 34 (1 GPU): (1) the floor of a hop with two roles — warp 1
+  # polls for instance n while thread 0 releases n - 1 — against one
+  # thread doing both (benches/floor/pinned_hop.cu, `s`); (2) gpu_jacobi
+  # with every trial's kernels compiled ahead in parallel, on a cold
+  # machine, NVRTC's compiles logged and counted (264 s at 15b7f17);
+  # (3) the opt-in soak (issue 8's Done; last run in session 2); (4) gpu's
+  # trial of prepared graphs compiling in parallel (b3aea7f's form, not
+  # yet run on a GPU).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  run nvcc-floor 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/pinned_hop benches/floor/pinned_hop.cu
+  FILTER='us/iter|rror' LINES_SHOWN=40 run floor-split 120 /tmp/pinned_hop s
+  RUST_LOG=autarky::runtime::nvrtc=debug FILTER='^test |^test result|FAILED|panicked' LINES_SHOWN=20 \
+    run gpu-jacobi 400 .gpu/tests/gpu_jacobi-* --test-threads=1
+  echo "NVRTC compiles: $(grep -a -c 'NVRTC compiled' "$LOGS/gpu-jacobi.log")," \
+    "$(grep -a -o 'NVRTC compiled [^ ]* for sm_90 in [0-9.]*s' "$LOGS/gpu-jacobi.log" | awk '{s+=$NF+0} END {printf "%.0f s of compile in all", s}')"
+  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 200 .gpu/tests/gpu-* --test-threads=1 --ignored soak
+  FILTER='^test |^test result|FAILED|panicked' run prepare 120 .gpu/tests/gpu-* --test-threads=1 prepared
   pack
   ;;
 s34-jacobi)

@@ -11,6 +11,7 @@
 //   ./pinned_hop          # every variant at 128 and 256 threads, packed and a line apart
 //   ./pinned_hop strides  # the spacing sweep
 //   ./pinned_hop x        # the runtime's additions, packed and a line apart
+//   ./pinned_hop s        # two roles: the release of n beside the poll of n + 1
 //
 // Each row: median [min-max] µs an iteration of 7 runs of 20000 iterations
 // (device events around a cooperative launch, after a 2000-iteration warm-up).
@@ -50,6 +51,12 @@ enum Mode {
   HEAVY_POLL = 14, // OURS + ~120 dependent instructions in each poll iteration (thread 0)
   HEAVY_POST = 15, // OURS + ~200 dependent instructions between seeing the flags and the release (thread 0)
   HEAVY_BOTH = 16, // both
+  SPLIT = 20,      // two roles: lane 0 of warp 1 polls for instance n (relaxed, fence.acquire) while
+                   // thread 0 releases instance n - 1 (st.release); one barrier joins them, then
+                   // the body and its barrier (the release of n leaves with the poll of n + 1)
+  SPLIT_HEAVY = 21,// SPLIT + ~200 dependent instructions after the release (thread 0's bookkeeping)
+                   // and ~120 between the poll and the barrier (warp 1's)
+  HEAVY_POSTREL = 22, // OURS + the same ~200 after the release and ~120 after the poll, on thread 0
 };
 
 __device__ unsigned long long g_progress[32];
@@ -85,6 +92,42 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
   if (c + 1 < cols) nb[m++] = t + 1;
   for (int k = m; k < 4; ++k) nb[k] = nb[0];
   uint64_t* mine = flags + (size_t)t * stride;
+  if (M == SPLIT || M == SPLIT_HEAVY) {
+    for (int n = 0; n < iters; ++n) {
+      if (threadIdx.x == 32) {
+        for (;;) {
+          uint64_t v[4];
+#pragma unroll
+          for (int k = 0; k < 4; ++k) v[k] = ld_relaxed(flags + (size_t)nb[k] * stride);
+          bool ok = true;
+#pragma unroll
+          for (int k = 0; k < 4; ++k) ok = ok && v[k] >= (uint64_t)n;
+          if (ok) break;
+        }
+        fence_acquire();
+        if (M == SPLIT_HEAVY) {
+          unsigned x = (unsigned)n;
+#pragma unroll 1
+          for (int q = 0; q < 40; ++q) x = x * 3u + (x >> 7);
+          if (x == 0x12345u) sink[2] = 2.f;
+        }
+      }
+      if (threadIdx.x == 0 && n > 0) {
+        st_release(mine, n);
+        if (M == SPLIT_HEAVY) {
+          unsigned x = (unsigned)n;
+#pragma unroll 1
+          for (int q = 0; q < 66; ++q) x = x * 3u + (x >> 7);
+          if (x == 0x12345u) sink[3] = 2.f;
+        }
+      }
+      __syncthreads();
+      if (body_writes) sink[(size_t)t * blockDim.x + threadIdx.x] = (float)n;
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) st_release(mine, iters);
+    return;
+  }
   for (int n = 0; n < iters; ++n) {
     if (M == LANES) {
       if (threadIdx.x < 32) {
@@ -117,6 +160,12 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
       }
       if (M == ACQREL_FENCE) fence_acq_rel();
       else if (M != ACQ_POLL) fence_acquire();
+      if (M == HEAVY_POSTREL) {
+        unsigned x = (unsigned)n;
+#pragma unroll 1
+        for (int q = 0; q < 40; ++q) x = x * 3u + (x >> 7);
+        if (x == 0x12345u) sink[2] = 2.f;
+      }
       if (M == HEAVY_POST || M == HEAVY_BOTH) {
         unsigned x = (unsigned)n;
 #pragma unroll 1
@@ -132,6 +181,12 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
     if (threadIdx.x == 0) {
       if (M == FENCE_ST) { fence_acq_rel(); st_relaxed(mine, n + 1); }
       else st_release(mine, n + 1);
+      if (M == HEAVY_POSTREL) {
+        unsigned x = (unsigned)n;
+#pragma unroll 1
+        for (int q = 0; q < 66; ++q) x = x * 3u + (x >> 7);
+        if (x == 0x12345u) sink[3] = 2.f;
+      }
       if ((M == PROG || M == ALLX) && (n + 1) % 16 == 0) {
         asm volatile("st.relaxed.gpu.u64 [%0],%1;"::"l"(g_stats + 8 * t),"l"((unsigned long long)n):"memory");
         asm volatile("red.relaxed.gpu.global.add.u64 [%0],%1;"::"l"(g_progress),"l"(16ull):"memory");
@@ -176,6 +231,20 @@ int main(int argc, char** argv) {
   uint64_t* flags; float* sink;
   CK(cudaMalloc(&flags, (size_t)rows * cols * 32 * 8));
   CK(cudaMalloc(&sink, (size_t)rows * cols * 256 * 4));
+  if (argc > 1 && argv[1][0] == 's') {
+    // The two-role hop (session 34): the release of n beside the poll of n + 1.
+    for (int stride : {1, 16}) {
+      for (int body : {0, 1}) {
+        row<OURS>("ours", rows, cols, 128, stride, body, flags, sink);
+        row<SPLIT>("split", rows, cols, 128, stride, body, flags, sink);
+      }
+      row<HEAVY_POSTREL>("heavy_postrel", rows, cols, 128, stride, 0, flags, sink);
+      row<SPLIT_HEAVY>("split_heavy", rows, cols, 128, stride, 0, flags, sink);
+      row<OURS>("ours", rows, cols, 256, stride, 0, flags, sink);
+      row<SPLIT>("split", rows, cols, 256, stride, 0, flags, sink);
+    }
+    return 0;
+  }
   if (argc > 1 && argv[1][0] == 'x') {
     for (int stride : {1, 16}) {
       row<OURS>("ours", rows, cols, 128, stride, 0, flags, sink);
