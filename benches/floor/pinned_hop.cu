@@ -92,7 +92,7 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
   if (c + 1 < cols) nb[m++] = t + 1;
   for (int k = m; k < 4; ++k) nb[k] = nb[0];
   uint64_t* mine = flags + (size_t)t * stride;
-  if (M == SPLIT || M == SPLIT_HEAVY) {
+  if constexpr (M == SPLIT || M == SPLIT_HEAVY) {
     for (int n = 0; n < iters; ++n) {
       if (threadIdx.x == 32) {
         for (;;) {
@@ -126,8 +126,7 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
       __syncthreads();
     }
     if (threadIdx.x == 0) st_release(mine, iters);
-    return;
-  }
+  } else {
   for (int n = 0; n < iters; ++n) {
     if (M == LANES) {
       if (threadIdx.x < 32) {
@@ -192,6 +191,7 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
         asm volatile("red.relaxed.gpu.global.add.u64 [%0],%1;"::"l"(g_progress),"l"(16ull):"memory");
       }
     }
+  }
   }
 }
 
