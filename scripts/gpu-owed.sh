@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s34-bench   # 1 GPU: the closing tables: the full dispatch bench, the Jacobi bench's one-GPU rows (2D 256²–16384², 3D 64³ and 256³)
 #   bash scripts/gpu-owed.sh s34-a       # 1 GPU: the floor's two-role hop (pinned_hop s); gpu_jacobi compiled ahead on a cold machine, compiles counted; the soak; gpu's prepare trial
 #   bash scripts/gpu-owed.sh s34-jacobi  # 1 GPU: (written in session 33, not yet run) gpu_jacobi on a cold machine with NVRTC's compiles logged and counted; the opt-in soak
 #   bash scripts/gpu-owed.sh s33-pack    # 1 GPU: arrival slots four to a word (ABI 12): fan-in A/B against the batch-16 binary (.gpu/ab/dispatch-main), full dispatch bench, join tests
@@ -437,6 +438,15 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s34-bench)
+  # Session 34 (1 GPU): the closing tables for issues 8 and 10 at the
+  # session's device code (1db0447's): the whole dispatch bench, then the
+  # Jacobi bench's one-GPU rows, 2D and 3D, against a launch an iteration,
+  # a CUDA graph and a persistent grid-barrier kernel.
+  FILTER='^h200/dispatch|^ +autarky|cuda-graph|independent|launch per' LINES_SHOWN=60 run dispatch-full 240 $B/dispatch
+  FILTER='^h200|^case|µs per|3D|target' LINES_SHOWN=40 run jacobi-bench 330 $B/jacobi --2d=256,1024,4096,16384 --3d=64,256 --pes=none --two-gpu=none --weak=none --reps=5
   pack
   ;;
 s34-a)
