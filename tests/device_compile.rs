@@ -161,4 +161,23 @@ fn every_kernel_variant_compiles() {
             }
         }
     }
+    // Traced, without pinned lists: the paths that only such kernels
+    // compile (the multi-successor fast path, the self loop's controls)
+    // with the trace records.
+    let v = Variant {
+        trace: true,
+        lean: Lean {
+            no_pinned: true,
+            no_comm_work: false,
+            no_remote: true,
+            no_counted: false,
+            no_stop: true,
+        },
+        slots: true,
+        ..Default::default()
+    };
+    match source::compile_variant(&kinds(), 128, 90, v) {
+        Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
+        Err(e) => panic!("{v:?}: {e}"),
+    }
 }

@@ -55,6 +55,15 @@ fn main() -> std::process::ExitCode {
             random_small_dags_with_few_blocks,
         ),
         gpu_trial(
+            "dynamic_stencil_tiles_run_every_instance_once_after_their_neighbours",
+            dynamic_stencil_tiles_run_every_instance_once_after_their_neighbours,
+        ),
+        gpu_trial_with(
+            "dynamic_stencil_tiles_with_few_blocks",
+            Runtime::builder().gpu().compute_blocks(3),
+            dynamic_stencil_tiles_run_every_instance_once_after_their_neighbours,
+        ),
+        gpu_trial(
             "successor_reads_the_data_its_predecessor_wrote",
             successor_reads_the_data_its_predecessor_wrote,
         ),
@@ -311,6 +320,50 @@ fn state_layouts_packed_and_spread_keep_every_order(rt: Runtime) {
 
 fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges(rt: Runtime) {
     random_dag(&rt, 0x5eed_1234, 10_000, 100);
+}
+
+/// Dynamic tiles of 2D and 3D grids, each waiting for its neighbours'
+/// previous iteration (2–6 successor edges of 2–7 predecessors each: the
+/// shape thread 0 completes alone, complete_fast_multi), and a 2D grid
+/// whose tiles also wait for their neighbours' same iteration along one
+/// axis (distance 0): every instance once, after its predecessors and its
+/// own previous instance.
+fn dynamic_stencil_tiles_run_every_instance_once_after_their_neighbours(rt: Runtime) {
+    for (dims, same_iteration) in [([1, 16, 16], false), ([4, 5, 6], false), ([1, 12, 9], true)] {
+        let n = dims.iter().product::<usize>();
+        let iters = 40;
+        let lg = Logged::new(&rt, n, iters);
+        let mut g = Graph::new();
+        let k = g.add_kind(logged_kind()).unwrap();
+        let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+        let at = |z: usize, y: usize, x: usize| t[(z * dims[1] + y) * dims[2] + x];
+        for z in 0..dims[0] {
+            for y in 0..dims[1] {
+                for x in 0..dims[2] {
+                    let mut pair = |a: TaskId, b: TaskId, along_x: bool| {
+                        if same_iteration && along_x {
+                            g.add_edge(a, b); // acyclic: left to right
+                        } else {
+                            g.add_carried_edge(a, b);
+                            g.add_carried_edge(b, a);
+                        }
+                    };
+                    if x + 1 < dims[2] {
+                        pair(at(z, y, x), at(z, y, x + 1), true);
+                    }
+                    if y + 1 < dims[1] {
+                        pair(at(z, y, x), at(z, y + 1, x), false);
+                    }
+                    if z + 1 < dims[0] {
+                        pair(at(z, y, x), at(z + 1, y, x), false);
+                    }
+                }
+            }
+        }
+        let r = rt.run(&g, iters).unwrap();
+        assert_eq!(r.instances, n as u64 * iters as u64, "{dims:?}");
+        lg.check(&g);
+    }
 }
 
 /// Few blocks make the queue and keep-one paths interleave differently.
