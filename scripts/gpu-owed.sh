@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
 #   bash scripts/gpu-owed.sh s34-bench   # 1 GPU: the closing tables: the full dispatch bench, the Jacobi bench's one-GPU rows (2D 256²–16384², 3D 64³ and 256³)
 #   bash scripts/gpu-owed.sh s34-a       # 1 GPU: the floor's two-role hop (pinned_hop s); gpu_jacobi compiled ahead on a cold machine, compiles counted; the soak; gpu's prepare trial
 #   bash scripts/gpu-owed.sh s34-jacobi  # 1 GPU: (written in session 33, not yet run) gpu_jacobi on a cold machine with NVRTC's compiles logged and counted; the opt-in soak
@@ -438,6 +439,23 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s34-multi)
+  # Session 34 (1 GPU, after .gpu/run in the same call): the multi-
+  # successor fast path (7c5bdf0) against its control in one binary,
+  # interleaved, twice: the dynamic stencil (the row it is for), chains
+  # and fan-in (the compute loop's barrier is now a vote); then the
+  # dynamic-stencil and random-DAG trials under the control (the
+  # block-wide path they took before).
+  A="--reps=5 --only=stencil,chain,fan-in"
+  F='^h200/dispatch/(stencil|chain|fan)|^ +autarky|cuda-graph'
+  for r in 1 2; do
+    FILTER="$F" LINES_SHOWN=30 run "multi-new-$r" 120 $B/dispatch $A
+    AUTARKY_NVRTC_EXTRA=-DAUTARKY_NO_MULTI_FAST FILTER="$F" LINES_SHOWN=30 run "multi-off-$r" 120 $B/dispatch $A
+  done
+  AUTARKY_NVRTC_EXTRA=-DAUTARKY_NO_MULTI_FAST FILTER='^test |^test result|FAILED|panicked' \
+    run multi-off-tests 120 .gpu/tests/gpu-* --test-threads=1 stencil random
   pack
   ;;
 s34-bench)
