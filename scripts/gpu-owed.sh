@@ -30,7 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
-#   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
+#   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: (run in session 34: the dynamic stencil 12.24 µs against the control's 5.92; reverted) after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
 #   bash scripts/gpu-owed.sh s34-bench   # 1 GPU: the closing tables: the full dispatch bench, the Jacobi bench's one-GPU rows (2D 256²–16384², 3D 64³ and 256³)
 #   bash scripts/gpu-owed.sh s34-a       # 1 GPU: the floor's two-role hop (pinned_hop s); gpu_jacobi compiled ahead on a cold machine, compiles counted; the soak; gpu's prepare trial
 #   bash scripts/gpu-owed.sh s34-jacobi  # 1 GPU: (written in session 33, not yet run) gpu_jacobi on a cold machine with NVRTC's compiles logged and counted; the opt-in soak
@@ -455,7 +455,7 @@ s34-multi)
     AUTARKY_NVRTC_EXTRA=-DAUTARKY_NO_MULTI_FAST FILTER="$F" LINES_SHOWN=30 run "multi-off-$r" 120 $B/dispatch $A
   done
   AUTARKY_NVRTC_EXTRA=-DAUTARKY_NO_MULTI_FAST FILTER='^test |^test result|FAILED|panicked' \
-    run multi-off-tests 120 .gpu/tests/gpu-* --test-threads=1 stencil random
+    run multi-off-tests 120 .gpu/tests/gpu-* --test-threads=1 random
   pack
   ;;
 s34-bench)

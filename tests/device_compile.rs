@@ -161,9 +161,9 @@ fn every_kernel_variant_compiles() {
             }
         }
     }
-    // Traced, without pinned lists: the paths that only such kernels
-    // compile (the multi-successor fast path, the self loop's controls)
-    // with the trace records.
+    // Traced, without pinned lists, with counted tasks and comm work: the
+    // compute loop's paths that only such kernels compile, with the trace
+    // records.
     let v = Variant {
         trace: true,
         lean: Lean {

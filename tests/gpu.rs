@@ -324,10 +324,10 @@ fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges(rt: Runtime) {
 
 /// Dynamic tiles of 2D and 3D grids, each waiting for its neighbours'
 /// previous iteration (2–6 successor edges of 2–7 predecessors each: the
-/// shape thread 0 completes alone, complete_fast_multi), and a 2D grid
-/// whose tiles also wait for their neighbours' same iteration along one
-/// axis (distance 0): every instance once, after its predecessors and its
-/// own previous instance.
+/// block-wide completion, each successor checked by a thread of its own),
+/// and a 2D grid whose tiles also wait for their neighbours' same
+/// iteration along one axis (distance 0): every instance once, after its
+/// predecessors and its own previous instance.
 fn dynamic_stencil_tiles_run_every_instance_once_after_their_neighbours(rt: Runtime) {
     for (dims, same_iteration) in [([1, 16, 16], false), ([4, 5, 6], false), ([1, 12, 9], true)] {
         let n = dims.iter().product::<usize>();

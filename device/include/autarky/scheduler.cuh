@@ -31,10 +31,8 @@
 // The completing block keeps the first instance it claimed (its own next
 // instance first) and runs it next; the rest go to the ready queue. Tasks
 // of small fan-in with at most one successor edge, itself of small fan-in
-// and not counted, complete on thread 0 alone (complete_fast), and so do
-// those with a few successor edges (up to MULTI_FAST_SUCCS: a stencil
-// tile's neighbours), every one of small fan-in and not counted
-// (complete_fast_multi); others use the block-wide complete().
+// and not counted, complete on thread 0 alone (complete_fast); others use
+// the block-wide complete().
 //
 // Ready queues: ticketed Vyukov rings (see autarky_shared::QueueSlot), one
 // for compute tasks (compute blocks pop, blocking) and one for comm tasks
@@ -1472,101 +1470,6 @@ AUTARKY_HOT bool complete_fast(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
     return ok;
 }
 
-// Tasks with up to this many successor edges, every one of small fan-in
-// and not counted (a 2D stencil tile has 2-4, a 3D one up to 6), complete
-// on thread 0 alone (complete_fast_multi) instead of the block-wide
-// complete(): its three barriers and the parallel checks are worth it for
-// wide successors, not for a few of a few predecessors each.
-// Only in kernels without pinned lists: where pinned and comm paths are
-// compiled in, the out-of-line call's saved registers doubled the
-// megakernel's spill loads (ptxas, offline), and those kernels' hot paths
-// are the pinned ones. (-DAUTARKY_NO_MULTI_FAST: complete() for them, the
-// control.)
-constexpr uint32_t MULTI_FAST_SUCCS = 8;
-#if !defined(AUTARKY_NO_MULTI_FAST) && defined(AUTARKY_NO_PINNED)
-#define AUTARKY_MULTI_FAST_ON 1
-#endif
-
-#ifdef AUTARKY_MULTI_FAST_ON
-// May a task's successor edge e be checked by thread 0 alone after the
-// task's publish (complete_fast_multi)? Small fan-in, not counted.
-__device__ __forceinline__ bool multi_fast_edge(const RunParams& p, const Edge& e) {
-    return e.pred_count <= SMALL_FAN_IN && !(e.pred_count > 1 && is_counted(p, e.pred_count));
-}
-
-struct MultiFastEnd {
-    LoopClock clock;  // thread 0's, advanced
-    uint32_t task;    // the instance to run next (NONE: pop one)
-    uint32_t iter;
-    uint32_t ok;      // 0: a push was aborted, or the tick saw an abort
-};
-
-// Completes instance i of t with thread 0 alone, for a task of small
-// fan-in, not counted, with 2..MULTI_FAST_SUCCS successor edges `succ` (in
-// shared memory, each thread's prefetched edge), every one of small fan-in
-// and not counted: complete()'s protocol on one thread — the fold of its
-// own next instance when ready, the publish (with owed publishes, one
-// fence), the SC fence, then each live successor's predecessors read with
-// their loads in flight (preds_ready_batch), claimed when ready, the first
-// claim kept (not a comm task) and the rest pushed, and its own next
-// instance checked last. Out of line, taking and returning values (a
-// reference to the caller's clock would put it in local memory for the
-// whole compute loop).
-__device__ __noinline__ MultiFastEnd complete_fast_multi(Who w, const TaskDesc& d, uint32_t t, uint32_t i,
-                                                         const Edge* succ, LoopClock clock, Pending& pend) {
-    const RunParams& p = *w.p;
-    const uint32_t t_done = i + 1;
-    const uint32_t limit = run_limit(p);
-    const bool self_next = t_done < limit;
-    const bool self_claimed = self_next && preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done) &&
-                              below_limit(p, t_done);
-    publish_remote(p, d, i, false);
-    const uint64_t word = self_claimed ? state_word(t_done + 1, t_done) : state_word(t_done, t_done);
-    if (pend.n > 0) {
-        // Owed publishes and ours under one fence (see Pending).
-        defer_publish(p, pend, t, word, false);
-        flush_pending(p, pend);
-    } else {
-        // Release: the body's writes (the caller's barrier) to whoever
-        // acquires done[t] = i + 1.
-        st_release_gpu_u64(state_at(p, t), word);
-    }
-    // Successors to read after the publish: the SC fence (see complete()).
-    fence_sc_gpu();
-    if (t_done == limit) atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1);
-    bool ok = true;
-#ifndef AUTARKY_NO_COUNTED
-    // Owed arrivals (their publishes were just made).
-    if (pend.arr_k > 0) ok = flush_arrivals(w, pend);
-#endif
-    ++clock.completed;
-    ok = !loop_tick(w, clock) && ok;
-    uint32_t kept = self_claimed ? t : NONE, kept_iter = t_done;
-    // Successor j, then (j == succ_count) its own next instance when not
-    // claimed in the publish: claimed when ready, the first claim kept
-    // (not a comm task), the rest pushed. (One call site each of the check
-    // and the push: every copy is code in the megakernel.)
-    for (uint32_t j = 0; j <= d.succ_count; ++j) {
-        const bool self = j == d.succ_count;
-        if (self && (!self_next || self_claimed)) break;
-        const Edge e = self ? Edge{t, 1, d.pred_start, d.pred_count} : succ[j];
-        const uint32_t n = i + e.distance;
-        if (n >= limit) continue;
-        // A sole predecessor edge is satisfied by the instance just done.
-        const bool ready = (!self && e.pred_count == 1) ||
-                           preds_ready_batch(p, e.pred_start, e.pred_count, n, t, t_done);
-        if (!ready || !below_limit(p, n) || !claim(p, e.task, n)) continue;
-        if (kept == NONE && !is_comm_task(p, e.task)) {
-            kept = e.task;
-            kept_iter = n;
-        } else {
-            ok = queue_push(w, e.task, n) && ok;
-        }
-    }
-    return MultiFastEnd{clock, kept, kept_iter, ok ? 1u : 0u};
-}
-#endif
-
 // ---- block loops -------------------------------------------------------------
 
 // The chain loop (run_chain_loop) is compiled where the self loop is: not
@@ -1614,11 +1517,6 @@ struct alignas(16) BlockShared {
     // are full, for the block (written before the loop-top barrier), and
     // the join loop's verdict (before its barrier).
     uint32_t join_rt, join_go[2], _pad6;
-#ifdef AUTARKY_MULTI_FAST_ON
-    // The running task's successor edges, each thread's prefetched one,
-    // for complete_fast_multi (thread 0, after the body's barrier).
-    Edge multi_succ[MULTI_FAST_SUCCS];
-#endif
     CompletionShared done;
     Pending pend;  // thread 0 only: publishes owed by fused completions
     ResidualReport report;  // a body's residual, published after its completion (flush_report)
@@ -2281,26 +2179,9 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             }
         }
 #endif
-#ifdef AUTARKY_MULTI_FAST_ON
-        // A task of a few successor edges: may thread 0 alone complete it
-        // (complete_fast_multi)? Every thread with an edge (prefetched
-        // before the body) says whether its edge allows it, in the barrier
-        // below, and leaves the edge where thread 0 reads it then. (Worked
-        // out after the body: nothing more is live across it.)
-        const bool multi_shape = d.succ_count >= 2 && d.succ_count <= MULTI_FAST_SUCCS &&
-                                 d.pred_count <= SMALL_FAN_IN && !is_counted(p, d.pred_count);
-        if (multi_shape && threadIdx.x < d.succ_count) sh.multi_succ[threadIdx.x] = edge;
-#endif
         // Publish: every thread's body writes happen before thread 0's release
-        // of done[t] in complete(); `sh_failed` to the block (and the
-        // successor edges to thread 0, and whether every one allows the
-        // multi fast path to the block).
-#ifdef AUTARKY_MULTI_FAST_ON
-        const bool multi =
-            __syncthreads_and(!multi_shape || threadIdx.x >= d.succ_count || multi_fast_edge(p, edge)) && multi_shape;
-#else
+        // of done[t] in complete(); `sh_failed` to the block.
         __syncthreads();
-#endif
         if (threadIdx.x == 0) {
             AUTARKY_TRACE_TASK_END();
             if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
@@ -2333,25 +2214,6 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             }
             continue;
         }
-#ifdef AUTARKY_MULTI_FAST_ON
-        if (multi) {
-            // Thread 0 alone, as on the fast path.
-            if (threadIdx.x == 0) {
-                // (The descriptor from shared memory: the register copy
-                // `d`, passed by reference, would go to local memory.)
-                const MultiFastEnd e = complete_fast_multi(w, sh_desc, sh_task, it, sh.multi_succ, clock, sh.pend);
-                clock = e.clock;
-                task = e.task;
-                iter = e.iter;
-                if (!e.ok) {
-                    task = NONE;
-                    stop = true;
-                }
-                AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
-            }
-            continue;
-        }
-#endif
         const bool completed = complete(w, d, sh_task, it, sh_done, &sh_failed, edge, clock, sh.pend, wide);
         if (threadIdx.x == 0) AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
         if (!completed) break;
