@@ -726,3 +726,36 @@ fn grids_one_cell_thick_along_an_axis_match_the_reference() {
         }
     }
 }
+
+/// `JacobiSolver::prepare` checks what the solve's run would check (on
+/// the emulator there is nothing to compile): options the backend refuses
+/// fail in prepare as in the run, and a prepared solve (two sweeps a
+/// sync) then runs as an unprepared solver's does, bit for bit.
+#[test]
+fn prepare_checks_what_the_solve_would_run() {
+    let rt = rt(2);
+    let mut cfg = JacobiConfig::new(problem([1, 20, 18], Stencil::FivePoint, [D, D, D]), 12);
+    cfg.steps_per_sync = 2;
+    let solver = JacobiSolver::new(&rt, cfg.clone()).unwrap();
+    solver.prepare().unwrap();
+    let watched = autarky::RunOptions {
+        watchdog: Some(Duration::from_secs(1)),
+        ..autarky::RunOptions::iterations(1)
+    };
+    match solver.prepare_with(watched.clone()) {
+        Err(Error::Unsupported {
+            backend: "emulator",
+            option: "RunOptions::watchdog",
+            ..
+        }) => {}
+        other => panic!("prepare: expected Unsupported, got {other:?}"),
+    }
+    assert!(
+        matches!(solver.run_with(watched), Err(Error::Unsupported { .. })),
+        "the run refuses what prepare refused"
+    );
+    let prepared = solver.run().unwrap();
+    assert_eq!(prepared.iterations, 12);
+    let fresh = JacobiSolver::new(&rt, cfg).unwrap().run().unwrap();
+    assert_eq!(cells_differing(&prepared, &fresh), 0);
+}
