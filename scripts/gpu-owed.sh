@@ -447,7 +447,8 @@ s34-multi)
   # interleaved, twice: the dynamic stencil (the row it is for), chains
   # and fan-in (the compute loop's barrier is now a vote); then the
   # dynamic-stencil and random-DAG trials under the control (the
-  # block-wide path they took before).
+  # block-wide path they took before). Needs 7c5bdf0's bundle: 421e833
+  # backed the path out, and on later trees both sides run the same code.
   A="--reps=5 --only=stencil,chain,fan-in"
   F='^h200/dispatch/(stencil|chain|fan)|^ +autarky|cuda-graph'
   for r in 1 2; do

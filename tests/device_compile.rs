@@ -108,6 +108,10 @@ fn megakernel_compiles_with_trace_rings_and_only_then_carries_them() {
 
 fn every_kernel_variant_compiles() {
     use source::{Lean, Variant};
+    let compiles = |v: Variant| match source::compile_variant(&kinds(), 128, 90, v) {
+        Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
+        Err(e) => panic!("{v:?}: {e}"),
+    };
     for lean in [
         Lean::default(),
         Lean {
@@ -154,10 +158,7 @@ fn every_kernel_variant_compiles() {
                     slots,
                     ..Default::default()
                 };
-                match source::compile_variant(&kinds(), 128, 90, v) {
-                    Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
-                    Err(e) => panic!("{v:?}: {e}"),
-                }
+                compiles(v);
             }
         }
     }
@@ -176,8 +177,5 @@ fn every_kernel_variant_compiles() {
         slots: true,
         ..Default::default()
     };
-    match source::compile_variant(&kinds(), 128, 90, v) {
-        Ok(c) => assert!(c.starts_with(b"\x7fELF"), "{v:?}: not an ELF cubin"),
-        Err(e) => panic!("{v:?}: {e}"),
-    }
+    compiles(v);
 }
