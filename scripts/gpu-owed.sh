@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s35-a       # 1 GPU: the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
 #   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: (run in session 34: the dynamic stencil 12.24 µs against the control's 5.92; reverted) after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
 #   bash scripts/gpu-owed.sh s34-bench   # 1 GPU: the closing tables: the full dispatch bench, the Jacobi bench's one-GPU rows (2D 256²–16384², 3D 64³ and 256³)
 #   bash scripts/gpu-owed.sh s34-a       # 1 GPU: the floor's two-role hop (pinned_hop s); gpu_jacobi compiled ahead on a cold machine, compiles counted; the soak; gpu's prepare trial
@@ -439,6 +440,20 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s35-a)
+  # Session 35 (1 GPU): is the one compute ring the pace of the dynamic
+  # stencil (5.9 µs an iteration of 1024 tiles, ~5.8 ns a tile)? (1) the
+  # ring's floor (benches/floor/ring.cu): pop + push pairs with 132 to
+  # 1056 blocks on 1 to 132 rings; (2) the dispatch bench's stencil with
+  # fewer compute blocks (fewer contenders at the ring, fewer tiles run
+  # at once).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  run nvcc-ring 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/ring benches/floor/ring.cu
+  FILTER='ns a pair|skipped|rror|ring floor' LINES_SHOWN=100 run floor-ring 200 /tmp/ring
+  FILTER='^h200/dispatch/stencil|^ +autarky|cuda-graph' LINES_SHOWN=30 run stencil-blocks 200 \
+    $B/dispatch --reps=5 --only=stencil --stencil-blocks=33,66,132,264,528
   pack
   ;;
 s34-multi)

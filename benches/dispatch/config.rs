@@ -27,6 +27,10 @@ pub struct Config {
     /// Case families to run (`None`: all): for a profiler that should see
     /// one family's kernels only.
     pub only: Option<Vec<String>>,
+    /// Also run the dynamic stencil on runtimes of these many compute
+    /// blocks (rows "autarky, C compute blocks"): whether the blocks' number
+    /// — their contention at the ready queue — paces it.
+    pub stencil_blocks: Vec<u32>,
 }
 
 /// The case families, as `--only` names them.
@@ -68,6 +72,8 @@ graph and an atomic-claim persistent kernel, in one process (device events).
                                                      (Chrome JSON; implies --trace)
   --only=LIST          AUTARKY_BENCH_ONLY            case families to run (chain, self-chain,
                                                      independent, fan-in, stencil; default all)
+  --stencil-blocks=LIST AUTARKY_BENCH_STENCIL_BLOCKS also run the dynamic stencil with these
+                                                     many compute blocks (default none)
 
 Results: a table on stdout, results.json (and charts) in target/bench-report/
 (or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
@@ -84,6 +90,7 @@ impl Config {
         let mut trace_records = env("AUTARKY_BENCH_TRACE_RECORDS");
         let mut trace_dir = env("AUTARKY_BENCH_TRACE_DIR");
         let mut only = env("AUTARKY_BENCH_ONLY");
+        let mut stencil_blocks = env("AUTARKY_BENCH_STENCIL_BLOCKS");
         for a in std::env::args().skip(1) {
             if a == "--quick" || a == "quick" {
                 quick = true;
@@ -103,6 +110,8 @@ impl Config {
                 trace_records = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--only=") {
                 only = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--stencil-blocks=") {
+                stencil_blocks = Some(v.into());
             } else if a == "--help" || a == "-h" {
                 println!("{HELP}");
                 std::process::exit(0);
@@ -167,8 +176,19 @@ impl Config {
             }
             None => None,
         };
+        let stencil_blocks = match stencil_blocks {
+            Some(v) => {
+                let b = parse_list("stencil blocks", &v)?;
+                if let Some(&bad) = b.iter().find(|&&n| n > u32::MAX as u64) {
+                    return Err(format!("a compute-block count must fit in u32, got {bad}").into());
+                }
+                b.into_iter().map(|n| n as u32).collect()
+            }
+            None => Vec::new(),
+        };
         Ok(Config {
             only,
+            stencil_blocks,
             trace: (trace || trace_dir.is_some()).then_some(records),
             trace_dir,
             quick,

@@ -175,6 +175,25 @@ fn main() -> BoxResult<()> {
         None
     };
 
+    // `--stencil-blocks`: the dynamic stencil on runtimes of fewer (or
+    // more) compute blocks, each a row of its own.
+    let stencil_rts = cfg
+        .stencil_blocks
+        .iter()
+        .map(|&n| {
+            let rt = autarky::Runtime::builder()
+                .gpu()
+                .compute_blocks(n)
+                .build()
+                .map_err(|e| format!("a runtime of {n} compute blocks: {e}"))?;
+            // A row name lives as long as the bench (the table's names are
+            // &'static).
+            let name: &'static str =
+                Box::leak(format!("autarky, {n} compute blocks").into_boxed_str());
+            Ok((rt, name))
+        })
+        .collect::<BoxResult<Vec<_>>>()?;
+
     let base =
         Baselines::new(ctx, props.arch()).map_err(|e| format!("building the baselines: {e}"))?;
     let stencil_exec = base
@@ -312,7 +331,10 @@ fn main() -> BoxResult<()> {
             ("autarky in-kernel", AutarkyInKernel),
             ("autarky pinned", Baseline),
             (STENCIL_REFERENCE, Baseline),
-        ],
+        ]
+        .into_iter()
+        .chain(stencil_rts.iter().map(|&(_, name)| (name, Baseline)))
+        .collect::<Vec<_>>(),
     ));
     let find = |cases: &mut Vec<Case>, family: &str, size: u64| -> usize {
         cases
@@ -437,6 +459,13 @@ fn main() -> BoxResult<()> {
         let sg = base
             .replay(&stencil_exec)
             .map_err(|e| format!("stencil cuda-graph baseline: {e}"))?;
+        let mut by_blocks = Vec::with_capacity(stencil_rts.len());
+        for (rt_b, name) in &stencil_rts {
+            by_blocks.push((
+                *name,
+                run_autarky(rt_b, &stencil, m_stencil, name, None)?.event_s,
+            ));
+        }
         if keep {
             let i = find(&mut cases, "stencil", (STENCIL * STENCIL) as u64);
             let c = &mut cases[i];
@@ -448,6 +477,9 @@ fn main() -> BoxResult<()> {
                 c.push("autarky pinned", p.event_s);
             }
             c.push(STENCIL_REFERENCE, sg);
+            for (name, s) in by_blocks {
+                c.push(name, s);
+            }
         }
     }
 
