@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s35-stats   # 1 GPU: (s35-loop-stats.patch applied) the dynamic stencil's compute loop by phase, thread 0's cycles
 #   bash scripts/gpu-owed.sh s35-a       # 1 GPU: the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
 #   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: (run in session 34: the dynamic stencil 12.24 µs against the control's 5.92; reverted) after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
 #   bash scripts/gpu-owed.sh s34-bench   # 1 GPU: the closing tables: the full dispatch bench, the Jacobi bench's one-GPU rows (2D 256²–16384², 3D 64³ and 256³)
@@ -440,6 +441,20 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s35-stats)
+  # Session 35 (1 GPU; docs/experiments/s35-loop-stats.patch applied):
+  # where a compute block's time goes in the dynamic stencil — thread 0's
+  # cycles by phase (pop, loop top, body, completion, push), summed over
+  # the blocks — at the default grid and at 132 and 528 compute blocks.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  # Then the tiles counted (counted_fan_in 2: an arrival per successor
+  # instead of a scan and a claim), timed without the counters, and with.
+  AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_STATS FILTER='^h200/dispatch/stencil|^ +autarky|cuda-graph|^EXP' LINES_SHOWN=40 \
+    run stencil-stats 200 $B/dispatch --reps=1 --only=stencil --stencil-blocks=132,528 --stencil-counted=2
+  FILTER='^h200/dispatch/stencil|^ +autarky|cuda-graph' LINES_SHOWN=40 \
+    run stencil-counted 200 $B/dispatch --reps=5 --only=stencil --stencil-blocks=132 --stencil-counted=2,4
   pack
   ;;
 s35-a)

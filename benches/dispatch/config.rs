@@ -31,6 +31,11 @@ pub struct Config {
     /// blocks (rows "autarky, C compute blocks"): whether the blocks' number
     /// — their contention at the ready queue — paces it.
     pub stencil_blocks: Vec<u32>,
+    /// Also run the dynamic stencil on runtimes whose `counted_fan_in` is
+    /// each of these (rows "autarky, counted from N"): its tiles (2–5
+    /// predecessor edges) counted, each completion an arrival per successor
+    /// instead of a scan and a claim.
+    pub stencil_counted: Vec<u32>,
 }
 
 /// The case families, as `--only` names them.
@@ -74,6 +79,8 @@ graph and an atomic-claim persistent kernel, in one process (device events).
                                                      independent, fan-in, stencil; default all)
   --stencil-blocks=LIST AUTARKY_BENCH_STENCIL_BLOCKS also run the dynamic stencil with these
                                                      many compute blocks (default none)
+  --stencil-counted=LIST AUTARKY_BENCH_STENCIL_COUNTED also run it with tasks of at least
+                                                     these many inputs counted (each ≥ 2)
 
 Results: a table on stdout, results.json (and charts) in target/bench-report/
 (or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
@@ -91,6 +98,7 @@ impl Config {
         let mut trace_dir = env("AUTARKY_BENCH_TRACE_DIR");
         let mut only = env("AUTARKY_BENCH_ONLY");
         let mut stencil_blocks = env("AUTARKY_BENCH_STENCIL_BLOCKS");
+        let mut stencil_counted = env("AUTARKY_BENCH_STENCIL_COUNTED");
         for a in std::env::args().skip(1) {
             if a == "--quick" || a == "quick" {
                 quick = true;
@@ -112,6 +120,8 @@ impl Config {
                 only = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--stencil-blocks=") {
                 stencil_blocks = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--stencil-counted=") {
+                stencil_counted = Some(v.into());
             } else if a == "--help" || a == "-h" {
                 println!("{HELP}");
                 std::process::exit(0);
@@ -186,9 +196,22 @@ impl Config {
             }
             None => Vec::new(),
         };
+        let stencil_counted = match stencil_counted {
+            Some(v) => {
+                let b = parse_list("stencil counted", &v)?;
+                if let Some(&bad) = b.iter().find(|&&n| !(2..=u32::MAX as u64).contains(&n)) {
+                    return Err(
+                        format!("a counted fan-in must be in 2..={}, got {bad}", u32::MAX).into(),
+                    );
+                }
+                b.into_iter().map(|n| n as u32).collect()
+            }
+            None => Vec::new(),
+        };
         Ok(Config {
             only,
             stencil_blocks,
+            stencil_counted,
             trace: (trace || trace_dir.is_some()).then_some(records),
             trace_dir,
             quick,

@@ -176,20 +176,29 @@ fn main() -> BoxResult<()> {
     };
 
     // `--stencil-blocks`: the dynamic stencil on runtimes of fewer (or
-    // more) compute blocks, each a row of its own.
-    let stencil_rts = cfg
-        .stencil_blocks
-        .iter()
-        .map(|&n| {
-            let rt = autarky::Runtime::builder()
-                .gpu()
-                .compute_blocks(n)
+    // more) compute blocks, each a row of its own;
+    // `--stencil-counted`: its tiles counted (counted_fan_in).
+    let by_blocks = cfg.stencil_blocks.iter().map(|&n| {
+        (
+            autarky::Runtime::builder().gpu().compute_blocks(n),
+            format!("autarky, {n} compute blocks"),
+        )
+    });
+    let by_counted = cfg.stencil_counted.iter().map(|&n| {
+        (
+            autarky::Runtime::builder().gpu().counted_fan_in(n),
+            format!("autarky, counted from {n}"),
+        )
+    });
+    let stencil_rts = by_blocks
+        .chain(by_counted)
+        .map(|(builder, name)| {
+            let rt = builder
                 .build()
-                .map_err(|e| format!("a runtime of {n} compute blocks: {e}"))?;
+                .map_err(|e| format!("a runtime for {name:?}: {e}"))?;
             // A row name lives as long as the bench (the table's names are
             // &'static).
-            let name: &'static str =
-                Box::leak(format!("autarky, {n} compute blocks").into_boxed_str());
+            let name: &'static str = Box::leak(name.into_boxed_str());
             Ok((rt, name))
         })
         .collect::<BoxResult<Vec<_>>>()?;
@@ -459,9 +468,9 @@ fn main() -> BoxResult<()> {
         let sg = base
             .replay(&stencil_exec)
             .map_err(|e| format!("stencil cuda-graph baseline: {e}"))?;
-        let mut by_blocks = Vec::with_capacity(stencil_rts.len());
+        let mut extra_rows = Vec::with_capacity(stencil_rts.len());
         for (rt_b, name) in &stencil_rts {
-            by_blocks.push((
+            extra_rows.push((
                 *name,
                 run_autarky(rt_b, &stencil, m_stencil, name, None)?.event_s,
             ));
@@ -477,7 +486,7 @@ fn main() -> BoxResult<()> {
                 c.push("autarky pinned", p.event_s);
             }
             c.push(STENCIL_REFERENCE, sg);
-            for (name, s) in by_blocks {
+            for (name, s) in extra_rows {
                 c.push(name, s);
             }
         }
