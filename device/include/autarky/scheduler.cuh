@@ -249,7 +249,12 @@ __device__ inline bool comm_try_pop(const RunParams& p, uint32_t* task, uint32_t
 }
 
 // Pops one instance. Ready: *task/*iteration are set. Stop: the run finished.
-AUTARKY_HOT WaitResult queue_pop(Who w, uint32_t* task, uint32_t* iteration) {
+// `peek(task)` runs once the item is seen, before the slot is released: a
+// load it issues (the task's descriptor) is in flight with the read of the
+// slot's iteration, which the release waits for anyway, instead of
+// starting after it.
+template <class Peek>
+AUTARKY_HOT WaitResult queue_pop(Who w, uint32_t* task, uint32_t* iteration, Peek peek) {
     const RunParams& p = *w.p;
     QueueCtl* q = reinterpret_cast<QueueCtl*>(p.queue);
     const uint32_t k = atom_add_relaxed_gpu_u32(&q->head, 1);
@@ -285,6 +290,7 @@ AUTARKY_HOT WaitResult queue_pop(Who w, uint32_t* task, uint32_t* iteration) {
     if (r != WaitResult::Ready) return r;
     *task = (uint32_t)word;
     *iteration = s->iteration;
+    peek(*task);
     // Release: our reads of the slot happen before the next pusher's writes.
     st_release_gpu_u64(&s->word, queue_slot_word(k + p.queue_mask + 1, 0));
     return WaitResult::Ready;
@@ -1079,10 +1085,20 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         // only grows, so "ready" seen now stays true.
         // (A wide task: when thread 0 knows its predecessors are done that
         // far, WideReady.)
+        // A task with successors checks its own next instance in the pass
+        // below, beside them, after the publish: the check here (its list's
+        // records, then their words) held the publish back by two round
+        // trips on thread 0, and the pass needs the SC fence anyway.
+#ifdef AUTARKY_EXP_LATE_SELF
+        const bool check_self_here = d.succ_count == 0;
+#else
+        constexpr bool check_self_here = true;
+#endif
         const bool self_claimed =
             self_next &&
             (wide_ready(wide, t, t_done) ||
-             (d.pred_count <= SMALL_FAN_IN && preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done))) &&
+             (check_self_here && d.pred_count <= SMALL_FAN_IN &&
+              preds_ready_batch(p, d.pred_start, d.pred_count, t_done, t, t_done))) &&
             below_limit(p, t_done);
         publish_remote(p, d, i, false);
         // Earlier completions' owed publishes first (one fence for both),
@@ -1907,6 +1923,10 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     LoopClock clock;                 // thread 0: instances completed, publish/abort times
     bool stop = false;               // thread 0: abort seen, or a fast-path push was aborted
     [[maybe_unused]] bool handed = false;  // thread 0: `task` is the successor its last completion kept
+#ifdef AUTARKY_EXP_POP_DESC
+    uint32_t popped = NONE;  // thread 0: the task whose descriptor queue_pop loaded into popped_desc
+    TaskDesc popped_desc;
+#endif
     WideReady wide{NONE, 0};  // thread 0: how far a wide task's predecessors are done
 #ifdef AUTARKY_SLOTS_ON
     uint32_t slot_rt_task = NONE, slot_rt = 0;  // thread 0: slots of slot_rt_task full below slot_rt
@@ -1954,7 +1974,16 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                     flush_pending(p, sh.pend);
 #endif
                     publish_completed(p, w.block, clock);
-                    run = queue_pop(w, &task, &iter) == WaitResult::Ready;
+#ifdef AUTARKY_EXP_POP_DESC
+                    run = queue_pop(w, &task, &iter, [&](uint32_t t) {
+                              if (t != desc_of) {
+                                  popped_desc = load_desc(p, t);
+                                  popped = t;
+                              }
+                          }) == WaitResult::Ready;
+#else
+                    run = queue_pop(w, &task, &iter, [](uint32_t) {}) == WaitResult::Ready;
+#endif
                     if (run) {
                         BlockStats* bs = stats_of(p, w.block);
                         bs->task = task;
@@ -1993,8 +2022,14 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                 sh_iter = iter;
                 // Read-only table; a task that keeps its own next instance
                 // (the common steady state) reuses the descriptor it has.
+#ifdef AUTARKY_EXP_POP_DESC
+                if (desc_of != task)
+                    sh_desc = task == popped ? popped_desc : task == sh.next_task ? sh.next_desc : load_desc(p, task);
+                popped = NONE;
+#else
                 if (desc_of != task)
                     sh_desc = task == sh.next_task ? sh.next_desc : load_desc(p, task);
+#endif
 #ifdef AUTARKY_JOIN_LOOP_ON
                 sh.join_rt = task == slot_rt_task ? slot_rt : 0;
 #endif
