@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s35-b       # 1 GPU: (s35-loop-stats.patch applied) the loop by phase, control against the two cuts; their A/B (EXP_LATE_SELF, EXP_POP_DESC)
 #   bash scripts/gpu-owed.sh s35-stats   # 1 GPU: (s35-loop-stats.patch applied) the dynamic stencil's compute loop by phase, thread 0's cycles
 #   bash scripts/gpu-owed.sh s35-a       # 1 GPU: the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
 #   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: (run in session 34: the dynamic stencil 12.24 µs against the control's 5.92; reverted) after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
@@ -440,6 +441,32 @@ s27-mini)
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
+  done
+  pack
+  ;;
+s35-b)
+  # Session 35 (1 GPU; bundle built with docs/experiments/s35-loop-stats.patch
+  # applied on 0ab…'s tree, which has the two cuts behind flags): (1) the
+  # compute loop's cycles by phase in the dynamic stencil (and counted
+  # from 2), control against both cuts; (2) the A/B, interleaved, twice:
+  # control, -DAUTARKY_EXP_LATE_SELF, -DAUTARKY_EXP_POP_DESC, both — the
+  # stencil (default grid and 132 blocks), its tiles counted, fan-in, chains;
+  # then all four cuts (with EXP_PRED_AHEAD, EXP_KEPT_DESC), with the
+  # counters and in the A/B.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/(stencil|chain|fan)|^ +autarky|cuda-graph'
+  A1="--reps=1 --only=stencil --stencil-blocks=132 --stencil-counted=2"
+  AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_STATS" FILTER="$F|^EXP" LINES_SHOWN=40 run stats-ctl 200 $B/dispatch $A1
+  AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_STATS -DAUTARKY_EXP_LATE_SELF -DAUTARKY_EXP_POP_DESC" FILTER="$F|^EXP" LINES_SHOWN=40 \
+    run stats-both 200 $B/dispatch $A1
+  A="--reps=5 --only=stencil,fan-in,chain --n=1000 --stencil-blocks=132 --stencil-counted=2"
+  ALL="-DAUTARKY_EXP_LATE_SELF -DAUTARKY_EXP_POP_DESC -DAUTARKY_EXP_PRED_AHEAD -DAUTARKY_EXP_KEPT_DESC"
+  AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_STATS $ALL" FILTER="$F|^EXP" LINES_SHOWN=40 run stats-all 200 $B/dispatch $A1
+  for r in 1 2; do
+    FILTER="$F" LINES_SHOWN=30 run "ab-ctl-$r" 150 $B/dispatch $A
+    AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_LATE_SELF" FILTER="$F" LINES_SHOWN=30 run "ab-late-$r" 150 $B/dispatch $A
+    AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_LATE_SELF -DAUTARKY_EXP_POP_DESC" FILTER="$F" LINES_SHOWN=30 run "ab-both-$r" 150 $B/dispatch $A
+    AUTARKY_NVRTC_EXTRA="$ALL" FILTER="$F" LINES_SHOWN=30 run "ab-all-$r" 150 $B/dispatch $A
   done
   pack
   ;;

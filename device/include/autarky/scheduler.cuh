@@ -1004,6 +1004,9 @@ struct CompletionShared {
 #endif
     uint32_t big_overflow;  // more than 32 uncounted large-fan-in successors: check them serially
     uint64_t self_arrived;  // a counted task's arrival count, for its self check
+#ifdef AUTARKY_EXP_KEPT_DESC
+    TaskDesc kept_desc;     // kept_task's descriptor, loaded by the thread that kept it (not for t itself)
+#endif
 };
 
 // Resets big_min[slot] (kernels with counted tasks: preds_ready_through_block).
@@ -1052,6 +1055,11 @@ __device__ __forceinline__ bool self_gated_out(const RunParams& p, const TaskDes
 __device__ __forceinline__ bool keep_or_push(Who w, CompletionShared& sh, uint32_t s, uint32_t n) {
     if (!is_comm_task(*w.p, s) && atomicCAS(&sh.kept_task, NONE, s) == NONE) {
         sh.kept_iter = n;
+#ifdef AUTARKY_EXP_KEPT_DESC
+        // Its descriptor now, in flight with the other threads' claims and
+        // pushes, rather than at the loop top after them.
+        sh.kept_desc = load_desc(*w.p, s);
+#endif
         return true;
     }
     return queue_push(w, s, n);
@@ -1072,6 +1080,25 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
                                 uint32_t* failed, const Edge& edge, LoopClock& clock, Pending& pend, WideReady& wide) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
+#ifdef AUTARKY_EXP_PRED_AHEAD
+    // The predecessor records of this thread's successor (or of t itself,
+    // for thread succ_count), read-only, loaded now: they arrive while
+    // thread 0 publishes and fences, and the check after the barrier needs
+    // only the words. (Small lists only: PRED_BATCH records.)
+    uint32_t ahead_task[PRED_BATCH], ahead_dist[PRED_BATCH];
+    uint32_t ahead_start = 0, ahead_count = ~0u;  // ~0u: none loaded
+    if (threadIdx.x <= d.succ_count) {
+        const uint32_t ps = threadIdx.x < d.succ_count ? edge.pred_start : d.pred_start;
+        const uint32_t pc = threadIdx.x < d.succ_count ? edge.pred_count : d.pred_count;
+        if (pc >= 2 && pc <= PRED_BATCH) {
+            ahead_start = ps;
+            ahead_count = pc;
+#pragma unroll
+            for (uint32_t k = 0; k < PRED_BATCH; ++k)
+                if (k < pc) load_pred(p.pred, ps + k, ahead_task[k], ahead_dist[k]);
+        }
+    }
+#endif
     if (threadIdx.x == 0) {
         const uint32_t limit = run_limit(p);
         const bool self_next = t_done < limit;
@@ -1212,6 +1239,20 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             }
             continue;
         } else {
+#ifdef AUTARKY_EXP_PRED_AHEAD
+            if (j == threadIdx.x && ahead_count == e.pred_count && ahead_start == e.pred_start) {
+                bool remote = false;
+                ready = preds_group_done<PRED_BATCH>(states_of(p), first_proxy(p), e.pred_count, n, t, t_done, remote,
+                                                     [&](uint32_t k, uint32_t& task, uint32_t& distance) {
+                                                         task = ahead_task[k];
+                                                         distance = ahead_dist[k];
+                                                     });
+                if (ready) {
+                    if (remote) fence_acquire_sys();
+                    else fence_acquire_gpu();
+                }
+            } else
+#endif
             ready = preds_ready_batch(p, e.pred_start, e.pred_count, n, t, t_done);
         }
         if (ready && below_limit(p, n) && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
@@ -2222,7 +2263,14 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
         }
         if (sh_failed) break;
+#ifdef AUTARKY_EXP_KEPT_DESC
+        // (A block-wide completion hands its kept task's descriptor over
+        // itself: waiting here for the prefetched one would hold thread 0
+        // a round trip when the body is short.)
+        if (threadIdx.x == 0 && d.succ_count > 0 && sh.fast) {
+#else
         if (threadIdx.x == 0 && d.succ_count > 0) {
+#endif
             sh.next_task = edge.task;
             sh.next_desc = next_desc;
         }
@@ -2255,6 +2303,13 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         if (threadIdx.x == 0) {
             task = sh_done.kept_task;
             iter = sh_done.kept_iter;
+#ifdef AUTARKY_EXP_KEPT_DESC
+            // (Its descriptor is in sh_done.kept_desc, unless it is t's own.)
+            if (task != NONE && task != sh_task) {
+                sh.next_task = task;
+                sh.next_desc = sh_done.kept_desc;
+            }
+#endif
         }
     }
     if (threadIdx.x == 0) {
