@@ -29,7 +29,9 @@
 //    its publish reads nothing afterwards and skips the fence.
 // (The emulator runs the same rules; loom checks them.)
 // The completing block keeps the first instance it claimed (its own next
-// instance first) and runs it next; the rest go to the ready queue. Tasks
+// instance first when it is folded into the publish: tasks of at most one
+// successor edge; a task completed block-wide checks it after the publish,
+// with its successors) and runs it next; the rest go to the ready queue. Tasks
 // of small fan-in with at most one successor edge, itself of small fan-in
 // and not counted, complete on thread 0 alone (complete_fast); others use
 // the block-wide complete().
@@ -1004,9 +1006,6 @@ struct CompletionShared {
 #endif
     uint32_t big_overflow;  // more than 32 uncounted large-fan-in successors: check them serially
     uint64_t self_arrived;  // a counted task's arrival count, for its self check
-#ifdef AUTARKY_EXP_KEPT_DESC
-    TaskDesc kept_desc;     // kept_task's descriptor, loaded by the thread that kept it (not for t itself)
-#endif
 };
 
 // Resets big_min[slot] (kernels with counted tasks: preds_ready_through_block).
@@ -1055,11 +1054,6 @@ __device__ __forceinline__ bool self_gated_out(const RunParams& p, const TaskDes
 __device__ __forceinline__ bool keep_or_push(Who w, CompletionShared& sh, uint32_t s, uint32_t n) {
     if (!is_comm_task(*w.p, s) && atomicCAS(&sh.kept_task, NONE, s) == NONE) {
         sh.kept_iter = n;
-#ifdef AUTARKY_EXP_KEPT_DESC
-        // Its descriptor now, in flight with the other threads' claims and
-        // pushes, rather than at the loop top after them.
-        sh.kept_desc = load_desc(*w.p, s);
-#endif
         return true;
     }
     return queue_push(w, s, n);
@@ -1080,25 +1074,6 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
                                 uint32_t* failed, const Edge& edge, LoopClock& clock, Pending& pend, WideReady& wide) {
     const RunParams& p = *w.p;
     const uint32_t t_done = i + 1;
-#ifdef AUTARKY_EXP_PRED_AHEAD
-    // The predecessor records of this thread's successor (or of t itself,
-    // for thread succ_count), read-only, loaded now: they arrive while
-    // thread 0 publishes and fences, and the check after the barrier needs
-    // only the words. (Small lists only: PRED_BATCH records.)
-    uint32_t ahead_task[PRED_BATCH], ahead_dist[PRED_BATCH];
-    uint32_t ahead_start = 0, ahead_count = ~0u;  // ~0u: none loaded
-    if (threadIdx.x <= d.succ_count) {
-        const uint32_t ps = threadIdx.x < d.succ_count ? edge.pred_start : d.pred_start;
-        const uint32_t pc = threadIdx.x < d.succ_count ? edge.pred_count : d.pred_count;
-        if (pc >= 2 && pc <= PRED_BATCH) {
-            ahead_start = ps;
-            ahead_count = pc;
-#pragma unroll
-            for (uint32_t k = 0; k < PRED_BATCH; ++k)
-                if (k < pc) load_pred(p.pred, ps + k, ahead_task[k], ahead_dist[k]);
-        }
-    }
-#endif
     if (threadIdx.x == 0) {
         const uint32_t limit = run_limit(p);
         const bool self_next = t_done < limit;
@@ -1115,8 +1090,11 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
         // A task with successors checks its own next instance in the pass
         // below, beside them, after the publish: the check here (its list's
         // records, then their words) held the publish back by two round
-        // trips on thread 0, and the pass needs the SC fence anyway.
-#ifdef AUTARKY_EXP_LATE_SELF
+        // trips on thread 0, and the pass needs the SC fence anyway
+        // (session 35: the dynamic stencil −14 %).
+        // (-DAUTARKY_NO_LATE_SELF: before the publish for every task, the
+        // control.)
+#ifndef AUTARKY_NO_LATE_SELF
         const bool check_self_here = d.succ_count == 0;
 #else
         constexpr bool check_self_here = true;
@@ -1239,20 +1217,6 @@ AUTARKY_HOT bool complete(Who w, const TaskDesc& d, uint32_t t, uint32_t i, Comp
             }
             continue;
         } else {
-#ifdef AUTARKY_EXP_PRED_AHEAD
-            if (j == threadIdx.x && ahead_count == e.pred_count && ahead_start == e.pred_start) {
-                bool remote = false;
-                ready = preds_group_done<PRED_BATCH>(states_of(p), first_proxy(p), e.pred_count, n, t, t_done, remote,
-                                                     [&](uint32_t k, uint32_t& task, uint32_t& distance) {
-                                                         task = ahead_task[k];
-                                                         distance = ahead_dist[k];
-                                                     });
-                if (ready) {
-                    if (remote) fence_acquire_sys();
-                    else fence_acquire_gpu();
-                }
-            } else
-#endif
             ready = preds_ready_batch(p, e.pred_start, e.pred_count, n, t, t_done);
         }
         if (ready && below_limit(p, n) && claim(p, e.task, n)) ok = keep_or_push(w, sh, e.task, n) && ok;
@@ -1964,7 +1928,9 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
     LoopClock clock;                 // thread 0: instances completed, publish/abort times
     bool stop = false;               // thread 0: abort seen, or a fast-path push was aborted
     [[maybe_unused]] bool handed = false;  // thread 0: `task` is the successor its last completion kept
-#ifdef AUTARKY_EXP_POP_DESC
+    // (-DAUTARKY_NO_POP_DESC: the descriptor loaded after the pop, the
+    // control.)
+#ifndef AUTARKY_NO_POP_DESC
     uint32_t popped = NONE;  // thread 0: the task whose descriptor queue_pop loaded into popped_desc
     TaskDesc popped_desc;
 #endif
@@ -2015,7 +1981,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                     flush_pending(p, sh.pend);
 #endif
                     publish_completed(p, w.block, clock);
-#ifdef AUTARKY_EXP_POP_DESC
+#ifndef AUTARKY_NO_POP_DESC
                     run = queue_pop(w, &task, &iter, [&](uint32_t t) {
                               if (t != desc_of) {
                                   popped_desc = load_desc(p, t);
@@ -2063,7 +2029,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
                 sh_iter = iter;
                 // Read-only table; a task that keeps its own next instance
                 // (the common steady state) reuses the descriptor it has.
-#ifdef AUTARKY_EXP_POP_DESC
+#ifndef AUTARKY_NO_POP_DESC
                 if (desc_of != task)
                     sh_desc = task == popped ? popped_desc : task == sh.next_task ? sh.next_desc : load_desc(p, task);
                 popped = NONE;
@@ -2263,14 +2229,7 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
             if (sh_failed) AUTARKY_TRACE_TASK_RECORD(p, sh_task, it);
         }
         if (sh_failed) break;
-#ifdef AUTARKY_EXP_KEPT_DESC
-        // (A block-wide completion hands its kept task's descriptor over
-        // itself: waiting here for the prefetched one would hold thread 0
-        // a round trip when the body is short.)
-        if (threadIdx.x == 0 && d.succ_count > 0 && sh.fast) {
-#else
         if (threadIdx.x == 0 && d.succ_count > 0) {
-#endif
             sh.next_task = edge.task;
             sh.next_desc = next_desc;
         }
@@ -2303,13 +2262,6 @@ AUTARKY_HOT void compute_loop(Who w, BlockShared& sh) {
         if (threadIdx.x == 0) {
             task = sh_done.kept_task;
             iter = sh_done.kept_iter;
-#ifdef AUTARKY_EXP_KEPT_DESC
-            // (Its descriptor is in sh_done.kept_desc, unless it is t's own.)
-            if (task != NONE && task != sh_task) {
-                sh.next_task = task;
-                sh.next_desc = sh_done.kept_desc;
-            }
-#endif
         }
     }
     if (threadIdx.x == 0) {

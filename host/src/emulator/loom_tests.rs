@@ -290,6 +290,22 @@ fn loop_carried_edge_never_lets_the_next_instance_run_before_its_predecessor() {
     });
 }
 
+#[test]
+fn neighbours_checking_their_own_next_instance_after_the_publish_run_each_once_and_never_early() {
+    // Two stencil neighbours (carried edges both ways) that also feed a
+    // third task: two successor edges each, so each checks its own next
+    // instance after its publish, beside its successors (session 35; the
+    // device's block-wide completion), not folded before it. Instance 1 of
+    // 0 needs instance 0 of 1 and the other way round: the two completions
+    // race, each reading the other's word after its own publish.
+    let l = std::sync::Arc::new(lowered(3, &[(0, 1, 1), (1, 0, 1), (0, 2, 0), (1, 2, 0)]));
+    assert_eq!(l.roots, [0, 1]);
+    assert!(l.tasks[..2].iter().all(|d| d.succ_count == 2));
+    check("neighbours, self checked late", 3, move || {
+        run_roots_on_threads(l.clone(), 2)
+    });
+}
+
 /// `n` tasks with `edges`, every task of 2 or more predecessor edges
 /// counted (arrival counters gate its readiness checks).
 fn counted(n: usize, edges: &[(usize, usize, u32)]) -> LoweredGraph {
