@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s35-final   # 1 GPU: after .gpu/run: the dispatch rows at dc155ce against its controls (NO_LATE_SELF, NO_POP_DESC)
 #   bash scripts/gpu-owed.sh s35-b       # 1 GPU: (s35-loop-stats.patch applied) the loop by phase, control against the two cuts; their A/B (EXP_LATE_SELF, EXP_POP_DESC)
 #   bash scripts/gpu-owed.sh s35-stats   # 1 GPU: (s35-loop-stats.patch applied) the dynamic stencil's compute loop by phase, thread 0's cycles
 #   bash scripts/gpu-owed.sh s35-a       # 1 GPU: the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
@@ -442,6 +443,18 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s35-final)
+  # Session 35 (1 GPU, after .gpu/run in the same call): the closing
+  # dispatch rows at dc155ce's device code against its controls
+  # (-DAUTARKY_NO_LATE_SELF -DAUTARKY_NO_POP_DESC: the device code before
+  # it), in one binary.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch|^ +autarky|cuda-graph|independent|atomic'
+  A="--reps=5 --only=stencil,chain,fan-in,independent --n=1000 --instances=10000000 --stencil-blocks=132"
+  FILTER="$F" LINES_SHOWN=40 run final-new 150 $B/dispatch $A
+  AUTARKY_NVRTC_EXTRA="-DAUTARKY_NO_LATE_SELF -DAUTARKY_NO_POP_DESC" FILTER="$F" LINES_SHOWN=40 run final-ctl 150 $B/dispatch $A
   pack
   ;;
 s35-b)
