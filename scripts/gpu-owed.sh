@@ -449,12 +449,14 @@ s35-final)
   # Session 35 (1 GPU, after .gpu/run in the same call): the closing
   # dispatch rows at dc155ce's device code against its controls
   # (-DAUTARKY_NO_LATE_SELF -DAUTARKY_NO_POP_DESC: the device code before
-  # it), in one binary.
+  # it), in one binary; then the opt-in soak.
   export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
   F='^h200/dispatch|^ +autarky|cuda-graph|independent|atomic'
   A="--reps=5 --only=stencil,chain,fan-in,independent --n=1000 --instances=10000000 --stencil-blocks=132"
   FILTER="$F" LINES_SHOWN=40 run final-new 150 $B/dispatch $A
   AUTARKY_NVRTC_EXTRA="-DAUTARKY_NO_LATE_SELF -DAUTARKY_NO_POP_DESC" FILTER="$F" LINES_SHOWN=40 run final-ctl 150 $B/dispatch $A
+  # The opt-in soak: 1000 random graphs, each checked (the dynamic path changed).
+  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 100 .gpu/tests/gpu-* --test-threads=1 --ignored soak
   pack
   ;;
 s35-b)
