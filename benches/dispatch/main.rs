@@ -47,8 +47,11 @@
 //! overwrites, which costs the same as keeping, so small rings measure the
 //! same overhead), `AUTARKY_BENCH_TRACE_DIR` / `--trace-dir=` (write each
 //! traced case's last trace there as Chrome JSON, `<case>-<tasks>.json`;
-//! implies `--trace`). Without a GPU or NVRTC it prints `SKIP dispatch bench:
-//! <reason>` and exits 0.
+//! implies `--trace`), `AUTARKY_BENCH_STENCIL_BLOCKS` / `--stencil-blocks=`
+//! and `AUTARKY_BENCH_STENCIL_COUNTED` / `--stencil-counted=` (extra rows
+//! of the dynamic stencil: on runtimes of that many compute blocks, or
+//! with its tiles counted from that many inputs). Without a GPU or NVRTC
+//! it prints `SKIP dispatch bench: <reason>` and exits 0.
 //!
 //! Modules: `config` (knobs), `cases` (what is measured, the table),
 //! `baselines` (the CUDA kernels compared against); the report writer is
