@@ -389,7 +389,11 @@ impl TaskStates {
         // instance after the publish, with them (the re-check below), as
         // the device's block-wide completion does: there the check before
         // the publish held the publish back by two round trips on one
-        // thread (session 35: −14 % on a dynamic stencil).
+        // thread (session 35: −14 % on a dynamic stencil). (The device also
+        // checks late for a task of one successor edge that completes
+        // block-wide — a wide task, or a successor of many predecessors —
+        // and folds here; both orders are the protocol's, and the re-check
+        // after the publish is the one every other successor gets.)
         let fold_first = lowered.succs(d).len() < 2;
         let self_claimed =
             self_next && fold_first && self.preds_ready(lowered, d, done) && done < self.limit();
