@@ -30,10 +30,10 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
-#   bash scripts/gpu-owed.sh s35-final   # 1 GPU: after .gpu/run: the dispatch rows at dc155ce against its controls (NO_LATE_SELF, NO_POP_DESC)
-#   bash scripts/gpu-owed.sh s35-b       # 1 GPU: (s35-loop-stats.patch applied) the loop by phase, control against the two cuts; their A/B (EXP_LATE_SELF, EXP_POP_DESC)
-#   bash scripts/gpu-owed.sh s35-stats   # 1 GPU: (s35-loop-stats.patch applied) the dynamic stencil's compute loop by phase, thread 0's cycles
-#   bash scripts/gpu-owed.sh s35-a       # 1 GPU: the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
+#   bash scripts/gpu-owed.sh s35-final   # 1 GPU: (run in session 35) after .gpu/run: the dispatch rows at dc155ce against its controls (NO_LATE_SELF, NO_POP_DESC)
+#   bash scripts/gpu-owed.sh s35-b       # 1 GPU: (run in session 35 on 5ccdaa6's bundle; its EXP_ flags are gone since dc155ce) the loop by phase and the four cuts' A/B
+#   bash scripts/gpu-owed.sh s35-stats   # 1 GPU: (not run; s35-b did) (s35-loop-stats.patch applied) the dynamic stencil's compute loop by phase, thread 0's cycles
+#   bash scripts/gpu-owed.sh s35-a       # 1 GPU: (run in session 35) the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
 #   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: (run in session 34: the dynamic stencil 12.24 µs against the control's 5.92; reverted) after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
 #   bash scripts/gpu-owed.sh s34-bench   # 1 GPU: the closing tables: the full dispatch bench, the Jacobi bench's one-GPU rows (2D 256²–16384², 3D 64³ and 256³)
 #   bash scripts/gpu-owed.sh s34-a       # 1 GPU: the floor's two-role hop (pinned_hop s); gpu_jacobi compiled ahead on a cold machine, compiles counted; the soak; gpu's prepare trial
@@ -461,10 +461,11 @@ s35-final)
   ;;
 s35-b)
   # Session 35 (1 GPU; bundle built with docs/experiments/s35-loop-stats.patch
-  # applied on 0ab…'s tree, which has the two cuts behind flags): (1) the
+  # applied on 5ccdaa6's tree — its queue_pop line merged by hand — which
+  # has the four cuts behind flags; run in session 35): (1) the
   # compute loop's cycles by phase in the dynamic stencil (and counted
-  # from 2), control against both cuts; (2) the A/B, interleaved, twice:
-  # control, -DAUTARKY_EXP_LATE_SELF, -DAUTARKY_EXP_POP_DESC, both — the
+  # from 2), control against cuts 1+2; (2) the A/B, interleaved, twice:
+  # control, -DAUTARKY_EXP_LATE_SELF, it with -DAUTARKY_EXP_POP_DESC — the
   # stencil (default grid and 132 blocks), its tiles counted, fan-in, chains;
   # then all four cuts (with EXP_PRED_AHEAD, EXP_KEPT_DESC), with the
   # counters and in the A/B.
@@ -486,7 +487,8 @@ s35-b)
   pack
   ;;
 s35-stats)
-  # Session 35 (1 GPU; docs/experiments/s35-loop-stats.patch applied):
+  # (Not run: s35-b ran the same counters.) Session 35 (1 GPU;
+  # docs/experiments/s35-loop-stats.patch applied):
   # where a compute block's time goes in the dynamic stencil — thread 0's
   # cycles by phase (pop, loop top, body, completion, push), summed over
   # the blocks — at the default grid and at 132 and 528 compute blocks.
