@@ -32,7 +32,6 @@
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
 #   bash scripts/gpu-owed.sh s35-final   # 1 GPU: (run in session 35) after .gpu/run: the dispatch rows at dc155ce against its controls (NO_LATE_SELF, NO_POP_DESC)
 #   bash scripts/gpu-owed.sh s35-b       # 1 GPU: (run in session 35 on 5ccdaa6's bundle; its EXP_ flags are gone since dc155ce) the loop by phase and the four cuts' A/B
-#   bash scripts/gpu-owed.sh s35-stats   # 1 GPU: (not run; s35-b did) (s35-loop-stats.patch applied) the dynamic stencil's compute loop by phase, thread 0's cycles
 #   bash scripts/gpu-owed.sh s35-a       # 1 GPU: (run in session 35) the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
 #   bash scripts/gpu-owed.sh s34-multi   # 1 GPU: (run in session 34: the dynamic stencil 12.24 µs against the control's 5.92; reverted) after .gpu/run: thread 0 completing tasks of 2-8 successors (complete_fast_multi) against -DAUTARKY_NO_MULTI_FAST, dispatch A/B; the new trials under the control
 #   bash scripts/gpu-owed.sh s34-bench   # 1 GPU: the closing tables: the full dispatch bench, the Jacobi bench's one-GPU rows (2D 256²–16384², 3D 64³ and 256³)
@@ -484,21 +483,6 @@ s35-b)
     AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_LATE_SELF -DAUTARKY_EXP_POP_DESC" FILTER="$F" LINES_SHOWN=30 run "ab-both-$r" 150 $B/dispatch $A
     AUTARKY_NVRTC_EXTRA="$ALL" FILTER="$F" LINES_SHOWN=30 run "ab-all-$r" 150 $B/dispatch $A
   done
-  pack
-  ;;
-s35-stats)
-  # (Not run: s35-b ran the same counters.) Session 35 (1 GPU;
-  # docs/experiments/s35-loop-stats.patch applied):
-  # where a compute block's time goes in the dynamic stencil — thread 0's
-  # cycles by phase (pop, loop top, body, completion, push), summed over
-  # the blocks — at the default grid and at 132 and 528 compute blocks.
-  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
-  # Then the tiles counted (counted_fan_in 2: an arrival per successor
-  # instead of a scan and a claim), timed without the counters, and with.
-  AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_STATS FILTER='^h200/dispatch/stencil|^ +autarky|cuda-graph|^EXP' LINES_SHOWN=40 \
-    run stencil-stats 200 $B/dispatch --reps=1 --only=stencil --stencil-blocks=132,528 --stencil-counted=2
-  FILTER='^h200/dispatch/stencil|^ +autarky|cuda-graph' LINES_SHOWN=40 \
-    run stencil-counted 200 $B/dispatch --reps=5 --only=stencil --stencil-blocks=132 --stencil-counted=2,4
   pack
   ;;
 s35-a)

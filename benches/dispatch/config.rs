@@ -62,6 +62,24 @@ fn parse_list(what: &str, s: &str) -> BoxResult<Vec<u64>> {
         .collect()
 }
 
+/// An optional list (`None`: empty) of integers in `min..=u32::MAX`.
+fn parse_u32_list(what: &str, s: Option<&str>, min: u64) -> BoxResult<Vec<u32>> {
+    let Some(s) = s else {
+        return Ok(Vec::new());
+    };
+    parse_list(what, s)?
+        .into_iter()
+        .map(|n| {
+            u32::try_from(n)
+                .ok()
+                .filter(|&n| n as u64 >= min)
+                .ok_or_else(|| {
+                    format!("every {what} must be in {min}..={}, got {n}", u32::MAX).into()
+                })
+        })
+        .collect()
+}
+
 const HELP: &str = "dispatch bench: autarky's task dispatch against a launch per task, a CUDA
 graph and an atomic-claim persistent kernel, in one process (device events).
 
@@ -186,28 +204,9 @@ impl Config {
             }
             None => None,
         };
-        let stencil_blocks = match stencil_blocks {
-            Some(v) => {
-                let b = parse_list("stencil blocks", &v)?;
-                if let Some(&bad) = b.iter().find(|&&n| n > u32::MAX as u64) {
-                    return Err(format!("a compute-block count must fit in u32, got {bad}").into());
-                }
-                b.into_iter().map(|n| n as u32).collect()
-            }
-            None => Vec::new(),
-        };
-        let stencil_counted = match stencil_counted {
-            Some(v) => {
-                let b = parse_list("stencil counted", &v)?;
-                if let Some(&bad) = b.iter().find(|&&n| !(2..=u32::MAX as u64).contains(&n)) {
-                    return Err(
-                        format!("a counted fan-in must be in 2..={}, got {bad}", u32::MAX).into(),
-                    );
-                }
-                b.into_iter().map(|n| n as u32).collect()
-            }
-            None => Vec::new(),
-        };
+        let stencil_blocks = parse_u32_list("stencil block count", stencil_blocks.as_deref(), 1)?;
+        let stencil_counted =
+            parse_u32_list("stencil counted fan-in", stencil_counted.as_deref(), 2)?;
         Ok(Config {
             only,
             stencil_blocks,
