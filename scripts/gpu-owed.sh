@@ -30,6 +30,8 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s36-b       # 1 GPU: before .gpu/run in the same call: the solo path's third form (a function of its own, one instantiation, compiled in only where a list qualifies) against -DAUTARKY_NO_PIN_SOLO, short
+#   bash scripts/gpu-owed.sh s36-a       # 1 GPU: the pinned solo path (one lean task a block, its state in registers) against -DAUTARKY_NO_PIN_SOLO: the stencil rows, Jacobi 2D/3D and CG CLI, A/B twice
 #   bash scripts/gpu-owed.sh s35-final   # 1 GPU: (run in session 35) after .gpu/run: the dispatch rows at dc155ce against its controls (NO_LATE_SELF, NO_POP_DESC)
 #   bash scripts/gpu-owed.sh s35-b       # 1 GPU: (run in session 35 on 5ccdaa6's bundle; its EXP_ flags are gone since dc155ce) the loop by phase and the four cuts' A/B
 #   bash scripts/gpu-owed.sh s35-a       # 1 GPU: (run in session 35) the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
@@ -440,6 +442,51 @@ s27-mini)
       A=.gpu/ab/autarky-$b
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  pack
+  ;;
+s36-b)
+  # Session 36 (1 GPU; then `bash .gpu/run` in the same call): the solo
+  # path's third form against -DAUTARKY_NO_PIN_SOLO, one binary, short
+  # (the compiles are most of it): the stencil rows twice, Jacobi 256²
+  # S = 1 and 4 and CG 2D 1024² (no solo list: the same kernel both ways)
+  # once each.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in solo ctl; do
+      X=""; [ $v = ctl ] && X=-DAUTARKY_NO_PIN_SOLO
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=20 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil
+      [ $r = 2 ] && continue
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" run "j256-s1-$v" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" run "j256-s4-$v" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$X" OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg2d1024-$v" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+    done
+  done
+  pack
+  ;;
+s36-a)
+  # Session 36 (1 GPU): the pinned solo path — a pinned block whose list is
+  # one lean task keeps the instance's needs, word addresses and
+  # descriptor fields in registers and passes its verdict in the
+  # loop-top barrier — against the generic lean path
+  # (-DAUTARKY_NO_PIN_SOLO), one binary, interleaved, twice: the dispatch
+  # bench's stencil rows (pinned, dynamic, the CUDA graph), Jacobi 2D 256²
+  # (S = 1 and 4), 1024² S = 4, 3D 256³ S = 2 and CG 2D 1024².
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in solo ctl; do
+      X=""; [ $v = ctl ] && X=-DAUTARKY_NO_PIN_SOLO
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=20 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" run "j256-s1-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" run "j1024-s4-$v-$r" 60 $B/autarky jacobi2d --size 1024 --iters 8000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" run "j3d256-$v-$r" 90 $B/autarky jacobi3d --size 256 --iters 2000 --check-every 0 --steps-per-sync 2
+      AUTARKY_NVRTC_EXTRA="$X" OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg2d1024-$v-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
     done
   done
   pack

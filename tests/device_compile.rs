@@ -120,6 +120,7 @@ fn every_kernel_variant_compiles() {
             no_remote: true,
             no_counted: true,
             no_stop: true,
+            no_solo: true,
         },
         Lean {
             no_pinned: false,
@@ -127,6 +128,7 @@ fn every_kernel_variant_compiles() {
             no_remote: true,
             no_counted: false,
             no_stop: false,
+            no_solo: false,
         },
         Lean {
             no_pinned: false,
@@ -134,6 +136,7 @@ fn every_kernel_variant_compiles() {
             no_remote: false,
             no_counted: false,
             no_stop: true,
+            no_solo: true,
         },
         // The fan-in shape: a join's inputs and the join in their loops.
         Lean {
@@ -142,6 +145,7 @@ fn every_kernel_variant_compiles() {
             no_remote: true,
             no_counted: false,
             no_stop: true,
+            no_solo: true,
         },
     ] {
         // Arrival slots (-DAUTARKY_SLOTS) only where something counts.
@@ -173,6 +177,7 @@ fn every_kernel_variant_compiles() {
             no_remote: true,
             no_counted: false,
             no_stop: true,
+            no_solo: true,
         },
         slots: true,
         ..Default::default()

@@ -388,3 +388,25 @@ fn lowering_lists_each_producers_consumer_pes_and_the_first_unpinned_task() {
         assert_eq!(l.first_unpinned_compute(), brute, "PE {q}");
     }
 }
+
+#[test]
+fn a_solo_list_is_one_pinned_task_of_at_most_four_predecessors() {
+    use autarky::graph::SOLO_PREDS;
+    let solo = |preds: usize, tasks_in_slot: usize| {
+        let (mut g, t) = graph(preds + tasks_in_slot);
+        for k in 0..tasks_in_slot {
+            g.pin(t[preds + k], 0);
+        }
+        for &p in &t[..preds] {
+            g.add_carried_edge(p, t[preds]);
+        }
+        g.lower(&limits()).unwrap().has_solo_list()
+    };
+    assert_eq!(SOLO_PREDS, 4);
+    assert!(solo(0, 1), "a pinned task with no predecessors");
+    assert!(solo(4, 1), "a 2D stencil tile: four neighbours");
+    assert!(!solo(5, 1), "five predecessors: the cache's path");
+    assert!(!solo(2, 2), "two tasks on one block: the cache's path");
+    let (g, _) = graph(3);
+    assert!(!g.lower(&limits()).unwrap().has_solo_list(), "nothing pinned");
+}

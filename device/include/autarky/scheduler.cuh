@@ -2348,6 +2348,9 @@ struct PinnedCache {
 // A cached pinned task's predecessors polled by the lean path: at most this
 // many (a 2D stencil tile has 4, a 3D one 6, with its pulses 8).
 constexpr uint32_t PIN_LEAN_PREDS = 8;
+// ... and by the solo path, held in registers (pinned_solo): a 2D stencil
+// tile's four neighbours.
+constexpr uint32_t SOLO_PREDS = 4;
 
 // Thread 0 of a pinned block: are the cached predecessors of an instance
 // done, `need[j]` being what predecessor j's done word must reach (0: not
@@ -2523,6 +2526,131 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const TaskDesc&
     return sh.failed == 0;
 }
 
+#ifndef AUTARKY_NO_PIN_SOLO
+// The solo path's poll (thread 0; see pinned_solo): lean_preds_done with
+// the words (their indices in the state array) and the needs in
+// registers, not in the cache — no shared-memory load before a poll's
+// loads. (Indices, not pointers: half the registers; an address is one
+// multiply-add on the parameter bank.)
+template <bool Remote>
+__device__ __forceinline__ bool solo_preds_done(const States& st, const uint32_t (&at)[SOLO_PREDS],
+                                                const uint32_t (&need)[SOLO_PREDS], uint32_t& low) {
+    uint64_t v[SOLO_PREDS];
+#pragma unroll
+    for (uint32_t j = 0; j < SOLO_PREDS; ++j) {
+        v[j] = 0;
+        if (need[j] != 0) v[j] = Remote ? ld_relaxed_sys_u64(st.base + at[j]) : ld_relaxed_gpu_u64(st.base + at[j]);
+    }
+    bool ok = true;
+#pragma unroll
+    for (uint32_t j = 0; j < SOLO_PREDS; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
+    if (ok && may_stop_compiled()) {
+        uint32_t m = 0xffffffffu;
+#pragma unroll
+        for (uint32_t j = 0; j < SOLO_PREDS; ++j) {
+            const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
+            m = c < m ? c : m;
+        }
+        low = m;
+    }
+    return ok;
+}
+
+// The solo path: a pinned block whose list is one task of at most
+// SOLO_PREDS predecessors (a 2D stencil tile; cached, so lean) runs its
+// instances with what an instance needs in registers — on thread 0 the
+// awaited words and their distances, on every thread the task id, the
+// descriptor's body fields and the arguments' address — and passes thread
+// 0's verdict in the loop-top barrier itself (bar.red). The generic lean
+// path reads the needs, the words, sh.run/task/iter and the descriptor
+// from shared memory every instance, a chain of dependent loads and ~150
+// instructions on thread 0 between a predecessor's publish and its own;
+// a hop's latency grows with that path (docs/performance.md, sessions 26
+// and 36). Same protocol as pinned_loop: the poll, the acquire, the body,
+// the release (complete_pinned), the limit checks, the abort tick. Its
+// own loop (a branch inside pinned_loop's kept the registers live across
+// every list's bodies: spills on the path, no gain); compiled only into
+// kernels whose graph has such a list (the host passes
+// -DAUTARKY_NO_PIN_SOLO otherwise; set by hand it is the A/B control).
+__device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache& pc) {
+    const RunParams& p = *w.p;
+    const uint32_t t = pc.task[0];
+    const TaskDesc& d = pc.desc[0];  // shared memory: the completion's fields
+    const uint32_t global = d.global, arg_len = d.arg_len, kind = d.kind;
+    const unsigned char* args = pc.arg_off[0] != PIN_ARG_NONE
+                                    ? pc.args + pc.arg_off[0]
+                                    : reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset;
+    // Thread 0: the awaited words' indices and their edges' distances; an
+    // unused slot's need stays 0 (its word is never loaded).
+    uint32_t at[SOLO_PREDS], dist[SOLO_PREDS];
+    const bool remote = pc.remote[0] != 0;
+    if (threadIdx.x == 0) {
+        const uint32_t base = pc.pred_off[0], count = d.pred_count;
+#pragma unroll
+        for (uint32_t j = 0; j < SOLO_PREDS; ++j) {
+            at[j] = j < count ? (uint32_t)(pc.pred_word[base + j] - states_of(p).base) : 0u;
+            dist[j] = j < count ? pc.pred_distance[base + j] : 0xffffffffu;
+        }
+    }
+    LoopClock clock;
+    bool stop = false;              // thread 0: leave at the next loop top
+    uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
+    for (uint32_t n = 0;; ++n) {
+        bool run = true;  // every thread but 0 votes to run; thread 0 decides
+        if (threadIdx.x == 0) {
+            if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && n % 16 == 0) {
+                const uint32_t l = run_limit(p);
+                known = l < known ? l : known;
+            }
+            uint32_t need[SOLO_PREDS];
+#pragma unroll
+            for (uint32_t j = 0; j < SOLO_PREDS; ++j) need[j] = n + 1 > dist[j] ? n + 1 - dist[j] : 0;
+            uint32_t low = 0;
+            auto ready = [&]() -> bool {
+                return remote ? solo_preds_done<true>(states_of(p), at, need, low)
+                              : solo_preds_done<false>(states_of(p), at, need, low);
+            };
+            auto acquire = [&]() -> uint32_t {
+                // Every awaited release (system scope if a proxy is among
+                // them), as preds_done_batch.
+                if (remote) fence_acquire_sys();
+                else fence_acquire_gpu();
+#ifdef AUTARKY_TRACE
+                const uint32_t off = pc.pred_off[0];
+                for (uint32_t j = 0; remote && j < d.pred_count; ++j) {
+                    const uint32_t x = pc.pred_task[off + j], distance = pc.pred_distance[off + j];
+                    if (is_proxy(p, x) && n + 1 > distance)
+                        trace_append(p, TraceKind::SignalSeen, x, n - distance, x, p.pe);
+                }
+#endif
+                return low;
+            };
+            run = !stop && await_pinned(w, t, n, known, ready, acquire);
+        }
+        // Publish: thread 0's verdict, and the predecessors' data (its
+        // acquire), to the block.
+        if (!__syncthreads_and(run)) break;
+        TaskCtx ctx{global, n, p.iterations, p.pe, w.block, args, arg_len, &p, &sh.failed, t, &sh.report};
+        AUTARKY_TRACE_T0(p, TraceKind::TaskStart, t, n, 0);
+        autarky_dispatch<false>(ctx, kind);
+        // Publish: every thread's body writes happen before thread 0's
+        // release of done[t]; `sh.failed` to the block.
+        __syncthreads();
+        AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, t, n, 0);
+        if (sh.failed != 0) break;
+        if (threadIdx.x == 0) {
+            if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
+            if (!complete_pinned(w, d, t, n, clock, known)) stop = true;
+            flush_report(p, sh.report);
+        }
+    }
+    if (threadIdx.x == 0) {
+        flush_report(p, sh.report);
+        publish_completed(p, w.block, clock);
+    }
+}
+#endif
+
 // A pinned compute block: runs its list in order, instance after instance,
 // until the limit, an abort or a failure.
 AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint32_t* list,
@@ -2589,6 +2717,20 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
     // below would count instances of nothing forever, never looking at the
     // abort word: a kernel that cannot be stopped. Found on the H200.)
     if (len == 0) return;
+#ifndef AUTARKY_NO_PIN_SOLO
+    // One task of at most SOLO_PREDS predecessors: the solo path (every
+    // thread reads pc after the barrier above). A task the
+    // fault-injection hook holds is left to this loop, whose run_body
+    // holds it.
+    bool held = false;
+#ifdef AUTARKY_FAULTS
+    held = (p.flags & TEST_HOLD_TASK) && pc.task[0] == p.hold_task;
+#endif
+    if (len == 1 && pc.lean && pc.desc[0].pred_count <= SOLO_PREDS && !held) {
+        pinned_solo(w, sh, pc);
+        return;
+    }
+#endif
     bool stop = false;  // thread 0: leave at the next loop top
     // Thread 0: the run's limit as this block knows it (only decreases; see
     // fold_limit): its publishes carry it.

@@ -28,6 +28,12 @@ use super::{Graph, GraphError, Limits};
 /// Kind index of proxy tasks (never dispatched).
 pub const PROXY_KIND: u32 = u32::MAX;
 
+/// A pinned compute block whose list is one task of at most this many
+/// predecessor edges (a 2D stencil tile) runs it on the device's solo path,
+/// its words and needs in registers (device: `SOLO_PREDS`, scheduler.cuh's
+/// `pinned_solo`).
+pub const SOLO_PREDS: u32 = 4;
+
 /// The tables one PE's scheduler receives, plus the initial scheduler state.
 #[derive(Clone, Debug)]
 pub struct LoweredGraph {
@@ -173,6 +179,16 @@ impl LoweredGraph {
             next += slot_words(iterations) as usize;
         }
         a
+    }
+
+    /// Does some compute slot's pinned list hold exactly one task of at
+    /// most [`SOLO_PREDS`] predecessor edges? Its block runs the device's
+    /// solo path, which is compiled only into kernels whose graph has one.
+    pub fn has_solo_list(&self) -> bool {
+        (0..self.pin_compute_slots).any(|s| match self.pinned_compute(s) {
+            [t] => self.tasks[*t as usize].pred_count <= SOLO_PREDS,
+            _ => false,
+        })
     }
 
     /// Predecessor edges of a task.

@@ -169,6 +169,11 @@ pub struct Lean {
     /// No kind that may finish the run early anywhere (`-DAUTARKY_NO_STOP`:
     /// the limit is the iteration count, carried limits compiled out).
     pub no_stop: bool,
+    /// No pinned compute list of one task of at most
+    /// [`SOLO_PREDS`](crate::graph::SOLO_PREDS) predecessors
+    /// (`-DAUTARKY_NO_PIN_SOLO`: the solo path, a second copy of the
+    /// bodies in the kernel, compiled out).
+    pub no_solo: bool,
 }
 
 impl Lean {
@@ -186,6 +191,7 @@ impl Lean {
                 .all(|l| l.num_proxies == 0 && l.remote.is_empty()),
             no_counted: run.pes.iter().all(|l| !l.uses_counting()),
             no_stop: run.pes.iter().all(|l| !l.may_stop),
+            no_solo: run.pes.iter().all(|l| !l.has_solo_list()),
         }
     }
 }
@@ -220,6 +226,10 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
         (variant.lean.no_remote, "-DAUTARKY_NO_REMOTE"),
         (variant.lean.no_counted, "-DAUTARKY_NO_COUNTED"),
         (variant.lean.no_stop, "-DAUTARKY_NO_STOP"),
+        (
+            variant.lean.no_solo || variant.lean.no_pinned,
+            "-DAUTARKY_NO_PIN_SOLO",
+        ),
     ] {
         if off {
             o.push(flag.into());
