@@ -408,5 +408,8 @@ fn a_solo_list_is_one_pinned_task_of_at_most_four_predecessors() {
     assert!(!solo(5, 1), "five predecessors: the cache's path");
     assert!(!solo(2, 2), "two tasks on one block: the cache's path");
     let (g, _) = graph(3);
-    assert!(!g.lower(&limits()).unwrap().has_solo_list(), "nothing pinned");
+    assert!(
+        !g.lower(&limits()).unwrap().has_solo_list(),
+        "nothing pinned"
+    );
 }
