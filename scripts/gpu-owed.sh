@@ -30,8 +30,9 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
-#   bash scripts/gpu-owed.sh s36-b       # 1 GPU: before .gpu/run in the same call: the solo path's third form (a function of its own, one instantiation, compiled in only where a list qualifies) against -DAUTARKY_NO_PIN_SOLO, short
-#   bash scripts/gpu-owed.sh s36-a       # 1 GPU: the pinned solo path (one lean task a block, its state in registers) against -DAUTARKY_NO_PIN_SOLO: the stencil rows, Jacobi 2D/3D and CG CLI, A/B twice
+#   bash scripts/gpu-owed.sh s36-cg      # 1 GPU: (written in session 36, not yet run) CG 2D 1024² and 3D 64³ with the solo path against -DAUTARKY_NO_PIN_SOLO, twice; the opt-in soak
+#   bash scripts/gpu-owed.sh s36-b       # 1 GPU: (run in session 36 on 9af4c9f's tree, then .gpu/run: PASS) before .gpu/run in the same call: the solo path's third form (a function of its own, one instantiation, compiled in only where a list qualifies) against -DAUTARKY_NO_PIN_SOLO, short
+#   bash scripts/gpu-owed.sh s36-a       # 1 GPU: (run in session 36 on two uncommitted forms; on later trees it A/Bs the landed one) the pinned solo path (one lean task a block, its state in registers) against -DAUTARKY_NO_PIN_SOLO: the stencil rows, Jacobi 2D/3D and CG CLI, A/B twice
 #   bash scripts/gpu-owed.sh s35-final   # 1 GPU: (run in session 35) after .gpu/run: the dispatch rows at dc155ce against its controls (NO_LATE_SELF, NO_POP_DESC)
 #   bash scripts/gpu-owed.sh s35-b       # 1 GPU: (run in session 35 on 5ccdaa6's bundle; its EXP_ flags are gone since dc155ce) the loop by phase and the four cuts' A/B
 #   bash scripts/gpu-owed.sh s35-a       # 1 GPU: (run in session 35) the compute ring's floor (benches/floor/ring.cu: 1-132 rings, 132-1056 blocks); the dynamic stencil with 33-528 compute blocks
@@ -444,6 +445,22 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s36-cg)
+  # Written in session 36, not yet run: does the solo path cost CG (36.93
+  # against 35.82 in one run each)? CG 2D 1024² and 3D 64³ with and
+  # without it (-DAUTARKY_NO_PIN_SOLO), interleaved, twice; then the
+  # opt-in soak (1000 random graphs, each checked) on the solo path.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  for r in 1 2; do
+    for v in solo ctl; do
+      X=""; [ $v = ctl ] && X=-DAUTARKY_NO_PIN_SOLO
+      AUTARKY_NVRTC_EXTRA="$X" OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg2d1024-$v-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$X" OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$v-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+    done
+  done
+  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 100 .gpu/tests/gpu-* --test-threads=1 --ignored soak
   pack
   ;;
 s36-b)
