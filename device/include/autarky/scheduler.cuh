@@ -2563,7 +2563,7 @@ __device__ __forceinline__ bool solo_preds_done(const States& st, const uint32_t
 // descriptor's body fields and the arguments' address — and passes thread
 // 0's verdict in the loop-top barrier itself (bar.red). The generic lean
 // path reads the needs, the words, sh.run/task/iter and the descriptor
-// from shared memory every instance, a chain of dependent loads and ~150
+// from shared memory every instance, a chain of dependent loads and ~200
 // instructions on thread 0 between a predecessor's publish and its own;
 // a hop's latency grows with that path (docs/performance.md, sessions 26
 // and 36). Same protocol as pinned_loop: the poll, the acquire, the body,
