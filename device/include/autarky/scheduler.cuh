@@ -2365,28 +2365,35 @@ constexpr uint32_t SOLO_PREDS = 4;
 // 0xffffffff when none is awaited), worked out only then, from the words
 // this poll loaded (the words die here: no registers held across the wait
 // on thread 0's path).
-template <bool Remote>
-__device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, const uint32_t (&need)[PIN_LEAN_PREDS],
-                                                uint32_t& low) {
-    uint64_t v[PIN_LEAN_PREDS];
+// `word(j)` is predecessor j's word: from the cache's addresses (the lean
+// path) or from indices held in registers (the solo path, N = SOLO_PREDS).
+template <bool Remote, uint32_t N, class Word>
+__device__ __forceinline__ bool lean_preds_done(Word word, const uint32_t (&need)[N], uint32_t& low) {
+    uint64_t v[N];
 #pragma unroll
-    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+    for (uint32_t j = 0; j < N; ++j) {
         v[j] = 0;
-        if (need[j] != 0) v[j] = Remote ? ld_relaxed_sys_u64(words[j]) : ld_relaxed_gpu_u64(words[j]);
+        if (need[j] != 0) v[j] = Remote ? ld_relaxed_sys_u64(word(j)) : ld_relaxed_gpu_u64(word(j));
     }
     bool ok = true;
 #pragma unroll
-    for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
+    for (uint32_t j = 0; j < N; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
     if (ok && may_stop_compiled()) {
         uint32_t m = 0xffffffffu;
 #pragma unroll
-        for (uint32_t j = 0; j < PIN_LEAN_PREDS; ++j) {
+        for (uint32_t j = 0; j < N; ++j) {
             const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
             m = c < m ? c : m;
         }
         low = m;
     }
     return ok;
+}
+// ... with the words' addresses from the cache.
+template <bool Remote>
+__device__ __forceinline__ bool lean_preds_done(const uint64_t* const* words, const uint32_t (&need)[PIN_LEAN_PREDS],
+                                                uint32_t& low) {
+    return lean_preds_done<Remote>([&](uint32_t j) { return words[j]; }, need, low);
 }
 
 // Carried limits (see the protocol at the top): after its acquire, a
@@ -2527,35 +2534,6 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const TaskDesc&
 }
 
 #ifndef AUTARKY_NO_PIN_SOLO
-// The solo path's poll (thread 0; see pinned_solo): lean_preds_done with
-// the words (their indices in the state array) and the needs in
-// registers, not in the cache — no shared-memory load before a poll's
-// loads. (Indices, not pointers: half the registers; an address is one
-// multiply-add on the parameter bank.)
-template <bool Remote>
-__device__ __forceinline__ bool solo_preds_done(const States& st, const uint32_t (&at)[SOLO_PREDS],
-                                                const uint32_t (&need)[SOLO_PREDS], uint32_t& low) {
-    uint64_t v[SOLO_PREDS];
-#pragma unroll
-    for (uint32_t j = 0; j < SOLO_PREDS; ++j) {
-        v[j] = 0;
-        if (need[j] != 0) v[j] = Remote ? ld_relaxed_sys_u64(st.base + at[j]) : ld_relaxed_gpu_u64(st.base + at[j]);
-    }
-    bool ok = true;
-#pragma unroll
-    for (uint32_t j = 0; j < SOLO_PREDS; ++j) ok &= geq_u32(state_done(v[j]), need[j]);
-    if (ok && may_stop_compiled()) {
-        uint32_t m = 0xffffffffu;
-#pragma unroll
-        for (uint32_t j = 0; j < SOLO_PREDS; ++j) {
-            const uint32_t c = need[j] != 0 ? state_carried_limit(v[j]) : 0xffffffffu;
-            m = c < m ? c : m;
-        }
-        low = m;
-    }
-    return ok;
-}
-
 // The solo path: a pinned block whose list is one task of at most
 // SOLO_PREDS predecessors (a 2D stencil tile; cached, so lean) runs its
 // instances with what an instance needs in registers — on thread 0 the
@@ -2606,9 +2584,11 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
 #pragma unroll
             for (uint32_t j = 0; j < SOLO_PREDS; ++j) need[j] = n + 1 > dist[j] ? n + 1 - dist[j] : 0;
             uint32_t low = 0;
+            // The words from their indices (half the registers of held
+            // pointers; an address is one multiply-add on the parameter bank).
+            auto word = [&](uint32_t j) -> const uint64_t* { return states_of(p).base + at[j]; };
             auto ready = [&]() -> bool {
-                return remote ? solo_preds_done<true>(states_of(p), at, need, low)
-                              : solo_preds_done<false>(states_of(p), at, need, low);
+                return remote ? lean_preds_done<true>(word, need, low) : lean_preds_done<false>(word, need, low);
             };
             auto acquire = [&]() -> uint32_t {
                 // Every awaited release (system scope if a proxy is among
