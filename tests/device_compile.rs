@@ -121,6 +121,7 @@ fn every_kernel_variant_compiles() {
             no_counted: true,
             no_stop: true,
             no_solo: true,
+            solo_wide: false,
         },
         Lean {
             no_pinned: false,
@@ -129,6 +130,18 @@ fn every_kernel_variant_compiles() {
             no_counted: false,
             no_stop: false,
             no_solo: false,
+            solo_wide: false,
+        },
+        // The solo path's eight-predecessor form (a 3D or temporally
+        // blocked 2D tile's).
+        Lean {
+            no_pinned: false,
+            no_comm_work: false,
+            no_remote: false,
+            no_counted: true,
+            no_stop: false,
+            no_solo: false,
+            solo_wide: true,
         },
         Lean {
             no_pinned: false,
@@ -137,6 +150,7 @@ fn every_kernel_variant_compiles() {
             no_counted: false,
             no_stop: true,
             no_solo: true,
+            solo_wide: false,
         },
         // The fan-in shape: a join's inputs and the join in their loops.
         Lean {
@@ -146,6 +160,7 @@ fn every_kernel_variant_compiles() {
             no_counted: false,
             no_stop: true,
             no_solo: true,
+            solo_wide: false,
         },
     ] {
         // Arrival slots (-DAUTARKY_SLOTS) only where something counts.
@@ -178,6 +193,7 @@ fn every_kernel_variant_compiles() {
             no_counted: false,
             no_stop: true,
             no_solo: true,
+            solo_wide: false,
         },
         slots: true,
         ..Default::default()

@@ -390,8 +390,8 @@ fn lowering_lists_each_producers_consumer_pes_and_the_first_unpinned_task() {
 }
 
 #[test]
-fn a_solo_list_is_one_pinned_task_of_at_most_four_predecessors() {
-    use autarky::graph::SOLO_PREDS;
+fn a_solo_list_is_one_pinned_task_of_at_most_eight_predecessors() {
+    use autarky::graph::{SOLO_PREDS, SOLO_WIDE_PREDS};
     let solo = |preds: usize, tasks_in_slot: usize| {
         let (mut g, t) = graph(preds + tasks_in_slot);
         for k in 0..tasks_in_slot {
@@ -400,16 +400,28 @@ fn a_solo_list_is_one_pinned_task_of_at_most_four_predecessors() {
         for &p in &t[..preds] {
             g.add_carried_edge(p, t[preds]);
         }
-        g.lower(&limits()).unwrap().has_solo_list()
+        g.lower(&limits()).unwrap().solo_preds()
     };
-    assert_eq!(SOLO_PREDS, 4);
-    assert!(solo(0, 1), "a pinned task with no predecessors");
-    assert!(solo(4, 1), "a 2D stencil tile: four neighbours");
-    assert!(!solo(5, 1), "five predecessors: the cache's path");
-    assert!(!solo(2, 2), "two tasks on one block: the cache's path");
+    assert_eq!((SOLO_PREDS, SOLO_WIDE_PREDS), (4, 8));
+    assert_eq!(solo(0, 1), Some(0), "a pinned task with no predecessors");
+    assert_eq!(solo(4, 1), Some(4), "a 2D stencil tile: four neighbours");
+    assert_eq!(solo(6, 1), Some(6), "a 3D stencil tile: six");
+    assert_eq!(solo(8, 1), Some(8), "a temporally blocked 2D tile: eight");
+    assert_eq!(solo(9, 1), None, "nine predecessors: the cache's path");
+    assert_eq!(solo(2, 2), None, "two tasks on one block: the cache's path");
+    // The widest list decides the kernel's form; several solo lists.
+    let (mut g, t) = graph(8);
+    g.pin(t[2], 0);
+    g.pin(t[7], 1);
+    g.add_carried_edge(t[0], t[2]);
+    for &p in &t[3..7] {
+        g.add_carried_edge(p, t[7]);
+    }
+    let l = g.lower(&limits()).unwrap();
+    assert!(l.has_solo_list());
+    assert_eq!(l.solo_preds(), Some(4));
     let (g, _) = graph(3);
-    assert!(
-        !g.lower(&limits()).unwrap().has_solo_list(),
-        "nothing pinned"
-    );
+    let l = g.lower(&limits()).unwrap();
+    assert!(!l.has_solo_list(), "nothing pinned");
+    assert_eq!(l.solo_preds(), None);
 }

@@ -2349,8 +2349,16 @@ struct PinnedCache {
 // many (a 2D stencil tile has 4, a 3D one 6, with its pulses 8).
 constexpr uint32_t PIN_LEAN_PREDS = 8;
 // ... and by the solo path, held in registers (pinned_solo): a 2D stencil
-// tile's four neighbours.
+// tile's four neighbours, or (-DAUTARKY_SOLO_WIDE, which the host passes
+// only when some solo list awaits five to eight: a temporally blocked 2D
+// tile's eight, a 3D tile's six) all that the lean path polls. Narrow
+// otherwise: eight slots would lengthen a four-neighbour tile's path on
+// thread 0 (the needs, the predicated loads and compares of four more).
+#ifdef AUTARKY_SOLO_WIDE
+constexpr uint32_t SOLO_PREDS = PIN_LEAN_PREDS;
+#else
 constexpr uint32_t SOLO_PREDS = 4;
+#endif
 
 // Thread 0 of a pinned block: are the cached predecessors of an instance
 // done, `need[j]` being what predecessor j's done word must reach (0: not
@@ -2535,7 +2543,7 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const TaskDesc&
 
 #ifndef AUTARKY_NO_PIN_SOLO
 // The solo path: a pinned block whose list is one task of at most
-// SOLO_PREDS predecessors (a 2D stencil tile; cached, so lean) runs its
+// SOLO_PREDS predecessors (a stencil tile; cached, so lean) runs its
 // instances with what an instance needs in registers — on thread 0 the
 // awaited words and their distances, on every thread the task id, the
 // descriptor's body fields and the arguments' address — and passes thread

@@ -28,11 +28,16 @@ use super::{Graph, GraphError, Limits};
 /// Kind index of proxy tasks (never dispatched).
 pub const PROXY_KIND: u32 = u32::MAX;
 
-/// A pinned compute block whose list is one task of at most this many
-/// predecessor edges (a 2D stencil tile) runs it on the device's solo path,
-/// its words and needs in registers (device: `SOLO_PREDS`, scheduler.cuh's
-/// `pinned_solo`).
+/// A pinned compute block whose list is one task of at most
+/// [`SOLO_WIDE_PREDS`] predecessor edges (a stencil tile) runs it on the
+/// device's solo path, its words and needs in registers (device:
+/// `SOLO_PREDS`, scheduler.cuh's `pinned_solo`). Its registers are for this
+/// many (a 2D tile's four neighbours) ...
 pub const SOLO_PREDS: u32 = 4;
+/// ... or for this many (the lean pinned path's most: a temporally blocked
+/// 2D tile's eight neighbours, a 3D tile's six) in kernels whose graph has
+/// such a list (`-DAUTARKY_SOLO_WIDE`).
+pub const SOLO_WIDE_PREDS: u32 = 8;
 
 /// The tables one PE's scheduler receives, plus the initial scheduler state.
 #[derive(Clone, Debug)]
@@ -182,13 +187,24 @@ impl LoweredGraph {
     }
 
     /// Does some compute slot's pinned list hold exactly one task of at
-    /// most [`SOLO_PREDS`] predecessor edges? Its block runs the device's
-    /// solo path, which is compiled only into kernels whose graph has one.
+    /// most [`SOLO_WIDE_PREDS`] predecessor edges? Its block runs the
+    /// device's solo path, which is compiled only into kernels whose graph
+    /// has one.
     pub fn has_solo_list(&self) -> bool {
-        (0..self.pin_compute_slots).any(|s| match self.pinned_compute(s) {
-            [t] => self.tasks[*t as usize].pred_count <= SOLO_PREDS,
-            _ => false,
-        })
+        self.solo_preds().is_some()
+    }
+
+    /// The most predecessor edges a solo list's task awaits (see
+    /// [`LoweredGraph::has_solo_list`]); `None` without such a list. Above
+    /// [`SOLO_PREDS`], the kernel's solo path holds [`SOLO_WIDE_PREDS`].
+    pub fn solo_preds(&self) -> Option<u32> {
+        (0..self.pin_compute_slots)
+            .filter_map(|s| match self.pinned_compute(s) {
+                [t] => Some(self.tasks[*t as usize].pred_count),
+                _ => None,
+            })
+            .filter(|&n| n <= SOLO_WIDE_PREDS)
+            .max()
     }
 
     /// Predecessor edges of a task.

@@ -368,6 +368,20 @@ mod loaded_key_tests {
                 ..base
             },
             Variant {
+                lean: Lean {
+                    no_solo: true,
+                    ..base.lean
+                },
+                ..base
+            },
+            Variant {
+                lean: Lean {
+                    solo_wide: true,
+                    ..base.lean
+                },
+                ..base
+            },
+            Variant {
                 slots: true,
                 ..base
             },

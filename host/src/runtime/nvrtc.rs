@@ -136,6 +136,18 @@ fn compiling(key: Key) -> Compiling {
 pub fn compile_cubin(p: &Program) -> Result<Vec<u8>, Error> {
     let info = libs::ensure_nvrtc()?;
     let options = p.nvrtc_options();
+    // Which variant this is (the paths compiled in or out), cached or not.
+    tracing::debug!(
+        "kernel {} for sm_{}: {}",
+        p.name,
+        p.arch,
+        options
+            .iter()
+            .filter(|o| o.starts_with("-D"))
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let key = p.cache_key(info.version);
     let cache = CubinCache::from_env();
     // One compile of a key at a time in this process: threads preparing

@@ -170,10 +170,14 @@ pub struct Lean {
     /// the limit is the iteration count, carried limits compiled out).
     pub no_stop: bool,
     /// No pinned compute list of one task of at most
-    /// [`SOLO_PREDS`](crate::graph::SOLO_PREDS) predecessors
+    /// [`SOLO_WIDE_PREDS`](crate::graph::SOLO_WIDE_PREDS) predecessors
     /// (`-DAUTARKY_NO_PIN_SOLO`: the solo path, a second copy of the
     /// bodies in the kernel, compiled out).
     pub no_solo: bool,
+    /// A solo list awaits more than
+    /// [`SOLO_PREDS`](crate::graph::SOLO_PREDS) predecessors
+    /// (`-DAUTARKY_SOLO_WIDE`: the solo path holds eight).
+    pub solo_wide: bool,
 }
 
 impl Lean {
@@ -192,6 +196,10 @@ impl Lean {
             no_counted: run.pes.iter().all(|l| !l.uses_counting()),
             no_stop: run.pes.iter().all(|l| !l.may_stop),
             no_solo: run.pes.iter().all(|l| !l.has_solo_list()),
+            solo_wide: run
+                .pes
+                .iter()
+                .any(|l| l.solo_preds().is_some_and(|n| n > crate::graph::SOLO_PREDS)),
         }
     }
 }
@@ -229,6 +237,10 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
         (
             variant.lean.no_solo || variant.lean.no_pinned,
             "-DAUTARKY_NO_PIN_SOLO",
+        ),
+        (
+            variant.lean.solo_wide && !variant.lean.no_solo && !variant.lean.no_pinned,
+            "-DAUTARKY_SOLO_WIDE",
         ),
     ] {
         if off {
