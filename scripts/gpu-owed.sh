@@ -30,6 +30,9 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s37-c       # 1 GPU: fewer polls: the floor's spin after a failed poll or before the first (pinned_hop b); the solo path with -DAUTARKY_EXP_SOLO_BACKOFF=64/256 against none: stencil, Jacobi 2D 256² S = 1, twice
+#   bash scripts/gpu-owed.sh s37-b       # 1 GPU: the solo path's early poll (the first poll before the last instance's bookkeeping) against -DAUTARKY_NO_SOLO_EARLY_POLL and -DAUTARKY_NO_PIN_SOLO: stencil rows (500 and 5000 iterations), Jacobi 2D 256² S = 1, 4, twice
+#   bash scripts/gpu-owed.sh s37-a       # 1 GPU: the floor's hop in parts and with pipelined polls (pinned_hop p); the solo path at eight predecessors (-DAUTARKY_SOLO_WIDE where a list has 5-8) against -DAUTARKY_NO_PIN_SOLO: stencil, Jacobi 2D/3D, CG 2D/3D, twice, each kernel's flags logged
 #   bash scripts/gpu-owed.sh s36-cg      # 1 GPU: (written in session 36, not yet run) CG 2D 1024² and 3D 64³ with the solo path against -DAUTARKY_NO_PIN_SOLO, twice; the opt-in soak
 #   bash scripts/gpu-owed.sh s36-b       # 1 GPU: (run in session 36 on 9af4c9f's tree, then .gpu/run: PASS) before .gpu/run in the same call: the solo path's third form (a function of its own, one instantiation, compiled in only where a list qualifies) against -DAUTARKY_NO_PIN_SOLO, short
 #   bash scripts/gpu-owed.sh s36-a       # 1 GPU: (run in session 36 on two uncommitted forms; on later trees it A/Bs the landed one) the pinned solo path (one lean task a block, its state in registers) against -DAUTARKY_NO_PIN_SOLO: the stencil rows, Jacobi 2D/3D and CG CLI, A/B twice
@@ -445,6 +448,83 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s37-c)
+  # Session 37 (1 GPU): fewer polls. (1) The floor: a spin of 32-1024
+  # cycles after each failed poll, or before an instance's first, and how
+  # many polls an instance takes (pinned_hop b). (2) The solo path with
+  # the same spin after a failed poll (-DAUTARKY_EXP_SOLO_BACKOFF=cycles)
+  # against none, one binary, interleaved, twice: the stencil rows,
+  # Jacobi 2D 256² S = 1.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='error|warning' run floor-build 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
+  FILTER='.' LINES_SHOWN=70 run floor-b 120 "$LOGS/pinned_hop" b
+  rm -f "$LOGS/pinned_hop"
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in 0 64 256; do
+      X=""; [ $v != 0 ] && X=-DAUTARKY_EXP_SOLO_BACKOFF=$v
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-b$v-$r" 100 $B/dispatch --reps=5 --only=stencil
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s1-b$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+    done
+  done
+  pack
+  ;;
+s37-b)
+  # Session 37 (1 GPU): the solo path's early poll — an instance's first
+  # poll issued before the previous instance's bookkeeping (count, tick,
+  # residual), which runs while the loads are in flight — against its
+  # control (-DAUTARKY_NO_SOLO_EARLY_POLL) and the cached path
+  # (-DAUTARKY_NO_PIN_SOLO), one binary, interleaved, twice: the stencil
+  # rows at 500 iterations and at 5000 (the slope: a run's fixed cost
+  # spread ten times thinner), Jacobi 2D 256² S = 1 and 4.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in early late ctl; do
+      X=""; [ $v = late ] && X=-DAUTARKY_NO_SOLO_EARLY_POLL; [ $v = ctl ] && X=-DAUTARKY_NO_PIN_SOLO
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil5k-$v-$r" 100 $B/dispatch --reps=3 --only=stencil --stencil-iters=5000
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s1-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+    done
+  done
+  pack
+  ;;
+s37-a)
+  # Session 37 (1 GPU): (1) the floor's hop in parts — the release's
+  # MEMBAR alone, a poll's round trip under the stencil's load — and polls
+  # pipelined two or four batches deep (benches/floor/pinned_hop.cu, `p`);
+  # (2) the solo path for lists of five to eight predecessors
+  # (-DAUTARKY_SOLO_WIDE, passed by the host where such a list exists)
+  # against -DAUTARKY_NO_PIN_SOLO, one binary, interleaved, twice: the
+  # stencil rows, Jacobi 2D 256² S = 1, 4, 1024² S = 4, 3D 256³ S = 1, 2,
+  # CG 2D 1024² and 3D 64³; each run logs its kernel's -D flags
+  # (RUST_LOG=autarky=debug: "kernel ... for sm_90: ...").
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='error|warning' run floor-build 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
+  FILTER='.' LINES_SHOWN=60 run floor-p 120 "$LOGS/pinned_hop" p
+  rm -f "$LOGS/pinned_hop"
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph|kernel .* for sm_'
+  J='µs per|rror|kernel .* for sm_'
+  export RUST_LOG=autarky=debug
+  for r in 1 2; do
+    for v in solo ctl; do
+      X=""; [ $v = ctl ] && X=-DAUTARKY_NO_PIN_SOLO
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s1-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j1024-s4-$v-$r" 60 $B/autarky jacobi2d --size 1024 --iters 8000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j3d256-s1-$v-$r" 90 $B/autarky jacobi3d --size 256 --iters 1000 --check-every 0 --steps-per-sync 1
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j3d256-s2-$v-$r" 90 $B/autarky jacobi3d --size 256 --iters 2000 --check-every 0 --steps-per-sync 2
+      AUTARKY_NVRTC_EXTRA="$X" OK_RC=4 FILTER='"us_per_iteration"|rror|kernel .* for sm_' LINES_SHOWN=3 run "cg2d1024-$v-$r" 60 $B/autarky --json cg --poisson2d 1024 --tol 0 --max-iters 500
+      AUTARKY_NVRTC_EXTRA="$X" OK_RC=4 FILTER='"us_per_iteration"|rror|kernel .* for sm_' LINES_SHOWN=3 run "cg64-$v-$r" 60 $B/autarky --json cg --poisson3d 64 --tol 0 --max-iters 2000
+    done
+  done
+  unset RUST_LOG
   pack
   ;;
 s36-cg)

@@ -36,6 +36,8 @@ pub struct Config {
     /// predecessor edges) counted, each completion an arrival per successor
     /// instead of a scan and a claim.
     pub stencil_counted: Vec<u32>,
+    /// Iterations of each stencil run (`None`: 500, `--quick` 50).
+    pub stencil_iters: Option<u32>,
 }
 
 /// The case families, as `--only` names them.
@@ -99,6 +101,9 @@ graph and an atomic-claim persistent kernel, in one process (device events).
                                                      many compute blocks (default none)
   --stencil-counted=LIST AUTARKY_BENCH_STENCIL_COUNTED also run it with tasks of at least
                                                      these many inputs counted (each ≥ 2)
+  --stencil-iters=N    AUTARKY_BENCH_STENCIL_ITERS   iterations of each stencil run (default
+                                                     500, --quick 50): a run's fixed cost
+                                                     (launch, start, end) is spread over them
 
 Results: a table on stdout, results.json (and charts) in target/bench-report/
 (or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
@@ -117,6 +122,7 @@ impl Config {
         let mut only = env("AUTARKY_BENCH_ONLY");
         let mut stencil_blocks = env("AUTARKY_BENCH_STENCIL_BLOCKS");
         let mut stencil_counted = env("AUTARKY_BENCH_STENCIL_COUNTED");
+        let mut stencil_iters = env("AUTARKY_BENCH_STENCIL_ITERS");
         for a in std::env::args().skip(1) {
             if a == "--quick" || a == "quick" {
                 quick = true;
@@ -140,6 +146,8 @@ impl Config {
                 stencil_blocks = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--stencil-counted=") {
                 stencil_counted = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--stencil-iters=") {
+                stencil_iters = Some(v.into());
             } else if a == "--help" || a == "-h" {
                 println!("{HELP}");
                 std::process::exit(0);
@@ -207,10 +215,17 @@ impl Config {
         let stencil_blocks = parse_u32_list("stencil block count", stencil_blocks.as_deref(), 1)?;
         let stencil_counted =
             parse_u32_list("stencil counted fan-in", stencil_counted.as_deref(), 2)?;
+        let stencil_iters =
+            match parse_u32_list("stencil iterations", stencil_iters.as_deref(), 1)?[..] {
+                [] => None,
+                [n] => Some(n),
+                _ => return Err("--stencil-iters takes one number".into()),
+            };
         Ok(Config {
             only,
             stencil_blocks,
             stencil_counted,
+            stencil_iters,
             trace: (trace || trace_dir.is_some()).then_some(records),
             trace_dir,
             quick,

@@ -170,7 +170,9 @@ fn main() -> BoxResult<()> {
     // of distance 1 (about one tile per compute block), dynamic and pinned,
     // against a CUDA graph of one 1024-block launch per iteration.
     const STENCIL: u32 = 32;
-    let m_stencil: u32 = if cfg.quick { 50 } else { 500 };
+    let m_stencil: u32 = cfg
+        .stencil_iters
+        .unwrap_or(if cfg.quick { 50 } else { 500 });
     let stencil = stencil_graph(STENCIL, STENCIL, false);
     let stencil_pinned = if STENCIL * STENCIL < grid {
         Some(stencil_graph(STENCIL, STENCIL, true))

@@ -12,6 +12,8 @@
 //   ./pinned_hop strides  # the spacing sweep
 //   ./pinned_hop x        # the runtime's additions, packed and a line apart
 //   ./pinned_hop s        # two roles: the release of n beside the poll of n + 1
+//   ./pinned_hop p        # a hop's parts (MEMBAR, a poll's round trip) and pipelined polls
+//   ./pinned_hop b        # fewer polls: a spin after each failed one, or before the first
 //
 // Each row: median [min-max] µs an iteration of 7 runs of 20000 iterations
 // (device events around a cooperative launch, after a 2000-iteration warm-up).
@@ -57,9 +59,19 @@ enum Mode {
   SPLIT_HEAVY = 21,// SPLIT + ~200 dependent instructions after the release (thread 0's bookkeeping)
                    // and ~120 between the poll and the barrier (warp 1's)
   HEAVY_POSTREL = 22, // OURS + the same ~200 after the release and ~120 after the poll, on thread 0
+  FENCE_ONLY = 30, // no waiting: 2 barriers + fence.acq_rel, no store (a MEMBAR with nothing outstanding)
+  BAR_RELAXED = 31,// no waiting: 2 barriers + st.relaxed (the loop without any fence)
+  RTT = 32,        // OURS, each poll timed (clock64): the poll's round trip under this load -> g_rtt
+  PIPE2 = 33,      // OURS with 2 batches of polls in flight, issued g_delay cycles apart (session 37)
+  PIPE4 = 34,      // ... 4 batches
+  BACKOFF = 35,    // OURS, g_delay cycles of spinning after each failed poll (fewer polls on the lines)
+  FIRST_DELAY = 36,// OURS, g_delay cycles of spinning before an instance's first poll
+  COUNT = 37,      // OURS, polls counted -> g_rtt[1] (one add a poll: how many polls an instance takes)
 };
 
 __device__ unsigned long long g_progress[32];
+__device__ unsigned long long g_rtt[2];  // RTT: cycles and polls, summed over blocks
+__device__ int g_delay;                  // PIPE*: cycles between the batches' first issues
 __device__ unsigned long long g_stats[8 * 2048];
 __device__ unsigned g_list[2048];
 __device__ unsigned g_status[32];
@@ -127,8 +139,43 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
     }
     if (threadIdx.x == 0) st_release(mine, iters);
   } else {
+  unsigned long long rtt_cycles = 0, rtt_polls = 0;
   for (int n = 0; n < iters; ++n) {
-    if (M == LANES) {
+    if (M == PIPE2 || M == PIPE4) {
+      if (threadIdx.x == 0) {
+        // K batches of the four polls in flight, the k-th issued k * delay
+        // cycles after the first; each is checked when it returns and
+        // reissued at once, so the flags are sampled every ~RTT / K
+        // instead of every RTT (the loads stay in program order: asm
+        // volatile).
+        constexpr int K = (M == PIPE2) ? 2 : 4;
+        const long long delay = g_delay;
+        uint64_t v[K][4];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) v[k][j] = ld_relaxed(flags + (size_t)nb[j] * stride);
+          if (k + 1 < K) { const long long t0 = clock64(); while (clock64() - t0 < delay) {} }
+        }
+        bool done = false;
+        while (!done) {
+#pragma unroll
+          for (int k = 0; k < K; ++k) {
+            if (!done) {
+              bool ok = true;
+#pragma unroll
+              for (int j = 0; j < 4; ++j) ok = ok && v[k][j] >= (uint64_t)n;
+              if (ok) done = true;
+              else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) v[k][j] = ld_relaxed(flags + (size_t)nb[j] * stride);
+              }
+            }
+          }
+        }
+        fence_acquire();
+      }
+    } else if (M == LANES) {
       if (threadIdx.x < 32) {
         const int lane = threadIdx.x;
         const uint64_t* f = flags + (size_t)nb[lane & 3] * stride;
@@ -138,8 +185,10 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
         }
         fence_acquire();
       }
-    } else if (M != BAR_ONLY && threadIdx.x == 0) {
+    } else if (M != BAR_ONLY && M != FENCE_ONLY && M != BAR_RELAXED && threadIdx.x == 0) {
+      if (M == FIRST_DELAY) { const long long t0 = clock64(); while (clock64() - t0 < g_delay) {} }
       for (;;) {
+        const long long t0 = (M == RTT) ? clock64() : 0;
         uint64_t v[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -149,6 +198,9 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
         bool ok = true;
 #pragma unroll
         for (int k = 0; k < 4; ++k) ok = ok && v[k] >= (uint64_t)n;
+        if (M == RTT) { rtt_cycles += clock64() - t0; ++rtt_polls; }
+        if (M == COUNT) ++rtt_polls;
+        if (M == BACKOFF && !ok) { const long long t1 = clock64(); while (clock64() - t1 < g_delay) {} }
         if (M == HEAVY_POLL || M == HEAVY_BOTH) {
           unsigned x = (unsigned)v[0];
 #pragma unroll 1
@@ -178,7 +230,9 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
     if (body_writes) sink[(size_t)t * blockDim.x + threadIdx.x] = (float)n;
     if (M != NO_BAR && M != ONE_BAR) __syncthreads();
     if (threadIdx.x == 0) {
-      if (M == FENCE_ST) { fence_acq_rel(); st_relaxed(mine, n + 1); }
+      if (M == FENCE_ONLY) fence_acq_rel();
+      else if (M == BAR_RELAXED) st_relaxed(mine, n + 1);
+      else if (M == FENCE_ST) { fence_acq_rel(); st_relaxed(mine, n + 1); }
       else st_release(mine, n + 1);
       if (M == HEAVY_POSTREL) {
         unsigned x = (unsigned)n;
@@ -192,6 +246,7 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
       }
     }
   }
+  if ((M == RTT || M == COUNT) && threadIdx.x == 0) { atomicAdd(&g_rtt[0], rtt_cycles); atomicAdd(&g_rtt[1], rtt_polls); }
   }
 }
 
@@ -242,6 +297,52 @@ int main(int argc, char** argv) {
       row<SPLIT_HEAVY>("split_heavy", rows, cols, 128, stride, 0, flags, sink);
       row<OURS>("ours", rows, cols, 256, stride, 0, flags, sink);
       row<SPLIT>("split", rows, cols, 256, stride, 0, flags, sink);
+    }
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'b') {
+    // Session 37: fewer polls — a spin after each failed poll, or before an
+    // instance's first — and how many polls an instance takes.
+    for (int stride : {16, 1}) {
+      row<OURS>("ours", rows, cols, 128, stride, 0, flags, sink);
+      unsigned long long z[2] = {0, 0};
+      CK(cudaMemcpyToSymbol(g_rtt, z, sizeof z));
+      row<COUNT>("count", rows, cols, 128, stride, 0, flags, sink);
+      unsigned long long r[2];
+      CK(cudaMemcpyFromSymbol(r, g_rtt, sizeof r));
+      printf("  %.2f polls an instance\n", (double)r[1] / (7.0 * 20000 + 2000) / (rows * cols));
+      for (int delay : {32, 64, 128, 256, 512, 1024}) {
+        CK(cudaMemcpyToSymbol(g_delay, &delay, sizeof delay));
+        printf("delay %d cycles:\n", delay);
+        row<BACKOFF>("backoff", rows, cols, 128, stride, 0, flags, sink);
+        row<FIRST_DELAY>("first_delay", rows, cols, 128, stride, 0, flags, sink);
+      }
+      row<OURS>("ours", rows, cols, 128, stride, 0, flags, sink);
+    }
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'p') {
+    // Session 37: what a hop is made of (the release's MEMBAR, the poll's
+    // round trip under this load) and polls pipelined K batches deep.
+    for (int stride : {16, 1}) {
+      row<OURS>("ours", rows, cols, 128, stride, 0, flags, sink);
+      row<BAR_ONLY>("bar_only", rows, cols, 128, stride, 0, flags, sink);
+      row<FENCE_ONLY>("fence_only", rows, cols, 128, stride, 0, flags, sink);
+      row<BAR_RELAXED>("bar_relaxed", rows, cols, 128, stride, 0, flags, sink);
+      unsigned long long z[2] = {0, 0};
+      CK(cudaMemcpyToSymbol(g_rtt, z, sizeof z));
+      row<RTT>("rtt", rows, cols, 128, stride, 0, flags, sink);
+      unsigned long long r[2];
+      CK(cudaMemcpyFromSymbol(r, g_rtt, sizeof r));
+      printf("  rtt: %.0f cycles a poll (%llu polls, %.2f an instance)\n", (double)r[0] / r[1], r[1],
+             (double)r[1] / (7.0 * 20000 + 2000) / (rows * cols));
+      for (int delay : {64, 150, 300, 600}) {
+        CK(cudaMemcpyToSymbol(g_delay, &delay, sizeof delay));
+        printf("delay %d cycles:\n", delay);
+        row<PIPE2>("pipe2", rows, cols, 128, stride, 0, flags, sink);
+        row<PIPE4>("pipe4", rows, cols, 128, stride, 0, flags, sink);
+      }
+      row<OURS>("ours", rows, cols, 128, stride, 0, flags, sink);
     }
     return 0;
   }
