@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s37-soak    # 1 GPU: after .gpu/run in the same call: the opt-in soak (1000 random graphs, each checked) on the solo path, narrow and wide
 #   bash scripts/gpu-owed.sh s37-c       # 1 GPU: fewer polls: the floor's spin after a failed poll or before the first (pinned_hop b); the solo path with -DAUTARKY_EXP_SOLO_BACKOFF=64/256 against none: stencil, Jacobi 2D 256² S = 1, twice
 #   bash scripts/gpu-owed.sh s37-b       # 1 GPU: the solo path's early poll (the first poll before the last instance's bookkeeping) against -DAUTARKY_NO_SOLO_EARLY_POLL and -DAUTARKY_NO_PIN_SOLO: stencil rows (500 and 5000 iterations), Jacobi 2D 256² S = 1, 4, twice
 #   bash scripts/gpu-owed.sh s37-a       # 1 GPU: the floor's hop in parts and with pipelined polls (pinned_hop p); the solo path at eight predecessors (-DAUTARKY_SOLO_WIDE where a list has 5-8) against -DAUTARKY_NO_PIN_SOLO: stencil, Jacobi 2D/3D, CG 2D/3D, twice, each kernel's flags logged
@@ -448,6 +449,14 @@ s27-mini)
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
     done
   done
+  pack
+  ;;
+s37-soak)
+  # Session 37 (1 GPU; after `bash .gpu/run` in the same call): the opt-in
+  # soak — 1000 random graphs, each checked — which had not run since the
+  # solo path (session 36) and its eight-predecessor form.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 150 .gpu/tests/gpu-* --test-threads=1 --ignored soak
   pack
   ;;
 s37-c)

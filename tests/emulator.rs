@@ -12,6 +12,9 @@ use std::time::Duration;
 use autarky::emulator::{self, EmulatorConfig};
 use autarky::{Error, Graph, TaskId, TaskKind};
 
+#[path = "common/shapes.rs"]
+mod shapes;
+
 fn cfg(threads: usize) -> EmulatorConfig {
     EmulatorConfig {
         compute_threads: threads,
@@ -418,4 +421,68 @@ fn a_body_wait_that_never_ends_times_out_naming_the_word() {
     );
     assert_eq!(*got.lock().unwrap(), Some(Err(CpuCtx::WAIT_ABANDONED)));
     assert!(t0.elapsed() < Duration::from_secs(5));
+}
+
+/// The random graphs of pinned and dynamic tasks the GPU tests and soak run
+/// (shapes::random_pinned_shape) are valid, finish, and run every instance
+/// once after its predecessors here too: the shapes are not the bug when
+/// one fails on the GPU.
+#[test]
+fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order() {
+    let mut x = 0x50105010u64;
+    let mut below = move |m: u64| {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d) % m
+    };
+    for round in 0..30 {
+        let n = 10 + below(60) as usize;
+        let iters = 1 + below(8) as u32;
+        let seed = below(u64::MAX);
+        let mut r = seed;
+        let shape = shapes::random_pinned_shape(
+            |m| {
+                r ^= r >> 12;
+                r ^= r << 25;
+                r ^= r >> 27;
+                r.wrapping_mul(0x2545_f491_4f6c_dd1d) % m
+            },
+            n,
+            4,
+            round % 2 == 1,
+        );
+        let log = Log::default();
+        let mut g = Graph::new();
+        let k = g.add_kind(log.kind()).unwrap();
+        let t: Vec<TaskId> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
+        for (i, pin) in shape.pins.iter().enumerate() {
+            if let Some(s) = pin {
+                g.pin(t[i], *s);
+            }
+        }
+        for &(p, s, d) in &shape.edges {
+            g.add_edge_with_distance(t[p], t[s], d);
+        }
+        let report = emulator::run(&g, iters, &cfg(6)).unwrap();
+        assert_eq!(report.instances, n as u64 * iters as u64, "round {round}");
+        let spans = log.spans(n, iters);
+        for task in 0..n {
+            for i in 1..iters as usize {
+                assert!(
+                    spans[task][i - 1].1 < spans[task][i].0,
+                    "round {round}: task {task} in order"
+                );
+            }
+        }
+        for &(p, s, d) in &shape.edges {
+            for i in d as usize..iters as usize {
+                assert!(
+                    spans[p][i - d as usize].1 < spans[s][i].0,
+                    "round {round}: task {s} iteration {i} after task {p} iteration {}",
+                    i - d as usize
+                );
+            }
+        }
+    }
 }

@@ -95,6 +95,10 @@ fn main() -> std::process::ExitCode {
             "state_layouts_packed_and_spread_keep_every_order",
             state_layouts_packed_and_spread_keep_every_order,
         ),
+        gpu_trial(
+            "random_graphs_of_pinned_and_dynamic_tasks_keep_every_order",
+            random_graphs_of_pinned_and_dynamic_tasks_keep_every_order,
+        ),
         opt_in(
             gpu_trial("soak_1000_random_graphs", soak_1000_random_graphs),
             "opt-in soak of 1000 graphs on a GPU: cargo test --release --test gpu -- --ignored soak",
@@ -316,6 +320,57 @@ fn state_layouts_packed_and_spread_keep_every_order(rt: Runtime) {
         assert_eq!(r.instances, n as u64 * iters as u64, "{layout:?}");
         lg.check(&g);
     }
+}
+
+/// A random graph of pinned and dynamic tasks (shapes::random_pinned_shape:
+/// most pinned lists one task of 0-4 predecessors, or, for odd seeds, 0-11
+/// — the solo path, its four- and eight-slot forms, and the cached path
+/// past eight — some lists of several; edges of distance 0, 1 and 2), run
+/// and checked: every
+/// instance once, after its predecessors. Returns whether the kernel had
+/// the solo path's wide form (`-DAUTARKY_SOLO_WIDE`).
+fn random_pinned_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) -> bool {
+    let lg = Logged::new(rt, n, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind()).unwrap();
+    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+    let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
+    let mut rng = Rng(seed);
+    let shape = shapes::random_pinned_shape(
+        |m| rng.below(m),
+        n,
+        (compute / 2).clamp(1, 64),
+        seed & 1 == 1,
+    );
+    for (i, pin) in shape.pins.iter().enumerate() {
+        if let Some(s) = pin {
+            g.pin(t[i], *s);
+        }
+    }
+    for &(p, s, d) in &shape.edges {
+        g.add_edge_with_distance(t[p], t[s], d);
+    }
+    let r = rt.run(&g, iters).unwrap();
+    assert_eq!(r.instances, n as u64 * iters as u64, "seed {seed:#x}");
+    lg.check(&g);
+    let lowered = g.lower(&Default::default()).unwrap();
+    lowered
+        .solo_preds()
+        .is_some_and(|w| w > autarky::graph::SOLO_PREDS)
+}
+
+/// Forty random graphs of pinned and dynamic tasks (random_pinned_dag),
+/// among them kernels with the solo path's wide form and without.
+fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order(rt: Runtime) {
+    let mut rng = Rng(0x50105010);
+    let mut wide = 0;
+    for _ in 0..40 {
+        let n = 10 + rng.below(150) as usize;
+        let iters = 1 + rng.below(20) as u32;
+        wide += random_pinned_dag(&rt, rng.next(), n, iters) as u32;
+    }
+    eprintln!("40 pinned graphs, {wide} with eight-slot solo lists");
+    assert!((1..40).contains(&wide), "both solo forms covered");
 }
 
 fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges(rt: Runtime) {
@@ -593,7 +648,8 @@ fn prepared_graphs_compile_in_parallel_and_their_runs_compile_nothing(rt: Runtim
     assert_eq!(compiles_on(&me), before + 1, "traced: a kernel of its own");
 }
 
-/// Soak: 1000 short random graphs back to back in one process, each checked;
+/// Soak: 1000 short random graphs back to back in one process, each checked
+/// (every third one of pinned and dynamic tasks: random_pinned_dag);
 /// device memory in use must not grow and nothing may hang.
 /// `cargo test --release --test gpu -- --ignored soak` on a GPU machine.
 fn soak_1000_random_graphs(rt: Runtime) {
@@ -603,7 +659,11 @@ fn soak_1000_random_graphs(rt: Runtime) {
     for run in 0..1000 {
         let n = 5 + rng.below(200) as usize;
         let iters = 1 + rng.below(20) as u32;
-        random_dag(&rt, rng.next(), n, iters);
+        if run % 3 == 2 {
+            random_pinned_dag(&rt, rng.next(), n.max(10), iters);
+        } else {
+            random_dag(&rt, rng.next(), n, iters);
+        }
         let (free, _) = rt.device_memory().unwrap();
         match baseline {
             None => baseline = Some(free),

@@ -53,6 +53,7 @@
 mod trials;
 #[allow(unused_imports)]
 pub use trials::*;
+pub mod shapes;
 
 use std::sync::OnceLock;
 use std::time::Duration;

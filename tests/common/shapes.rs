@@ -1,0 +1,67 @@
+//! Random graph shapes shared by the GPU tests and the emulator's (which
+//! includes this file alone: it needs nothing else of `common`).
+
+use std::collections::HashSet;
+
+/// A random graph of pinned and dynamic tasks: which compute slot each
+/// task is pinned to, and its edges.
+pub struct PinnedShape {
+    /// Each task's compute slot (`None`: dynamic).
+    pub pins: Vec<Option<u32>>,
+    /// `(from, to, distance)`, no two with the same ends.
+    pub edges: Vec<(usize, usize, u32)>,
+}
+
+/// `n` tasks, two in three pinned to one of `slots` compute slots (most
+/// slots one task: the device's solo path; some several: the cached path),
+/// each task awaiting 0–4 predecessors — or, when `wide`, 0–11 (most at
+/// most four, some five to eight: the solo path's wide form, some more: the
+/// cached path's generic poll) — along same-iteration edges from lower ids
+/// (acyclic) and edges of distance 1 or 2 from any task. `below(m)` is a
+/// random number in `0..m`.
+pub fn random_pinned_shape(
+    mut below: impl FnMut(u64) -> u64,
+    n: usize,
+    slots: u32,
+    wide: bool,
+) -> PinnedShape {
+    assert!(slots >= 1 && n >= 2);
+    let mut pins = vec![None; n];
+    let mut used = 0u32;
+    for pin in pins.iter_mut() {
+        if below(3) == 0 {
+            continue;
+        }
+        // A new slot four times in five while there are any: mostly lists
+        // of one task.
+        *pin = Some(if used < slots && (used == 0 || below(5) != 0) {
+            used += 1;
+            used - 1
+        } else {
+            below(used as u64) as u32
+        });
+    }
+    let mut edges = Vec::new();
+    let mut seen = HashSet::new();
+    for s in 1..n {
+        let k = match below(8) {
+            _ if !wide => below(5),
+            0..=3 => below(5),
+            4..=6 => 5 + below(4),
+            _ => 9 + below(3),
+        };
+        for _ in 0..k {
+            let p = below(n as u64) as usize;
+            if p == s || !seen.insert((p, s)) {
+                continue;
+            }
+            let d = if p < s && below(2) == 0 {
+                0
+            } else {
+                1 + below(2) as u32
+            };
+            edges.push((p, s, d));
+        }
+    }
+    PinnedShape { pins, edges }
+}
