@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s38-a       # 1 GPU: (written in session 37, not yet run) the floor with the solo path's pre-release pieces (pinned_hop r); the solo path with its words' addresses held (-DAUTARKY_EXP_SOLO_POINTERS) against indices: stencil rows, Jacobi 2D 256² S = 1, 4, 3D 256³ S = 1, twice
 #   bash scripts/gpu-owed.sh s37-soak    # 1 GPU: (run in session 37 on 4677539: PASS) after .gpu/run in the same call: the opt-in soak (1000 random graphs, each checked) on the solo path, narrow and wide
 #   bash scripts/gpu-owed.sh s37-c       # 1 GPU: (run in session 37; the backoff flag is gone) fewer polls: the floor's spin after a failed poll or before the first (pinned_hop b); the solo path with -DAUTARKY_EXP_SOLO_BACKOFF=64/256 against none: stencil, Jacobi 2D 256² S = 1, twice
 #   bash scripts/gpu-owed.sh s37-b       # 1 GPU: (run in session 37 on an uncommitted loop; its flag is gone) the solo path's early poll (the first poll before the last instance's bookkeeping) against -DAUTARKY_NO_SOLO_EARLY_POLL and -DAUTARKY_NO_PIN_SOLO: stencil rows (500 and 5000 iterations), Jacobi 2D 256² S = 1, 4, twice
@@ -447,6 +448,32 @@ s27-mini)
       A=.gpu/ab/autarky-$b
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  pack
+  ;;
+s38-a)
+  # Written in session 37, not yet run (1 GPU): (1) the floor's hop with
+  # the runtime solo path's pre-release pieces one at a time — the verdict
+  # through the barrier (bar.red + B2R), the failure flag after the body's
+  # barrier, the kind's switch (pinned_hop r); (2) the solo path holding
+  # its words' addresses (-DAUTARKY_EXP_SOLO_POINTERS: the poll issues its
+  # four loads in 8 instructions instead of ~24, a constant-bank load and
+  # two adds a word fewer; no stack growth in the stencil's or Jacobi's
+  # kernels) against indices, one binary, interleaved, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='error|warning' run floor-build 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
+  FILTER='.' LINES_SHOWN=20 run floor-r 120 "$LOGS/pinned_hop" r
+  rm -f "$LOGS/pinned_hop"
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in ptr idx; do
+      X=""; [ $v = ptr ] && X=-DAUTARKY_EXP_SOLO_POINTERS
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s1-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j3d256-s1-$v-$r" 90 $B/autarky jacobi3d --size 256 --iters 1000 --check-every 0 --steps-per-sync 1
     done
   done
   pack

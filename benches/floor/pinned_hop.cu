@@ -14,6 +14,7 @@
 //   ./pinned_hop s        # two roles: the release of n beside the poll of n + 1
 //   ./pinned_hop p        # a hop's parts (MEMBAR, a poll's round trip) and pipelined polls
 //   ./pinned_hop b        # fewer polls: a spin after each failed one, or before the first
+//   ./pinned_hop r        # the runtime solo path's pre-release pieces, one at a time
 //
 // Each row: median [min-max] µs an iteration of 7 runs of 20000 iterations
 // (device events around a cooperative launch, after a 2000-iteration warm-up).
@@ -67,6 +68,11 @@ enum Mode {
   BACKOFF = 35,    // OURS, g_delay cycles of spinning after each failed poll (fewer polls on the lines)
   FIRST_DELAY = 36,// OURS, g_delay cycles of spinning before an instance's first poll
   COUNT = 37,      // OURS, polls counted -> g_rtt[1] (one add a poll: how many polls an instance takes)
+  // The runtime solo path's pre-release pieces, one at a time (session 37, not yet run):
+  BAR_RED = 40,    // OURS, thread 0's verdict through the first barrier (__syncthreads_and: BAR.RED + B2R)
+  FAILED_FLAG = 41,// OURS + a shared failure flag read after the body barrier, and a branch on it
+  KIND_SWITCH = 42,// OURS + the body called through a switch on a kind held in a register (one empty case)
+  PRE_ALL = 43,    // all three
 };
 
 __device__ unsigned long long g_progress[32];
@@ -79,6 +85,12 @@ template <int M>
 __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, int body_writes, float* sink) {
   const int t = blockIdx.x;
   __shared__ unsigned sh_task;
+  __shared__ unsigned sh_failed;
+  if (threadIdx.x == 0) sh_failed = 0;
+  __syncthreads();
+  // The kind a switch dispatches on (KIND_SWITCH): 0, but not known to
+  // the compiler.
+  const unsigned kind = (unsigned)body_writes >> 1;
   if ((M == COMMSPIN || M == ALLX) && t == rows * cols) {
     // the comm block: polls a status word; every 64 polls sweeps 64 flags
     if (threadIdx.x == 0) {
@@ -225,10 +237,20 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
       }
     }
     if ((M == LISTLOAD || M == ALLX) && threadIdx.x == 0) { sh_task = *(volatile unsigned*)&g_list[t]; }
-    if (M != NO_BAR) __syncthreads();
+    if (M == BAR_RED || M == PRE_ALL) {
+      if (!__syncthreads_and(1)) break;
+    } else if (M != NO_BAR) __syncthreads();
+    if (M == KIND_SWITCH || M == PRE_ALL) {
+      switch (kind) {
+        case 0: break;                                     // the empty body
+        case 1: sink[(size_t)t * blockDim.x + threadIdx.x] = 1.f; break;
+        default: if (threadIdx.x == 0) sh_failed = 1; break;
+      }
+    }
     if ((M == LISTLOAD || M == ALLX) && sh_task == 0xffffffffu) sink[0] = 1.f;
     if (body_writes) sink[(size_t)t * blockDim.x + threadIdx.x] = (float)n;
     if (M != NO_BAR && M != ONE_BAR) __syncthreads();
+    if ((M == FAILED_FLAG || M == PRE_ALL) && *(volatile unsigned*)&sh_failed != 0) break;
     if (threadIdx.x == 0) {
       if (M == FENCE_ONLY) fence_acq_rel();
       else if (M == BAR_RELAXED) st_relaxed(mine, n + 1);
@@ -297,6 +319,17 @@ int main(int argc, char** argv) {
       row<SPLIT_HEAVY>("split_heavy", rows, cols, 128, stride, 0, flags, sink);
       row<OURS>("ours", rows, cols, 256, stride, 0, flags, sink);
       row<SPLIT>("split", rows, cols, 256, stride, 0, flags, sink);
+    }
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'r') {
+    // The runtime solo path's pre-release pieces on the floor's hop.
+    for (int rep = 0; rep < 2; ++rep) {
+      row<OURS>("ours", rows, cols, 128, 16, 0, flags, sink);
+      row<BAR_RED>("bar_red", rows, cols, 128, 16, 0, flags, sink);
+      row<FAILED_FLAG>("failed_flag", rows, cols, 128, 16, 0, flags, sink);
+      row<KIND_SWITCH>("kind_switch", rows, cols, 128, 16, 0, flags, sink);
+      row<PRE_ALL>("pre_all", rows, cols, 128, 16, 0, flags, sink);
     }
     return 0;
   }
