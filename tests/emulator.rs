@@ -429,29 +429,12 @@ fn a_body_wait_that_never_ends_times_out_naming_the_word() {
 /// one fails on the GPU.
 #[test]
 fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order() {
-    let mut x = 0x50105010u64;
-    let mut below = move |m: u64| {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d) % m
-    };
+    let mut rng = shapes::Rng(0x50105010);
     for round in 0..30 {
-        let n = 10 + below(60) as usize;
-        let iters = 1 + below(8) as u32;
-        let seed = below(u64::MAX);
-        let mut r = seed;
-        let shape = shapes::random_pinned_shape(
-            |m| {
-                r ^= r >> 12;
-                r ^= r << 25;
-                r ^= r >> 27;
-                r.wrapping_mul(0x2545_f491_4f6c_dd1d) % m
-            },
-            n,
-            4,
-            round % 2 == 1,
-        );
+        let n = 10 + rng.below(60) as usize;
+        let iters = 1 + rng.below(8) as u32;
+        let mut r = shapes::Rng(rng.below(u64::MAX));
+        let shape = shapes::random_pinned_shape(|m| r.below(m), n, 4, round % 2 == 1);
         let log = Log::default();
         let mut g = Graph::new();
         let k = g.add_kind(log.kind()).unwrap();

@@ -54,6 +54,8 @@ mod trials;
 #[allow(unused_imports)]
 pub use trials::*;
 pub mod shapes;
+#[allow(unused_imports)]
+pub use shapes::Rng;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -646,19 +648,5 @@ impl Logged {
                 );
             }
         }
-    }
-}
-
-/// Tiny deterministic PRNG (xorshift64*), so failures reproduce.
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
     }
 }

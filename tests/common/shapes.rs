@@ -1,7 +1,22 @@
-//! Random graph shapes shared by the GPU tests and the emulator's (which
-//! includes this file alone: it needs nothing else of `common`).
+//! Random graph shapes, and the generator behind them, shared by the GPU
+//! tests and the emulator's (which includes this file alone: it needs
+//! nothing else of `common`).
 
 use std::collections::HashSet;
+
+/// Tiny deterministic PRNG (xorshift64*), so failures reproduce.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
 
 /// A random graph of pinned and dynamic tasks: which compute slot each
 /// task is pinned to, and its edges.

@@ -2605,11 +2605,11 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
 #pragma unroll
             for (uint32_t j = 0; j < SOLO_PREDS; ++j) need[j] = n + 1 > dist[j] ? n + 1 - dist[j] : 0;
             uint32_t low = 0;
-            // The words from their indices (half the registers of held
-            // pointers; an address is one multiply-add on the parameter bank).
 #ifdef AUTARKY_EXP_SOLO_POINTERS
             auto word = [&](uint32_t j) -> const uint64_t* { return at[j]; };
 #else
+            // The words from their indices (half the registers of held
+            // pointers; an address is one multiply-add on the parameter bank).
             auto word = [&](uint32_t j) -> const uint64_t* { return states_of(p).base + at[j]; };
 #endif
             auto ready = [&]() -> bool {
