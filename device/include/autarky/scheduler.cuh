@@ -2566,28 +2566,21 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
     const unsigned char* args = pc.arg_off[0] != PIN_ARG_NONE
                                     ? pc.args + pc.arg_off[0]
                                     : reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset;
-    // Thread 0: the awaited words' indices and their edges' distances; an
-    // unused slot's need stays 0 (its word is never loaded).
-#ifdef AUTARKY_EXP_SOLO_POINTERS
-    // Experiment (session 37, not yet timed): the words' addresses held
-    // (form 1's choice, which ran the stencil 0.045 µs faster than this
-    // form in session 36) instead of their indices, whose address each
-    // poll recomputes (a constant-bank load and two adds a word, SASS).
+    // Thread 0: the awaited words' addresses and their edges' distances; an
+    // unused slot's need stays 0 (its word is never loaded). Addresses,
+    // not indices: an index's address is recomputed every poll (a
+    // constant-bank load and two adds a word: ~24 instructions into the
+    // poll loop before its loads issue, 8 with addresses); the stencil row
+    // ran 1.161–1.163 µs with addresses against 1.183–1.186 with indices,
+    // Jacobi 2D and 3D unchanged (docs/performance.md, session 38).
     const uint64_t* at[SOLO_PREDS];
-#else
-    uint32_t at[SOLO_PREDS];
-#endif
     uint32_t dist[SOLO_PREDS];
     const bool remote = pc.remote[0] != 0;
     if (threadIdx.x == 0) {
         const uint32_t base = pc.pred_off[0], count = d.pred_count;
 #pragma unroll
         for (uint32_t j = 0; j < SOLO_PREDS; ++j) {
-#ifdef AUTARKY_EXP_SOLO_POINTERS
             at[j] = j < count ? pc.pred_word[base + j] : states_of(p).base;
-#else
-            at[j] = j < count ? (uint32_t)(pc.pred_word[base + j] - states_of(p).base) : 0u;
-#endif
             dist[j] = j < count ? pc.pred_distance[base + j] : 0xffffffffu;
         }
     }
@@ -2605,13 +2598,7 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
 #pragma unroll
             for (uint32_t j = 0; j < SOLO_PREDS; ++j) need[j] = n + 1 > dist[j] ? n + 1 - dist[j] : 0;
             uint32_t low = 0;
-#ifdef AUTARKY_EXP_SOLO_POINTERS
             auto word = [&](uint32_t j) -> const uint64_t* { return at[j]; };
-#else
-            // The words from their indices (half the registers of held
-            // pointers; an address is one multiply-add on the parameter bank).
-            auto word = [&](uint32_t j) -> const uint64_t* { return states_of(p).base + at[j]; };
-#endif
             auto ready = [&]() -> bool {
                 return remote ? lean_preds_done<true>(word, need, low) : lean_preds_done<false>(word, need, low);
             };
