@@ -30,7 +30,11 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
-#   bash scripts/gpu-owed.sh s38-a       # 1 GPU: (written in session 37, not yet run) the floor with the solo path's pre-release pieces (pinned_hop r); the solo path with its words' addresses held (-DAUTARKY_EXP_SOLO_POINTERS) against indices: stencil rows, Jacobi 2D 256² S = 1, 4, 3D 256³ S = 1, twice
+#   bash scripts/gpu-owed.sh s38-e       # 1 GPU: the round path inlined: stencil one a block and in 2 x 2 patches (default runtime and 256 compute blocks) against -DAUTARKY_NO_PIN_ROUND, twice; the patched-stencil trials
+#   bash scripts/gpu-owed.sh s38-d       # 1 GPU: the round path: stencil rows (one a block, 2 x 2 and 4 x 4 patches) against -DAUTARKY_NO_PIN_ROUND, twice; the patched-stencil GPU trials
+#   bash scripts/gpu-owed.sh s38-c       # 1 GPU: the floor's patches with their addresses in registers, batched release against a release a tile
+#   bash scripts/gpu-owed.sh s38-b       # 1 GPU: s38-a's floor patches and stencil rows redone (both failed there: the patch kernel's occupancy, the rows' declaration); pointers against indices on the stencil, twice
+#   bash scripts/gpu-owed.sh s38-a       # 1 GPU: the floor with the solo path's pre-release pieces (pinned_hop r) and with fewer blocks (pinned_hop g: smaller grids, patches); the solo path with its words' addresses held (-DAUTARKY_EXP_SOLO_POINTERS) against indices: stencil rows (+ pinned in 2 x 2, 4 x 4 patches), Jacobi 2D 256² S = 1, 4, 3D 256³ S = 1, twice
 #   bash scripts/gpu-owed.sh s37-soak    # 1 GPU: (run in session 37 on 4677539: PASS) after .gpu/run in the same call: the opt-in soak (1000 random graphs, each checked) on the solo path, narrow and wide
 #   bash scripts/gpu-owed.sh s37-c       # 1 GPU: (run in session 37; the backoff flag is gone) fewer polls: the floor's spin after a failed poll or before the first (pinned_hop b); the solo path with -DAUTARKY_EXP_SOLO_BACKOFF=64/256 against none: stencil, Jacobi 2D 256² S = 1, twice
 #   bash scripts/gpu-owed.sh s37-b       # 1 GPU: (run in session 37 on an uncommitted loop; its flag is gone) the solo path's early poll (the first poll before the last instance's bookkeeping) against -DAUTARKY_NO_SOLO_EARLY_POLL and -DAUTARKY_NO_PIN_SOLO: stencil rows (500 and 5000 iterations), Jacobi 2D 256² S = 1, 4, twice
@@ -452,6 +456,73 @@ s27-mini)
   done
   pack
   ;;
+s38-e)
+  # Session 38 (1 GPU): the round path inlined (s38-d's ran as a call: its
+  # reads of the run's parameters were generic loads, four of them after
+  # the release fence's L1 invalidation, in series with the stores): the
+  # stencil one a block and in 2 x 2 patches (on the default runtime and
+  # on one of 256 compute blocks) against -DAUTARKY_NO_PIN_ROUND, twice;
+  # the patched-stencil GPU trials.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for r in 1 2; do
+    for v in round cached; do
+      X=""; [ $v = cached ] && X=-DAUTARKY_NO_PIN_ROUND
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+    done
+  done
+  FILTER='^test |^test result|FAILED|panicked' run gpu-patches 200 .gpu/tests/gpu-* --test-threads=1 patch
+  pack
+  ;;
+s38-d)
+  # Session 38 (1 GPU): the round path (a patch of tiles on one block: one
+  # poll of the outside words, the bodies, one release fence) — the
+  # stencil pinned one a block, in 2 x 2 and 4 x 4 patches, against
+  # -DAUTARKY_NO_PIN_ROUND (the cached path for a patch), one binary,
+  # interleaved, twice; then the patched-stencil GPU trials. First the
+  # floor's patches (s38-c's, not run there).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='error|warning' run floor-build 180 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
+  FILTER='.' LINES_SHOWN=30 run floor-g 120 "$LOGS/pinned_hop" g
+  rm -f "$LOGS/pinned_hop"
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for r in 1 2; do
+    for v in round cached; do
+      X=""; [ $v = cached ] && X=-DAUTARKY_NO_PIN_ROUND
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2,4
+    done
+  done
+  FILTER='^test |^test result|FAILED|panicked|pinned graphs' run gpu-patches 200 .gpu/tests/gpu-* --test-threads=1 patch random_graphs_of_pinned
+  pack
+  ;;
+s38-c)
+  # Session 38 (1 GPU): the floor's patches again, the kernel's addresses
+  # in registers (s38-b's patch rows spent ~1.2 µs on a local array), the
+  # release batched behind one fence against a st.release a tile.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='error|warning' run floor-build 180 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
+  FILTER='.' LINES_SHOWN=30 run floor-g 120 "$LOGS/pinned_hop" g
+  rm -f "$LOGS/pinned_hop"
+  pack
+  ;;
+s38-b)
+  # Session 38 (1 GPU): s38-a's two failures redone — the floor's patches
+  # (the kernel now bounded to 8 blocks an SM) and the stencil rows (the
+  # patched rows declared in the case) — the solo path's pointers against
+  # indices on the stencil, interleaved, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='error|warning' run floor-build 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
+  FILTER='.' LINES_SHOWN=30 run floor-g 120 "$LOGS/pinned_hop" g
+  rm -f "$LOGS/pinned_hop"
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for r in 1 2; do
+    for v in ptr idx; do
+      X=""; [ $v = ptr ] && X=-DAUTARKY_EXP_SOLO_POINTERS
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2,4
+    done
+  done
+  pack
+  ;;
 s38-a)
   # Written in session 37, not yet run (1 GPU): (1) the floor's hop with
   # the runtime solo path's pre-release pieces one at a time — the verdict
@@ -460,17 +531,21 @@ s38-a)
   # its words' addresses (-DAUTARKY_EXP_SOLO_POINTERS: the poll issues its
   # four loads in 8 instructions instead of ~24, a constant-bank load and
   # two adds a word fewer; no stack growth in the stencil's or Jacobi's
-  # kernels) against indices, one binary, interleaved, twice.
+  # kernels) against indices, one binary, interleaved, twice. Added in
+  # session 38: fewer blocks (pinned_hop g: smaller grids; the 32 x 32
+  # tiles in patches of 2-16 a block, one release fence a patch) and the
+  # stencil row pinned in 2 x 2 and 4 x 4 patches (--stencil-patches).
   export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
   FILTER='error|warning' run floor-build 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
   FILTER='.' LINES_SHOWN=20 run floor-r 120 "$LOGS/pinned_hop" r
+  FILTER='.' LINES_SHOWN=30 run floor-g 120 "$LOGS/pinned_hop" g
   rm -f "$LOGS/pinned_hop"
   F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
   J='µs per|rror'
   for r in 1 2; do
     for v in ptr idx; do
       X=""; [ $v = ptr ] && X=-DAUTARKY_EXP_SOLO_POINTERS
-      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2,4
       AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s1-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
       AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
       AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j3d256-s1-$v-$r" 90 $B/autarky jacobi3d --size 256 --iters 1000 --check-every 0 --steps-per-sync 1

@@ -263,16 +263,18 @@ pub fn fan_in_graph(inputs: u64) -> Graph {
 /// neighbours' previous iteration (distance-1 edges): a Jacobi sweep's
 /// dependencies without the body. Each tile has 2–4 successors of 2–5
 /// predecessor edges, the shape that misses the single-thread fast path.
-/// With `pin`, tile k is pinned to compute slot k (the Jacobi solver's
-/// placement).
-pub fn stencil_graph(rows: u32, cols: u32, pin: bool) -> Graph {
+/// With `pin = Some(p)`, the tiles are pinned in `p × p` patches, patch k
+/// to compute slot k (`p = 1`: tile k on slot k, the Jacobi solver's
+/// placement); `p` divides `rows` and `cols`.
+pub fn stencil_graph(rows: u32, cols: u32, pin: Option<u32>) -> Graph {
     let mut g = Graph::new();
     let k = g.add_kind(empty_kind()).expect("a valid kind");
     let ids: Vec<_> = (0..rows * cols)
         .map(|i| {
             let t = g.add_task_bytes(k, &[]);
-            if pin {
-                g.pin(t, i);
+            if let Some(p) = pin {
+                let (r, c) = (i / cols, i % cols);
+                g.pin(t, (r / p) * (cols / p) + c / p);
             }
             t
         })

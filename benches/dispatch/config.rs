@@ -38,6 +38,10 @@ pub struct Config {
     pub stencil_counted: Vec<u32>,
     /// Iterations of each stencil run (`None`: 500, `--quick` 50).
     pub stencil_iters: Option<u32>,
+    /// Also run the stencil pinned in square patches of these sides (rows
+    /// "autarky pinned, P×P a block"): a block runs P² tiles an iteration
+    /// instead of one, so fewer blocks publish and poll.
+    pub stencil_patches: Vec<u32>,
 }
 
 /// The case families, as `--only` names them.
@@ -104,6 +108,8 @@ graph and an atomic-claim persistent kernel, in one process (device events).
   --stencil-iters=N    AUTARKY_BENCH_STENCIL_ITERS   iterations of each stencil run (default
                                                      500, --quick 50): a run's fixed cost
                                                      (launch, start, end) is spread over them
+  --stencil-patches=LIST AUTARKY_BENCH_STENCIL_PATCHES also run it pinned in square patches
+                                                     of these sides a block (each divides 32)
 
 Results: a table on stdout, results.json (and charts) in target/bench-report/
 (or AUTARKY_BENCH_OUT). Without a GPU it prints SKIP and exits 0.";
@@ -123,6 +129,7 @@ impl Config {
         let mut stencil_blocks = env("AUTARKY_BENCH_STENCIL_BLOCKS");
         let mut stencil_counted = env("AUTARKY_BENCH_STENCIL_COUNTED");
         let mut stencil_iters = env("AUTARKY_BENCH_STENCIL_ITERS");
+        let mut stencil_patches = env("AUTARKY_BENCH_STENCIL_PATCHES");
         for a in std::env::args().skip(1) {
             if a == "--quick" || a == "quick" {
                 quick = true;
@@ -148,6 +155,8 @@ impl Config {
                 stencil_counted = Some(v.into());
             } else if let Some(v) = a.strip_prefix("--stencil-iters=") {
                 stencil_iters = Some(v.into());
+            } else if let Some(v) = a.strip_prefix("--stencil-patches=") {
+                stencil_patches = Some(v.into());
             } else if a == "--help" || a == "-h" {
                 println!("{HELP}");
                 std::process::exit(0);
@@ -221,8 +230,13 @@ impl Config {
                 [n] => Some(n),
                 _ => return Err("--stencil-iters takes one number".into()),
             };
+        let stencil_patches = parse_u32_list("stencil patch side", stencil_patches.as_deref(), 1)?;
+        if let Some(&bad) = stencil_patches.iter().find(|&&p| 32 % p != 0) {
+            return Err(format!("a stencil patch side must divide 32, got {bad}").into());
+        }
         Ok(Config {
             only,
+            stencil_patches,
             stencil_blocks,
             stencil_counted,
             stencil_iters,

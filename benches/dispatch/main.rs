@@ -173,12 +173,51 @@ fn main() -> BoxResult<()> {
     let m_stencil: u32 = cfg
         .stencil_iters
         .unwrap_or(if cfg.quick { 50 } else { 500 });
-    let stencil = stencil_graph(STENCIL, STENCIL, false);
+    let stencil = stencil_graph(STENCIL, STENCIL, None);
     let stencil_pinned = if STENCIL * STENCIL < grid {
-        Some(stencil_graph(STENCIL, STENCIL, true))
+        Some(stencil_graph(STENCIL, STENCIL, Some(1)))
     } else {
         None
     };
+    // `--stencil-patches`: the same tiles pinned P × P a block.
+    // (A row name lives as long as the bench: the table's names are
+    // &'static.)
+    // Each also on a runtime of as many compute blocks as patches (no idle
+    // dynamic blocks beside the pinned ones).
+    let stencil_patched: Vec<(Graph, &'static str, Option<autarky::Runtime>)> = cfg
+        .stencil_patches
+        .iter()
+        .filter(|&&p| (STENCIL / p) * (STENCIL / p) < grid)
+        .flat_map(|&p| {
+            let blocks = (STENCIL / p) * (STENCIL / p);
+            [false, true].map(|own| {
+                let name = if own {
+                    format!("autarky pinned, {p}×{p} a block, {blocks} compute blocks")
+                } else {
+                    format!("autarky pinned, {p}×{p} a block")
+                };
+                (
+                    stencil_graph(STENCIL, STENCIL, Some(p)),
+                    name,
+                    own.then_some(blocks),
+                )
+            })
+        })
+        .map(|(g, name, blocks)| {
+            let rt = match blocks {
+                Some(n) => Some(
+                    autarky::Runtime::builder()
+                        .gpu()
+                        .compute_blocks(n)
+                        .build()
+                        .map_err(|e| format!("a runtime for {name:?}: {e}"))?,
+                ),
+                None => None,
+            };
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            Ok((g, name, rt))
+        })
+        .collect::<BoxResult<Vec<_>>>()?;
 
     // `--stencil-blocks`: the dynamic stencil on runtimes of fewer (or
     // more) compute blocks, each a row of its own;
@@ -347,6 +386,7 @@ fn main() -> BoxResult<()> {
             (STENCIL_REFERENCE, Baseline),
         ]
         .into_iter()
+        .chain(stencil_patched.iter().map(|&(_, name, _)| (name, Baseline)))
         .chain(stencil_rts.iter().map(|&(_, name)| (name, Baseline)))
         .collect::<Vec<_>>(),
     ));
@@ -474,6 +514,12 @@ fn main() -> BoxResult<()> {
             .replay(&stencil_exec)
             .map_err(|e| format!("stencil cuda-graph baseline: {e}"))?;
         let mut extra_rows = Vec::with_capacity(stencil_rts.len());
+        for (g, name, own) in &stencil_patched {
+            extra_rows.push((
+                *name,
+                run_autarky(own.as_ref().unwrap_or(&rt), g, m_stencil, name, None)?.event_s,
+            ));
+        }
         for (rt_b, name) in &stencil_rts {
             extra_rows.push((
                 *name,

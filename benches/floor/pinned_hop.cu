@@ -15,6 +15,8 @@
 //   ./pinned_hop p        # a hop's parts (MEMBAR, a poll's round trip) and pipelined polls
 //   ./pinned_hop b        # fewer polls: a spin after each failed one, or before the first
 //   ./pinned_hop r        # the runtime solo path's pre-release pieces, one at a time
+//   ./pinned_hop g        # fewer blocks: smaller grids, and a 32 x 32 grid of tiles in
+//                         # patches of 1-16 tiles a block (one release fence a patch)
 //
 // Each row: median [min-max] µs an iteration of 7 runs of 20000 iterations
 // (device events around a cooperative launch, after a 2000-iteration warm-up).
@@ -272,6 +274,86 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
   }
 }
 
+// A 32 x 32 grid of tiles (a flag each, `stride` words apart) in patches of
+// PX x PY tiles a block (session 38): thread 0 polls every neighbour of the
+// patch outside it (relaxed, all issued, then fence.acquire), the block runs
+// one barrier, then a barrier a tile (the tiles' empty bodies, as the
+// runtime runs a pinned list), then — Batched — one fence.acq_rel and a
+// relaxed store of each tile's flag: the release of a patch's instances
+// behind one MEMBAR (valid as a release of every tile's writes: the fence
+// in the storing thread after the barrier covers the block's writes), or —
+// not Batched — a st.release after each tile's barrier. The addresses are
+// computed once, in registers (a missing neighbour at the grid's edge polls
+// the patch's own first flag, which is always far enough).
+template <int PX, int PY, bool Batched>
+__global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride, int iters) {
+  constexpr int R = 32, C = 32, M = 2 * (PX + PY), K = PX * PY;
+  constexpr int pcols = C / PX;
+  const int pr = (blockIdx.x / pcols) * PY, pc = (blockIdx.x % pcols) * PX;
+  uint64_t* own = flags + (size_t)(pr * C + pc) * stride;
+  const uint64_t* nb[M];
+#pragma unroll
+  for (int d = 0; d < PY; ++d) {
+    nb[2 * d] = pc > 0 ? flags + (size_t)((pr + d) * C + pc - 1) * stride : own;
+    nb[2 * d + 1] = pc + PX < C ? flags + (size_t)((pr + d) * C + pc + PX) * stride : own;
+  }
+#pragma unroll
+  for (int d = 0; d < PX; ++d) {
+    nb[2 * PY + 2 * d] = pr > 0 ? flags + (size_t)((pr - 1) * C + pc + d) * stride : own;
+    nb[2 * PY + 2 * d + 1] = pr + PY < R ? flags + (size_t)((pr + PY) * C + pc + d) * stride : own;
+  }
+  for (int n = 0; n < iters; ++n) {
+    if (threadIdx.x == 0) {
+      for (;;) {
+        uint64_t v[M];
+#pragma unroll
+        for (int j = 0; j < M; ++j) v[j] = ld_relaxed(nb[j]);
+        bool ok = true;
+#pragma unroll
+        for (int j = 0; j < M; ++j) ok = ok && v[j] >= (uint64_t)n;
+        if (ok) break;
+      }
+      fence_acquire();
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      __syncthreads();
+      if (!Batched && threadIdx.x == 0) st_release(own + (size_t)((j / PX) * C + j % PX) * stride, n + 1);
+    }
+    if (Batched && threadIdx.x == 0) {
+      fence_acq_rel();
+#pragma unroll
+      for (int j = 0; j < K; ++j) st_relaxed(own + (size_t)((j / PX) * C + j % PX) * stride, n + 1);
+    }
+  }
+}
+
+template <int PX, int PY, bool Batched>
+float run_patch(int stride, int iters, uint64_t* flags) {
+  CK(cudaMemset(flags, 0, (size_t)32 * 32 * stride * 8));
+  cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+  void* args[] = {&flags, &stride, &iters};
+  CK(cudaEventRecord(a));
+  CK(cudaLaunchCooperativeKernel((void*)patch_hop<PX, PY, Batched>, (32 / PX) * (32 / PY), 128, args, 0, 0));
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  CK(cudaGetLastError());
+  float ms; CK(cudaEventElapsedTime(&ms, a, b));
+  return ms * 1000.f / iters;
+}
+
+template <int PX, int PY, bool Batched>
+void patch_row(int stride, uint64_t* flags) {
+  const int iters = 20000, reps = 7;
+  run_patch<PX, PY, Batched>(stride, 2000, flags);
+  std::vector<float> v;
+  for (int i = 0; i < reps; ++i) v.push_back(run_patch<PX, PY, Batched>(stride, iters, flags));
+  std::sort(v.begin(), v.end());
+  printf("patch %dx%d %-9s (%4d blocks) thr 128 stride %2d : median %.3f us/iter [%.3f-%.3f]\n", PX, PY,
+         Batched ? "batched" : "per tile", (32 / PX) * (32 / PY), stride, v[reps/2], v[0], v[reps-1]);
+}
+
 __global__ void empty_kernel() {}
 
 __global__ void gridsync(int iters) {
@@ -319,6 +401,23 @@ int main(int argc, char** argv) {
       row<SPLIT_HEAVY>("split_heavy", rows, cols, 128, stride, 0, flags, sink);
       row<OURS>("ours", rows, cols, 256, stride, 0, flags, sink);
       row<SPLIT>("split", rows, cols, 256, stride, 0, flags, sink);
+    }
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'g') {
+    // Session 38: does a hop shorten with fewer blocks? The hop on smaller
+    // grids of blocks, then the 32 x 32 tiles in patches a block.
+    for (int rep = 0; rep < 2; ++rep) {
+      const int dims[][2] = {{32, 32}, {32, 16}, {16, 16}, {16, 8}, {12, 11}, {8, 8}};
+      for (auto& d : dims) row<OURS>("ours", d[0], d[1], 128, 16, 0, flags, sink);
+      patch_row<1, 1, true>(16, flags);
+      patch_row<2, 1, true>(16, flags);
+      patch_row<2, 1, false>(16, flags);
+      patch_row<2, 2, true>(16, flags);
+      patch_row<2, 2, false>(16, flags);
+      patch_row<4, 2, true>(16, flags);
+      patch_row<4, 2, false>(16, flags);
+      patch_row<4, 4, true>(16, flags);
     }
     return 0;
   }
