@@ -122,6 +122,7 @@ fn every_kernel_variant_compiles() {
             no_stop: true,
             no_solo: true,
             solo_wide: false,
+            no_round: true,
         },
         Lean {
             no_pinned: false,
@@ -131,6 +132,7 @@ fn every_kernel_variant_compiles() {
             no_stop: false,
             no_solo: false,
             solo_wide: false,
+            no_round: false,
         },
         // The solo path's eight-predecessor form (a 3D or temporally
         // blocked 2D tile's).
@@ -142,6 +144,7 @@ fn every_kernel_variant_compiles() {
             no_stop: false,
             no_solo: false,
             solo_wide: true,
+            no_round: true,
         },
         Lean {
             no_pinned: false,
@@ -151,6 +154,7 @@ fn every_kernel_variant_compiles() {
             no_stop: true,
             no_solo: true,
             solo_wide: false,
+            no_round: false,
         },
         // The fan-in shape: a join's inputs and the join in their loops.
         Lean {
@@ -161,6 +165,7 @@ fn every_kernel_variant_compiles() {
             no_stop: true,
             no_solo: true,
             solo_wide: false,
+            no_round: true,
         },
     ] {
         // Arrival slots (-DAUTARKY_SLOTS) only where something counts.
@@ -194,6 +199,7 @@ fn every_kernel_variant_compiles() {
             no_stop: true,
             no_solo: true,
             solo_wide: false,
+            no_round: true,
         },
         slots: true,
         ..Default::default()

@@ -469,3 +469,74 @@ fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order() {
         }
     }
 }
+
+/// Patches of four tiles on four workers — a 4 × 4 stencil with carried
+/// edges, each patch's first tile before its second and fourth in the same
+/// iteration (the round path: one wait for the patch's outside
+/// predecessors, the bodies in order, one release), and the same with each
+/// patch's first tile also waiting for a tile of the patch before it in
+/// the same iteration (those patches are not round lists): every instance
+/// once, after its predecessors and its own previous instance.
+#[test]
+fn patches_of_tiles_run_in_rounds_and_keep_every_order() {
+    for outside in [false, true] {
+        let (side, iters) = (4usize, 12u32);
+        let n = side * side;
+        let log = Log::default();
+        let mut g = Graph::new();
+        let k = g.add_kind(log.kind()).unwrap();
+        let t: Vec<TaskId> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
+        let mut edges = Vec::new();
+        for (pr, pc) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let patch =
+                [(0, 0), (0, 1), (1, 0), (1, 1)].map(|(dr, dc)| (pr * 2 + dr) * side + pc * 2 + dc);
+            for &i in &patch {
+                g.pin(t[i], (pr * 2 + pc) as u32);
+            }
+            edges.push((patch[0], patch[1], 0));
+            edges.push((patch[0], patch[3], 0));
+            if outside && pc > 0 {
+                edges.push((patch[0] - 1, patch[0], 0));
+            }
+        }
+        for i in 0..n {
+            let (r, c) = (i / side, i % side);
+            if r + 1 < side {
+                edges.push((i, i + side, 1));
+                edges.push((i + side, i, 1));
+            }
+            if c + 1 < side {
+                edges.push((i, i + 1, 1));
+                edges.push((i + 1, i, 1));
+            }
+        }
+        for &(p, s, d) in &edges {
+            g.add_edge_with_distance(t[p], t[s], d);
+        }
+        let lowered = g.lower(&Default::default()).unwrap();
+        let rounds = (0..lowered.pin_compute_slots)
+            .filter(|&s| lowered.is_round_list(lowered.pinned_compute(s)))
+            .count();
+        assert_eq!(rounds, if outside { 2 } else { 4 }, "outside {outside}");
+        let report = emulator::run(&g, iters, &cfg(6)).unwrap();
+        assert_eq!(report.instances, n as u64 * iters as u64);
+        let spans = log.spans(n, iters);
+        for task in 0..n {
+            for i in 1..iters as usize {
+                assert!(
+                    spans[task][i - 1].1 < spans[task][i].0,
+                    "task {task} in order"
+                );
+            }
+        }
+        for &(p, s, d) in &edges {
+            for i in d as usize..iters as usize {
+                assert!(
+                    spans[p][i - d as usize].1 < spans[s][i].0,
+                    "outside {outside}: task {s} iteration {i} after task {p} iteration {}",
+                    i - d as usize
+                );
+            }
+        }
+    }
+}

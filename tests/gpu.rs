@@ -6,7 +6,7 @@ mod common;
 
 use autarky::abi_header::{expected_layout, layout_labels};
 use autarky::runtime::RunOptions;
-use autarky::{Graph, Runtime, StateLayout, TaskId, TaskKind};
+use autarky::{Buffer, Graph, Runtime, StateLayout, TaskId, TaskKind};
 use common::*;
 
 fn main() -> std::process::ExitCode {
@@ -98,6 +98,14 @@ fn main() -> std::process::ExitCode {
         gpu_trial(
             "random_graphs_of_pinned_and_dynamic_tasks_keep_every_order",
             random_graphs_of_pinned_and_dynamic_tasks_keep_every_order,
+        ),
+        gpu_trial(
+            "stencils_pinned_in_patches_compute_what_the_cpu_computes",
+            stencils_pinned_in_patches_compute_what_the_cpu_computes,
+        ),
+        gpu_trial(
+            "patches_with_same_iteration_edges_keep_every_order",
+            patches_with_same_iteration_edges_keep_every_order,
         ),
         opt_in(
             gpu_trial("soak_1000_random_graphs", soak_1000_random_graphs),
@@ -371,6 +379,221 @@ fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order(rt: Runtime) {
     }
     eprintln!("40 pinned graphs, {wide} with eight-slot solo lists");
     assert!((1..40).contains(&wide), "both solo forms covered");
+}
+
+/// A stencil of 64 cells a tile: cell j of tile t at iteration n is 3 × its
+/// own previous value + n + cell j + 1 (mod 64) of each neighbour's
+/// previous value, in u32 arithmetic; two buffers, iteration n writing
+/// buffer n % 2 (so a tile's write waits for its neighbours' reads of the
+/// iteration before: the same carried edges). Each thread reads cells
+/// other threads of the neighbour's block wrote.
+const STEN_SRC: &str = r#"
+struct StenArgs { unsigned* buf; unsigned side; unsigned tile; };
+__device__ void sten(autarky::TaskCtx& ctx) {
+    const StenArgs& a = ctx.args<StenArgs>();
+    const unsigned cells = 64, n = ctx.iteration, side = a.side, t = a.tile;
+    const unsigned long long tiles = (unsigned long long)side * side;
+    unsigned* cur = a.buf + (n & 1) * tiles * cells;
+    const unsigned* prev = a.buf + ((n + 1) & 1) * tiles * cells;
+    const unsigned r = t / side, c = t % side;
+    for (unsigned j = threadIdx.x; j < cells; j += blockDim.x) {
+        const unsigned k = (j + 1) % cells;
+        unsigned v = prev[t * cells + j] * 3u + n;
+        if (r > 0) v += prev[(t - side) * cells + k];
+        if (r + 1 < side) v += prev[(t + side) * cells + k];
+        if (c > 0) v += prev[(t - 1) * cells + k];
+        if (c + 1 < side) v += prev[(t + 1) * cells + k];
+        cur[t * cells + j] = v;
+    }
+}
+"#;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct StenArgs {
+    buf: u64,
+    side: u32,
+    tile: u32,
+}
+
+/// STEN_SRC on the CPU: the last iteration's buffer.
+fn sten_reference(side: usize, iters: u32, init: &[u32]) -> Vec<u32> {
+    const CELLS: usize = 64;
+    let mut prev = init.to_vec();
+    for n in 0..iters {
+        let mut cur = vec![0u32; prev.len()];
+        for t in 0..side * side {
+            let (r, c) = (t / side, t % side);
+            for j in 0..CELLS {
+                let k = (j + 1) % CELLS;
+                let mut v = prev[t * CELLS + j].wrapping_mul(3).wrapping_add(n);
+                let mut add = |u: usize| v = v.wrapping_add(prev[u * CELLS + k]);
+                if r > 0 {
+                    add(t - side);
+                }
+                if r + 1 < side {
+                    add(t + side);
+                }
+                if c > 0 {
+                    add(t - 1);
+                }
+                if c + 1 < side {
+                    add(t + 1);
+                }
+                cur[t * CELLS + j] = v;
+            }
+        }
+        prev = cur;
+    }
+    prev
+}
+
+/// A side × side stencil (STEN_SRC) pinned in px × py patches a block
+/// (patch k on compute slot k mod the compute blocks), its tiles in row
+/// order within a patch; carried edges only.
+fn patched_stencil(
+    rt: &Runtime,
+    side: usize,
+    (px, py): (usize, usize),
+    buf: &Buffer<u32>,
+) -> Graph {
+    let mut g = Graph::new();
+    let k = g
+        .add_kind(TaskKind::new("sten", STEN_SRC).args::<StenArgs>())
+        .unwrap();
+    let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
+    let t: Vec<TaskId> = (0..side * side)
+        .map(|i| {
+            g.add_task(
+                k,
+                &StenArgs {
+                    buf: buf.addr(),
+                    side: side as u32,
+                    tile: i as u32,
+                },
+            )
+        })
+        .collect();
+    // Pinned patch by patch, each patch's tiles in row order (a list's
+    // order is its pins' order).
+    for (pr, pc) in (0..side / py).flat_map(|a| (0..side / px).map(move |b| (a, b))) {
+        for dr in 0..py {
+            for dc in 0..px {
+                let i = (pr * py + dr) * side + pc * px + dc;
+                g.pin(t[i], ((pr * (side / px) + pc) as u32) % compute);
+            }
+        }
+    }
+    for i in 0..side * side {
+        let (r, c) = (i / side, i % side);
+        if r + 1 < side {
+            g.add_carried_edge(t[i], t[i + side]);
+            g.add_carried_edge(t[i + side], t[i]);
+        }
+        if c + 1 < side {
+            g.add_carried_edge(t[i], t[i + 1]);
+            g.add_carried_edge(t[i + 1], t[i]);
+        }
+    }
+    g
+}
+
+/// A 16 × 16 stencil of 64-cell tiles pinned one a block (the solo path),
+/// in 2 × 1, 2 × 2 and 4 × 2 patches (the round path: its lists wait for
+/// nothing of their own iteration from outside) and in 4 × 4 patches (16
+/// tasks: the cached path's limit passed, the generic path), 1, 2 and 37
+/// iterations: the result is the CPU's, bit for bit, and the lowered
+/// graph's lists are round lists exactly where expected.
+fn stencils_pinned_in_patches_compute_what_the_cpu_computes(rt: Runtime) {
+    let side = 16usize;
+    let cells = side * side * 64;
+    let init: Vec<u32> = {
+        let mut rng = Rng(0x57e4c11);
+        (0..cells).map(|_| rng.next() as u32).collect()
+    };
+    for patch in [(1, 1), (2, 1), (2, 2), (4, 2), (4, 4)] {
+        for iters in [1u32, 2, 37] {
+            let buf = rt.alloc::<u32>(2 * cells).unwrap();
+            let mut both = vec![0xdead_beefu32; cells];
+            both.extend_from_slice(&init);
+            buf.copy_from(&both).unwrap();
+            let g = patched_stencil(&rt, side, patch, &buf);
+            let r = rt.run(&g, iters).unwrap();
+            assert_eq!(r.instances, (side * side) as u64 * iters as u64);
+            let got = buf.to_vec().unwrap();
+            let last = (iters as usize - 1) % 2;
+            let want = sten_reference(side, iters, &init);
+            if let Some(j) = (0..cells).find(|&j| got[last * cells + j] != want[j]) {
+                panic!(
+                    "patch {patch:?}, {iters} iterations: tile {} cell {} is {:#x}, the CPU's {:#x}",
+                    j / 64,
+                    j % 64,
+                    got[last * cells + j],
+                    want[j]
+                );
+            }
+            let lowered = g.lower(&Default::default()).unwrap();
+            let round = patch.0 * patch.1;
+            assert_eq!(
+                lowered.has_round_list(),
+                (2..=8).contains(&round),
+                "patch {patch:?}: round lists"
+            );
+        }
+    }
+}
+
+/// Patches of four tiles with edges inside them of distance 0 (each
+/// patch's first tile before its second), which the round path runs in
+/// list order, and a variant whose patches also wait for a tile of another
+/// patch in the same iteration (not a round list: the cached path): every
+/// instance once, after its predecessors.
+fn patches_with_same_iteration_edges_keep_every_order(rt: Runtime) {
+    for outside in [false, true] {
+        let (side, iters) = (8usize, 30u32);
+        let n = side * side;
+        let lg = Logged::new(&rt, n, iters);
+        let mut g = Graph::new();
+        let k = g.add_kind(logged_kind()).unwrap();
+        let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
+        let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
+        for (pr, pc) in (0..side / 2).flat_map(|a| (0..side / 2).map(move |b| (a, b))) {
+            let patch =
+                [(0, 0), (0, 1), (1, 0), (1, 1)].map(|(dr, dc)| (pr * 2 + dr) * side + pc * 2 + dc);
+            for &i in &patch {
+                g.pin(t[i], ((pr * (side / 2) + pc) as u32) % compute);
+            }
+            g.add_edge(t[patch[0]], t[patch[1]]);
+            g.add_edge(t[patch[0]], t[patch[3]]);
+            if outside && pc > 0 {
+                // The patch's first tile waits for the previous patch's
+                // last, same iteration.
+                g.add_edge(t[patch[0] - 1], t[patch[0]]);
+            }
+        }
+        for i in 0..n {
+            let (r, c) = (i / side, i % side);
+            if r + 1 < side {
+                g.add_carried_edge(t[i], t[i + side]);
+                g.add_carried_edge(t[i + side], t[i]);
+            }
+            if c + 1 < side {
+                g.add_carried_edge(t[i], t[i + 1]);
+                g.add_carried_edge(t[i + 1], t[i]);
+            }
+        }
+        // Sixteen patches on sixteen blocks: all round lists, or only the
+        // four that start a row of patches.
+        let lowered = g.lower(&Default::default()).unwrap();
+        let rounds = (0..lowered.pin_compute_slots)
+            .filter(|&s| lowered.is_round_list(lowered.pinned_compute(s)))
+            .count();
+        assert!(compute >= 16, "{compute} compute blocks");
+        assert_eq!(rounds, if outside { 4 } else { 16 }, "outside {outside}");
+        let r = rt.run(&g, iters).unwrap();
+        assert_eq!(r.instances, n as u64 * iters as u64, "outside {outside}");
+        lg.check(&g);
+    }
 }
 
 fn random_dag_10000_tasks_100_iterations_with_loop_carried_edges(rt: Runtime) {

@@ -389,6 +389,76 @@ fn lowering_lists_each_producers_consumer_pes_and_the_first_unpinned_task() {
     }
 }
 
+/// The round path's lists (`LoweredGraph::is_round_list`): two to eight
+/// pinned tasks on one block whose predecessors from outside the list are
+/// all of an earlier iteration (at most eight such edges, each task at
+/// most eight predecessors), without dynamic successors; edges inside the
+/// list of distance 0 only from an earlier task.
+#[test]
+fn a_round_list_waits_for_nothing_of_its_own_iteration_from_outside() {
+    use autarky::graph::{ROUND_PREDS, ROUND_TASKS};
+    assert_eq!((ROUND_TASKS, ROUND_PREDS), (8, 8));
+    // `tasks` pinned to slot 0 (t[outside..]), `outside` dynamic tasks
+    // (t[..outside]) each with a carried edge to the list's first task;
+    // then `edit` adds what the case is about.
+    let round = |outside: usize, tasks: usize, edit: &dyn Fn(&mut Graph, &[TaskId])| {
+        let (mut g, t) = graph(outside + tasks + 1);
+        for k in 0..tasks {
+            g.pin(t[outside + k], 0);
+        }
+        for &p in &t[..outside] {
+            g.add_carried_edge(p, t[outside]);
+        }
+        edit(&mut g, &t);
+        let l = g.lower(&limits()).unwrap();
+        let r = l.is_round_list(l.pinned_compute(0));
+        assert_eq!(r, l.has_round_list());
+        r
+    };
+    let none = |_: &mut Graph, _: &[TaskId]| {};
+    assert!(round(4, 4, &none), "a 2 x 2 patch's shape");
+    assert!(!round(4, 1, &none), "one task: the solo path");
+    assert!(round(0, 8, &none), "eight tasks");
+    assert!(!round(0, 9, &none), "nine: past the cache");
+    assert!(round(8, 2, &none), "eight edges from outside");
+    assert!(!round(9, 2, &none), "nine: past the round's registers");
+    assert!(
+        round(2, 3, &|g, t| {
+            g.add_edge(t[2], t[3]);
+            g.add_edge(t[2], t[4]);
+            g.add_carried_edge(t[4], t[2]);
+        }),
+        "edges inside the list, distance 0 from earlier tasks"
+    );
+    assert!(
+        !round(2, 3, &|g, t| {
+            g.add_edge(t[0], t[3]);
+        }),
+        "a predecessor from outside in the same iteration"
+    );
+    assert!(
+        !round(2, 3, &|g, t| {
+            g.add_edge(t[3], t[5]);
+        }),
+        "a dynamic successor"
+    );
+    assert!(
+        !round(2, 8, &|g, t| {
+            for &p in &t[2..9] {
+                g.add_carried_edge(p, t[9]);
+            }
+            g.add_carried_edge(t[0], t[9]);
+            g.add_carried_edge(t[1], t[9]);
+        }),
+        "a task of nine predecessors (seven inside the list)"
+    );
+    let (g, _) = graph(3);
+    assert!(
+        !g.lower(&limits()).unwrap().has_round_list(),
+        "nothing pinned"
+    );
+}
+
 #[test]
 fn a_solo_list_is_one_pinned_task_of_at_most_eight_predecessors() {
     use autarky::graph::{SOLO_PREDS, SOLO_WIDE_PREDS};

@@ -2342,7 +2342,7 @@ struct PinnedCache {
     uint32_t remote[PIN_CACHE_TASKS];   // a proxy is among the task's predecessors (system-scope polls)
     uint32_t cached;  // the whole list fits
     uint32_t lean;    // cached, and no task awaits more than PIN_LEAN_PREDS predecessors
-    uint32_t _pad;
+    uint32_t round;   // lean, and the list runs on the round path (is_round_list)
 };
 
 // A cached pinned task's predecessors polled by the lean path: at most this
@@ -2643,6 +2643,200 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
 }
 #endif
 
+#ifndef AUTARKY_NO_PIN_ROUND
+// The round path: a pinned block whose list is a patch of tiles — two to
+// PIN_CACHE_TASKS tasks that wait for nothing of their own iteration from
+// outside the list (is_round_list) — runs an iteration of the whole list
+// as one round: thread 0 polls every predecessor word from outside the
+// list at once (at most ROUND_PREDS, in registers), one acquire, the
+// bodies one after another (a barrier after each: an earlier task's
+// writes are its later neighbours' inputs), then one release fence and a
+// relaxed store of each task's word. A list of k tasks pays one poll's
+// round trips and one MEMBAR an iteration instead of k of each; edges
+// inside the list are never polled (the block ran their instances before,
+// in program order, and its barriers published them to its threads).
+// Fewer, fuller blocks also shorten the hop itself: the floor's hop is
+// 0.93 µs on 1024 blocks and 0.77 on 256 (docs/performance.md, session
+// 38). Host mirror: LoweredGraph::is_round_list (graph/lower.rs), which
+// decides whether the kernel has this path (-DAUTARKY_NO_PIN_ROUND when no
+// list qualifies).
+constexpr uint32_t ROUND_PREDS = 8;
+
+// Thread 0, once the list is cached: does it run on the round path? It
+// must be lean (cached, each task at most PIN_LEAN_PREDS predecessors), of
+// two or more tasks with no dynamic or remote successors and no proxy
+// predecessor; every distance-0 predecessor edge from a task earlier in
+// the list (so a round's tasks wait for nothing outside it that could
+// wait for the round's unpublished instances: its releases may wait for
+// its last body); at most ROUND_PREDS edges from outside.
+__device__ __noinline__ bool is_round_list(const PinnedCache& pc, uint32_t len) {
+    if (len < 2 || !pc.lean) return false;
+    uint32_t outside = 0;
+    for (uint32_t k = 0; k < len; ++k) {
+        const TaskDesc& d = pc.desc[k];
+        if (d.succ_count != 0 || d.remote_count != 0 || pc.remote[k] != 0) return false;
+        for (uint32_t j = pc.pred_off[k]; j < pc.pred_off[k] + d.pred_count; ++j) {
+            uint32_t at = len;
+            for (uint32_t q = 0; q < len; ++q)
+                if (pc.task[q] == pc.pred_task[j]) at = q;
+            if (at == len) {
+                if (pc.pred_distance[j] == 0) return false;
+                ++outside;
+            } else if (pc.pred_distance[j] == 0 && at >= k) {
+                return false;
+            }
+        }
+    }
+    return outside <= ROUND_PREDS;
+}
+
+// Is the cached predecessor j (in pc.pred_*) of list task k from outside
+// the list?
+__device__ __forceinline__ bool round_outside(const PinnedCache& pc, uint32_t len, uint32_t j) {
+    for (uint32_t q = 0; q < len; ++q)
+        if (pc.task[q] == pc.pred_task[j]) return false;
+    return true;
+}
+
+// The list position whose outside predecessor is the round's slot `slot`
+// (the order pinned_round fills them in): for a wait's error record.
+__device__ __noinline__ uint32_t round_owner(const PinnedCache& pc, uint32_t len, uint32_t slot) {
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < len; ++k)
+        for (uint32_t j = pc.pred_off[k]; j < pc.pred_off[k] + pc.desc[k].pred_count; ++j)
+            if (round_outside(pc, len, j) && m++ == slot) return k;
+    return 0;
+}
+
+__device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache& pc, uint32_t len) {
+    const RunParams& p = *w.p;
+    // Thread 0: the outside predecessors' words (addresses, as the solo
+    // path) and their edges' distances; an unused slot's need stays 0.
+    const uint64_t* at[ROUND_PREDS];
+    uint32_t dist[ROUND_PREDS];
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (uint32_t m = 0; m < ROUND_PREDS; ++m) {
+            at[m] = states_of(p).base;
+            dist[m] = 0xffffffffu;
+        }
+        uint32_t m = 0;
+        for (uint32_t k = 0; k < len; ++k)
+            for (uint32_t j = pc.pred_off[k]; j < pc.pred_off[k] + pc.desc[k].pred_count; ++j) {
+                if (!round_outside(pc, len, j)) continue;
+                // (Registers: a loop over m with a constant index each.)
+#pragma unroll
+                for (uint32_t q = 0; q < ROUND_PREDS; ++q) {
+                    if (q == m) {
+                        at[q] = pc.pred_word[j];
+                        dist[q] = pc.pred_distance[j];
+                    }
+                }
+                ++m;
+            }
+    }
+    LoopClock clock;
+    bool stop = false;              // thread 0: leave at the next loop top
+    uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
+    for (uint32_t n = 0;; ++n) {
+        bool run = true;  // every thread but 0 votes to run; thread 0 decides
+        if (threadIdx.x == 0) {
+            if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && n % 16 == 0) {
+                const uint32_t l = run_limit(p);
+                known = l < known ? l : known;
+            }
+            uint32_t need[ROUND_PREDS];
+#pragma unroll
+            for (uint32_t m = 0; m < ROUND_PREDS; ++m) need[m] = n + 1 > dist[m] ? n + 1 - dist[m] : 0;
+            uint32_t low = 0;
+            auto word = [&](uint32_t m) -> const uint64_t* { return at[m]; };
+            auto ready = [&]() -> bool { return lean_preds_done<false>(word, need, low); };
+            if (n >= known || stop) {
+                run = false;
+            } else if (!ready()) {
+                // The wait names the first list task one of whose outside
+                // predecessors is not there yet (found again every
+                // ABORT_POLLS polls, before the wait records its site).
+                WaitSite site{WaitKind::Predecessors, pc.task[0], n, pc.task[0], n};
+                const WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
+                    seen = 0;
+                    if (ready()) return 1u;
+                    if (polls % ABORT_POLLS == 0) {
+                        uint32_t late = ROUND_PREDS;
+                        uint64_t late_word = 0;
+#pragma unroll
+                        for (uint32_t m = 0; m < ROUND_PREDS; ++m) {
+                            const uint64_t v = need[m] != 0 ? ld_relaxed_gpu_u64(at[m]) : 0;
+                            if (late == ROUND_PREDS && need[m] != 0 && !geq_u32(state_done(v), need[m])) {
+                                late = m;
+                                late_word = v;
+                            }
+                        }
+                        if (late != ROUND_PREDS) {
+                            const uint32_t t = pc.task[round_owner(pc, len, late)];
+                            site.index = t;
+                            site.task = t;
+                            seen = late_word;
+                        }
+                    }
+                    return (polls % 64 == 0 && n >= run_limit(p)) ? 2u : 0u;
+                });
+                run = r == WaitResult::Ready;
+            }
+            if (run) {
+                fence_acquire_gpu();
+                known = fold_limit(p, known, low);
+                run = n < known;
+            }
+        }
+        // Publish: thread 0's verdict, and the predecessors' data (its
+        // acquire), to the block.
+        if (!__syncthreads_and(run)) break;
+        bool failed = false;
+        for (uint32_t k = 0; k < len; ++k) {
+            const TaskDesc& d = pc.desc[k];
+            const uint32_t t = pc.task[k];
+            const unsigned char* args = pc.arg_off[k] != PIN_ARG_NONE
+                                            ? pc.args + pc.arg_off[k]
+                                            : reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset;
+            TaskCtx ctx{d.global, n, p.iterations, p.pe, w.block, args, d.arg_len, &p, &sh.failed, t, &sh.report};
+            AUTARKY_TRACE_T0(p, TraceKind::TaskStart, t, n, 0);
+            autarky_dispatch<false>(ctx, d.kind);
+            // Publish: this body's writes to the block (the next task's
+            // inputs) and, through thread 0's fence below, to every
+            // consumer; `sh.failed` to the block.
+            __syncthreads();
+            AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, t, n, 0);
+            if (sh.failed != 0) {
+                failed = true;
+                break;
+            }
+        }
+        if (failed) break;
+        if (threadIdx.x == 0) {
+            if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
+            // Release the round: one fence orders every body's writes (the
+            // barriers above) before all of the list's words, each then a
+            // relaxed store (a release fence, then a strong store: PTX's
+            // release pattern; the fused chain's deferred publishes do the
+            // same). Each word carries the limit the block knows.
+            fence_acq_rel_gpu();
+            const uint64_t word = pinned_state_word(n + 1, known);
+            for (uint32_t k = 0; k < len; ++k) st_relaxed_gpu_u64(state_at(p, pc.task[k]), word);
+            if (n + 1 == known)
+                for (uint32_t k = 0; k < len; ++k) count_finished(p);
+            clock.completed += len;
+            if (loop_tick(w, clock)) stop = true;
+            flush_report(p, sh.report);
+        }
+    }
+    if (threadIdx.x == 0) {
+        flush_report(p, sh.report);
+        publish_completed(p, w.block, clock);
+    }
+}
+#endif
+
 // A pinned compute block: runs its list in order, instance after instance,
 // until the limit, an abort or a failure.
 AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint32_t* list,
@@ -2690,6 +2884,11 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
         lean = false;  // experiment control: the generic path for every list, for A/B timing
 #endif
         pc.lean = fits && lean;
+#ifndef AUTARKY_NO_PIN_ROUND
+        pc.round = is_round_list(pc, len);
+#else
+        pc.round = 0;
+#endif
     }
     // Publish: the cache's layout to every thread, which then copy the
     // arguments (bytes: a task's length need not be a multiple of 4); the
@@ -2720,6 +2919,19 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
 #endif
     if (len == 1 && pc.lean && pc.desc[0].pred_count <= SOLO_PREDS && !held) {
         pinned_solo(w, sh, pc);
+        return;
+    }
+#endif
+#ifndef AUTARKY_NO_PIN_ROUND
+    // A patch of tasks that waits for nothing of its own iteration from
+    // outside: the round path. (A held task is left to this loop, as on
+    // the solo path.)
+    bool held_any = false;
+#ifdef AUTARKY_FAULTS
+    for (uint32_t k = 0; k < len; ++k) held_any |= (p.flags & TEST_HOLD_TASK) && pc.task[k] == p.hold_task;
+#endif
+    if (pc.round && !held_any) {
+        pinned_round(w, sh, pc, len);
         return;
     }
 #endif

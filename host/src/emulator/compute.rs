@@ -122,6 +122,63 @@ fn keep_or_push(
     true
 }
 
+/// The round path (the device's `pinned_round`) over a round list
+/// ([`LoweredGraph::is_round_list`](crate::graph::LoweredGraph::is_round_list)):
+/// an iteration of the whole list at a time — one wait for every
+/// predecessor from outside the list, the bodies in order, then one
+/// release of all their words. Nothing to push (no dynamic successors).
+fn run_round_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
+    let p = &run.pes[pe as usize];
+    let states = &run.states[pe as usize];
+    let l = p.lowered;
+    let mut known = states.iterations();
+    let lowered = std::sync::atomic::AtomicU32::new(u32::MAX);
+    for n in 0.. {
+        if n % 16 == 0 {
+            known = known.min(states.limit());
+        }
+        if n >= known {
+            return;
+        }
+        let low = match states.round_preds_done_now(l, list, n) {
+            Some(low) => low,
+            None => {
+                let mut w = Waiter::new(run, pe, block, false);
+                loop {
+                    if let Some(low) = states.round_preds_done_now(l, list, n) {
+                        w.done();
+                        break low;
+                    }
+                    if n >= states.limit() {
+                        w.done();
+                        return;
+                    }
+                    let t = states.round_late_task(l, list, n);
+                    if w.poll(WaitKind::Predecessors, t, 0, n as u64, t, n)
+                        .is_break()
+                    {
+                        return;
+                    }
+                }
+            }
+        };
+        known = states.fold_limit(known, low);
+        if n >= known || run.aborted() {
+            return;
+        }
+        for &t in list {
+            if !run_instance_lowering(run, pe, block, t, n, &lowered) {
+                return;
+            }
+        }
+        known = known.min(lowered.load(std::sync::atomic::Ordering::Relaxed));
+        states.complete_pinned_round(l, list, n, known);
+        for _ in list {
+            p.blocks[block as usize].count();
+        }
+    }
+}
+
 /// A pinned compute block of PE `pe`, running compute slot `slot`'s list in
 /// order, instance after instance, until the limit, an abort or a failure.
 /// Dynamic successors its completions claim are pushed, never kept.
@@ -140,6 +197,10 @@ fn run_pinned_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
     let tr = run.tracer(pe, block);
     let mut claims = Vec::new();
     if list.is_empty() {
+        return;
+    }
+    if l.is_round_list(list) && !run.hold.is_some_and(|(q, t)| q == pe && list.contains(&t)) {
+        run_round_list(run, pe, block, list);
         return;
     }
     // The limit this worker knows (the device's `known`; only decreases):

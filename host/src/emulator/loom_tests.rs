@@ -846,3 +846,67 @@ fn early_finish_is_exact_for_a_dependent_whose_completion_races_the_stop() {
         assert_eq!(ran, [(0, 0), (0, 1), (1, 0), (1, 1)], "x ran past the stop");
     });
 }
+
+/// Model (e): round lists (the device's `pinned_round`). Two workers, each
+/// running a patch of two tiles — `a0, a1` on slot 0, `b0, b1` on slot 1 —
+/// with `a0 → a1` and `b0 → b1` in the same iteration and carried edges
+/// between the patches both ways (`a1 → b0`, `b1 → a0`, `a0 → b1`,
+/// distance 1). Each round: one wait for the list's outside predecessors
+/// (`round_preds_done_now`), the bodies in order, one release of both
+/// words (`complete_pinned_round`: a Release fence, then Relaxed stores).
+/// Every body reads the cells of the instances it depends on, so a round
+/// released without its fence is a causality violation.
+fn round_model(iterations: u32, mutant: bool) {
+    let run = std::sync::Arc::new(lowered_run(
+        &[0, 0, 0, 0],
+        &[(0, 0), (1, 0), (2, 1), (3, 1)],
+        &[(0, 1, 0), (2, 3, 0), (1, 2, 1), (3, 0, 1), (0, 3, 1)],
+    ));
+    let l = &run.pes[0];
+    assert_eq!(l.pinned_compute(0), [0, 1]);
+    assert!(l.is_round_list(l.pinned_compute(0)) && l.is_round_list(l.pinned_compute(1)));
+    let mut st = TaskStates::new(l, iterations);
+    st.mutant_flush_without_fence = mutant;
+    let states = Arc::new(st);
+    let cells = Arc::new(Cells::new(4, iterations));
+    let workers: Vec<_> = (0..2u32)
+        .map(|slot| {
+            let (states, cells, run) = (states.clone(), cells.clone(), run.clone());
+            thread::spawn(move || {
+                let l = &run.pes[0];
+                let list = l.pinned_compute(slot);
+                let mut ran = Vec::new();
+                for n in 0..iterations {
+                    while states.round_preds_done_now(l, list, n).is_none() {
+                        thread::yield_now();
+                    }
+                    for &t in list {
+                        cells.body(l, t, n);
+                        ran.push((t, n));
+                    }
+                    states.complete_pinned_round(l, list, n, iterations);
+                }
+                ran
+            })
+        })
+        .collect();
+    let ran: Vec<(u32, u32)> = workers
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert_each_instance_ran_once(ran, 4, iterations);
+    for w in states.snapshot() {
+        assert_eq!(state_parts(w).1, iterations);
+    }
+}
+
+#[test]
+fn patches_released_in_rounds_under_one_fence_run_after_their_neighbours() {
+    check("round lists", 3, || round_model(2, false));
+}
+
+#[test]
+#[should_panic]
+fn mutant_round_released_without_its_fence_publishes_no_data() {
+    check("mutant: round without fence", 3, || round_model(2, true));
+}

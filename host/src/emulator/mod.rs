@@ -114,6 +114,10 @@
 //! knows — and only when `t` has dynamic successors the fence and their
 //! `try_claim`s (pushed, never kept). Pinned successors are left out of
 //! successor lists: nobody claims them.
+//! **Completion of a round** (`complete_pinned_round`, the device's round
+//! path for a list [`LoweredGraph::is_round_list`] accepts): after the
+//! list's last body, one Release fence, then each task's word stored
+//! Relaxed; such lists have no remote outs and no dynamic successors.
 //!
 //! **Pinned workers** run their slot's list ([`LoweredGraph::pinned_compute`],
 //! [`LoweredGraph::pinned_comm`]) in order, instance after instance: before
@@ -132,7 +136,11 @@
 //! instance that is a multiple of 16 (comm workers: and every 64 idle
 //! polls), for tasks no stop gates. The lists are in one global
 //! topological order, so pinned workers never wait on each other in a
-//! circle.
+//! circle. A round list's worker waits once an iteration for the list's
+//! predecessors from outside it (`round_preds_done_now`; edges inside are
+//! its own earlier instances), runs the bodies in order and completes the
+//! round (loom model (e)); a list holding the test-held task runs
+//! instance by instance, as on the device.
 //!
 //! **Comm workers** poll, in order of preference: the next instance of
 //! their pinned comm list when its predecessors are done; an instance from

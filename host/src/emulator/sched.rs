@@ -720,6 +720,85 @@ impl TaskStates {
         self.count_finished(n + 1, known)
     }
 
+    /// Completes instance `n` of every task of a round list (`list`, which
+    /// [`LoweredGraph::is_round_list`] accepts: no dynamic or remote
+    /// successors) after its last body: one Release fence, then each task's
+    /// word stored Relaxed (the device's `pinned_round`: a release fence
+    /// before strong stores; the fused chain's deferred publishes do the
+    /// same), each carrying `known`. Returns how many of the list's tasks
+    /// this finished and whether it finished the PE's run.
+    pub fn complete_pinned_round(
+        &self,
+        lowered: &LoweredGraph,
+        list: &[u32],
+        n: u32,
+        known: u32,
+    ) -> (u32, bool) {
+        debug_assert!(lowered.is_round_list(list));
+        #[cfg(all(test, loom))]
+        let fenced = !self.mutant_flush_without_fence;
+        #[cfg(not(all(test, loom)))]
+        let fenced = true;
+        if fenced {
+            fence(Ordering::Release);
+        }
+        let word = pinned_state_word(n + 1, known);
+        for &t in list {
+            self.state[t as usize].store(word, Ordering::Relaxed);
+        }
+        let (mut finished, mut run_finished) = (0, false);
+        for _ in list {
+            let c = self.count_finished(n + 1, known);
+            finished += c.task_finished as u32;
+            run_finished |= c.run_finished;
+        }
+        (finished, run_finished)
+    }
+
+    /// Are the predecessors of instance `n` of every task of the round list
+    /// `list` from outside it done? (Edges inside the list are not
+    /// awaited: the worker ran their instances before, in order.) As
+    /// [`Self::preds_done_now`]: relaxed loads, one Acquire fence on
+    /// success, the lowest limit the words carried.
+    pub fn round_preds_done_now(
+        &self,
+        lowered: &LoweredGraph,
+        list: &[u32],
+        n: u32,
+    ) -> Option<u32> {
+        let mut low = u32::MAX;
+        for &t in list {
+            for e in lowered.preds(&lowered.tasks[t as usize]) {
+                if n < e.distance || list.contains(&e.task) {
+                    continue;
+                }
+                let word = self.state[e.task as usize].load(Ordering::Relaxed);
+                if state_parts(word).1 < n + 1 - e.distance {
+                    return None;
+                }
+                low = low.min(state_carried_limit(word));
+            }
+        }
+        fence(Ordering::Acquire);
+        Some(low)
+    }
+
+    /// The first task of the round list `list` one of whose outside
+    /// predecessors is not done for instance `n` (for a wait's record).
+    pub fn round_late_task(&self, lowered: &LoweredGraph, list: &[u32], n: u32) -> u32 {
+        list.iter()
+            .copied()
+            .find(|&t| {
+                lowered.preds(&lowered.tasks[t as usize]).iter().any(|e| {
+                    n >= e.distance
+                        && !list.contains(&e.task)
+                        && state_parts(self.state[e.task as usize].load(Ordering::Relaxed)).1
+                            < n + 1 - e.distance
+                })
+            })
+            .unwrap_or(list[0])
+    }
+
     /// The limit a pinned worker knows after an instance's acquire
     /// (the device's `fold_limit`): `known` lowered to what the awaited
     /// words carried (`low`, from [`TaskStates::preds_done_now`]; `u32::MAX`

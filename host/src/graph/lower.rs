@@ -39,6 +39,22 @@ pub const SOLO_PREDS: u32 = 4;
 /// such a list (`-DAUTARKY_SOLO_WIDE`).
 pub const SOLO_WIDE_PREDS: u32 = 8;
 
+/// A pinned compute list of two to [`ROUND_TASKS`] tasks that waits for
+/// nothing of its own round from outside it (see
+/// [`LoweredGraph::is_round_list`]) runs on the device's round path: one
+/// poll of every outside predecessor an iteration, the bodies one after
+/// another, then one release fence and a store of each task's word (a
+/// patch of stencil tiles on one block). At most this many tasks (the
+/// device's `PIN_CACHE_TASKS`: the list is cached in shared memory) ...
+pub const ROUND_TASKS: u32 = 8;
+/// ... awaiting at most this many predecessor edges from outside the list
+/// in all (device: `ROUND_PREDS`, held in registers as the solo path's
+/// eight: a 2 × 2 patch of 2D tiles awaits 8, a 2 × 1 patch 6), each task
+/// at most [`SOLO_WIDE_PREDS`] (the lean path's bound) and the list at
+/// most `PIN_CACHE_PREDS` = 64.
+pub const ROUND_PREDS: u32 = 8;
+const PIN_CACHE_PREDS: u32 = 64;
+
 /// The tables one PE's scheduler receives, plus the initial scheduler state.
 #[derive(Clone, Debug)]
 pub struct LoweredGraph {
@@ -205,6 +221,50 @@ impl LoweredGraph {
             })
             .filter(|&n| n <= SOLO_WIDE_PREDS)
             .max()
+    }
+
+    /// Does `list` (a pinned compute list) run on the device's round path?
+    /// It does when it has two to [`ROUND_TASKS`] tasks, each of at most
+    /// [`SOLO_WIDE_PREDS`] predecessor edges (at most 64 in all), none with
+    /// a dynamic or remote successor or a proxy predecessor, and every
+    /// predecessor edge of distance 0 comes from a task earlier in the
+    /// list — so an iteration's tasks wait for nothing outside the list
+    /// that could wait for the list's own unpublished instances, and their
+    /// releases may wait for the last body — and at most [`ROUND_PREDS`]
+    /// edges come from outside it. (The device applies the same rule when
+    /// it caches the list; this one decides whether the kernel has the
+    /// path at all.)
+    pub fn is_round_list(&self, list: &[u32]) -> bool {
+        if list.len() < 2 || list.len() > ROUND_TASKS as usize {
+            return false;
+        }
+        let (mut all, mut outside) = (0u32, 0u32);
+        for (k, &t) in list.iter().enumerate() {
+            let d = &self.tasks[t as usize];
+            if d.pred_count > SOLO_WIDE_PREDS || d.succ_count != 0 || d.remote_count != 0 {
+                return false;
+            }
+            all += d.pred_count;
+            for e in self.preds(d) {
+                if self.is_proxy(e.task) {
+                    return false;
+                }
+                match list.iter().position(|&x| x == e.task) {
+                    Some(j) if e.distance == 0 && j >= k => return false,
+                    Some(_) => {}
+                    None if e.distance == 0 => return false,
+                    None => outside += 1,
+                }
+            }
+        }
+        all <= PIN_CACHE_PREDS && outside <= ROUND_PREDS
+    }
+
+    /// Does some compute slot's pinned list run on the round path
+    /// ([`Self::is_round_list`])? The path is compiled only into kernels
+    /// whose graph has one.
+    pub fn has_round_list(&self) -> bool {
+        (0..self.pin_compute_slots).any(|s| self.is_round_list(self.pinned_compute(s)))
     }
 
     /// Predecessor edges of a task.

@@ -20,7 +20,9 @@ mod lower;
 mod validate;
 
 pub use kind::{CpuBody, CpuCtx, KindId, TaskKind};
-pub use lower::{LoweredGraph, LoweredRun, PROXY_KIND, SOLO_PREDS, SOLO_WIDE_PREDS};
+pub use lower::{
+    LoweredGraph, LoweredRun, PROXY_KIND, ROUND_PREDS, ROUND_TASKS, SOLO_PREDS, SOLO_WIDE_PREDS,
+};
 pub use validate::{GraphError, Limits};
 
 /// Index of a task in its [`Graph`].

@@ -382,6 +382,13 @@ mod loaded_key_tests {
                 ..base
             },
             Variant {
+                lean: Lean {
+                    no_round: true,
+                    ..base.lean
+                },
+                ..base
+            },
+            Variant {
                 slots: true,
                 ..base
             },

@@ -178,6 +178,10 @@ pub struct Lean {
     /// [`SOLO_PREDS`](crate::graph::SOLO_PREDS) predecessors
     /// (`-DAUTARKY_SOLO_WIDE`: the solo path holds eight).
     pub solo_wide: bool,
+    /// No pinned compute list runs on the round path
+    /// ([`LoweredGraph::is_round_list`](crate::graph::LoweredGraph::is_round_list);
+    /// `-DAUTARKY_NO_PIN_ROUND`: compiled out).
+    pub no_round: bool,
 }
 
 impl Lean {
@@ -200,6 +204,7 @@ impl Lean {
                 .pes
                 .iter()
                 .any(|l| l.solo_preds().is_some_and(|n| n > crate::graph::SOLO_PREDS)),
+            no_round: run.pes.iter().all(|l| !l.has_round_list()),
         }
     }
 }
@@ -241,6 +246,10 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
         (
             variant.lean.solo_wide && !variant.lean.no_solo && !variant.lean.no_pinned,
             "-DAUTARKY_SOLO_WIDE",
+        ),
+        (
+            variant.lean.no_round || variant.lean.no_pinned,
+            "-DAUTARKY_NO_PIN_ROUND",
         ),
     ] {
         if off {
