@@ -449,8 +449,8 @@ fn sten_reference(side: usize, iters: u32, init: &[u32]) -> Vec<u32> {
 }
 
 /// A side × side stencil (STEN_SRC) pinned in px × py patches a block
-/// (patch k on compute slot k mod the compute blocks), its tiles in row
-/// order within a patch; carried edges only.
+/// (patch k on compute slot k mod the compute blocks); carried edges
+/// only.
 fn patched_stencil(
     rt: &Runtime,
     side: usize,
@@ -474,8 +474,7 @@ fn patched_stencil(
             )
         })
         .collect();
-    // Pinned patch by patch, each patch's tiles in row order (a list's
-    // order is its pins' order).
+    // Pinned patch by patch (a list runs in the graph's topological order).
     for (pr, pc) in (0..side / py).flat_map(|a| (0..side / px).map(move |b| (a, b))) {
         for dr in 0..py {
             for dc in 0..px {

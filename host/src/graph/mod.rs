@@ -183,6 +183,14 @@ impl Graph {
     /// claim. A stencil tile pinned to a block keeps its data in that SM's
     /// caches. A slot the run does not have is an error at launch.
     ///
+    /// One tile a block is fastest where the blocks suffice (its state held in
+    /// registers: [`LoweredGraph::solo_preds`]); with more tiles than
+    /// blocks, pin neighbouring tiles to the same slot as a patch — two to
+    /// [`ROUND_TASKS`] tasks that wait for nothing of
+    /// their own iteration from outside the slot run an iteration at a time,
+    /// one poll and one release for the patch
+    /// ([`LoweredGraph::is_round_list`]).
+    ///
     /// # Panics
     /// If `task` is not a task of this graph.
     pub fn pin(&mut self, task: TaskId, slot: u32) -> &mut Self {
