@@ -50,7 +50,11 @@
 //! implies `--trace`), `AUTARKY_BENCH_STENCIL_BLOCKS` / `--stencil-blocks=`
 //! and `AUTARKY_BENCH_STENCIL_COUNTED` / `--stencil-counted=` (extra rows
 //! of the dynamic stencil: on runtimes of that many compute blocks, or
-//! with its tiles counted from that many inputs). Without a GPU or NVRTC
+//! with its tiles counted from that many inputs), `AUTARKY_BENCH_STENCIL_PATCHES`
+//! / `--stencil-patches=` (extra rows of the pinned stencil in P × P
+//! patches a block, on the shared runtime and on one of as many compute
+//! blocks as patches), `AUTARKY_BENCH_STENCIL_ITERS` / `--stencil-iters=`
+//! (iterations of each stencil run). Without a GPU or NVRTC
 //! it prints `SKIP dispatch bench: <reason>` and exits 0.
 //!
 //! Modules: `config` (knobs), `cases` (what is measured, the table),
@@ -179,11 +183,10 @@ fn main() -> BoxResult<()> {
     } else {
         None
     };
-    // `--stencil-patches`: the same tiles pinned P × P a block.
-    // (A row name lives as long as the bench: the table's names are
-    // &'static.)
-    // Each also on a runtime of as many compute blocks as patches (no idle
-    // dynamic blocks beside the pinned ones).
+    // `--stencil-patches`: the same tiles pinned P × P a block, on the
+    // shared runtime and on one of as many compute blocks as patches (no
+    // idle dynamic blocks beside the pinned ones). (A row name lives as
+    // long as the bench: the table's names are &'static.)
     let stencil_patched: Vec<(Graph, &'static str, Option<autarky::Runtime>)> = cfg
         .stencil_patches
         .iter()
