@@ -605,6 +605,17 @@ impl TaskStates {
         }
     }
 
+    /// The Release fence before deferred Relaxed publishes (`flush`, a
+    /// round's release); the loom mutant `mutant_flush_without_fence`
+    /// leaves it out.
+    fn release_fence(&self) {
+        #[cfg(all(test, loom))]
+        if self.mutant_flush_without_fence {
+            return;
+        }
+        fence(Ordering::Release);
+    }
+
     /// Makes the publishes `pending` owes (see [`Pending`]): one Release
     /// fence, then a Relaxed store of each word, then the owed
     /// `tasks_finished` increments. Returns whether that finished the PE's
@@ -613,13 +624,7 @@ impl TaskStates {
         if pending.owed.is_empty() {
             return false;
         }
-        #[cfg(all(test, loom))]
-        let fenced = !self.mutant_flush_without_fence;
-        #[cfg(not(all(test, loom)))]
-        let fenced = true;
-        if fenced {
-            fence(Ordering::Release);
-        }
+        self.release_fence();
         for &(t, w) in &pending.owed {
             self.state[t as usize].store(w, Ordering::Relaxed);
         }
@@ -735,13 +740,7 @@ impl TaskStates {
         known: u32,
     ) -> (u32, bool) {
         debug_assert!(lowered.is_round_list(list));
-        #[cfg(all(test, loom))]
-        let fenced = !self.mutant_flush_without_fence;
-        #[cfg(not(all(test, loom)))]
-        let fenced = true;
-        if fenced {
-            fence(Ordering::Release);
-        }
+        self.release_fence();
         let word = pinned_state_word(n + 1, known);
         for &t in list {
             self.state[t as usize].store(word, Ordering::Relaxed);
