@@ -123,6 +123,7 @@ fn every_kernel_variant_compiles() {
             no_solo: true,
             solo_wide: false,
             no_round: true,
+            round_dep: false,
         },
         Lean {
             no_pinned: false,
@@ -133,6 +134,20 @@ fn every_kernel_variant_compiles() {
             no_solo: false,
             solo_wide: false,
             no_round: false,
+            round_dep: false,
+        },
+        // The round path's checked loop (a patch whose tasks wait for
+        // earlier ones of the round).
+        Lean {
+            no_pinned: false,
+            no_comm_work: false,
+            no_remote: true,
+            no_counted: true,
+            no_stop: false,
+            no_solo: false,
+            solo_wide: false,
+            no_round: false,
+            round_dep: true,
         },
         // The solo path's eight-predecessor form (a 3D or temporally
         // blocked 2D tile's).
@@ -145,6 +160,7 @@ fn every_kernel_variant_compiles() {
             no_solo: false,
             solo_wide: true,
             no_round: true,
+            round_dep: false,
         },
         Lean {
             no_pinned: false,
@@ -155,6 +171,7 @@ fn every_kernel_variant_compiles() {
             no_solo: true,
             solo_wide: false,
             no_round: false,
+            round_dep: false,
         },
         // The fan-in shape: a join's inputs and the join in their loops.
         Lean {
@@ -166,6 +183,7 @@ fn every_kernel_variant_compiles() {
             no_solo: true,
             solo_wide: false,
             no_round: true,
+            round_dep: false,
         },
     ] {
         // Arrival slots (-DAUTARKY_SLOTS) only where something counts.
@@ -200,6 +218,7 @@ fn every_kernel_variant_compiles() {
             no_solo: true,
             solo_wide: false,
             no_round: true,
+            round_dep: false,
         },
         slots: true,
         ..Default::default()

@@ -424,9 +424,10 @@ fn a_body_wait_that_never_ends_times_out_naming_the_word() {
 }
 
 /// The random graphs of pinned and dynamic tasks the GPU tests and soak run
-/// (shapes::random_pinned_shape) are valid, finish, and run every instance
-/// once after its predecessors here too: the shapes are not the bug when
-/// one fails on the GPU.
+/// (shapes::random_pinned_shape, and one in three shapes::
+/// random_patched_shape) are valid, finish, and run every instance once
+/// after its predecessors here too: the shapes are not the bug when one
+/// fails on the GPU.
 #[test]
 fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order() {
     let mut rng = shapes::Rng(0x50105010);
@@ -434,7 +435,13 @@ fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order() {
         let n = 10 + rng.below(60) as usize;
         let iters = 1 + rng.below(8) as u32;
         let mut r = shapes::Rng(rng.below(u64::MAX));
-        let shape = shapes::random_pinned_shape(|m| r.below(m), n, 4, round % 2 == 1);
+        // One in three: patches of tiles run as rounds.
+        let shape = if round % 3 == 2 {
+            shapes::random_patched_shape(|m| r.below(m), 2 + n / 8, 4)
+        } else {
+            shapes::random_pinned_shape(|m| r.below(m), n, 4, round % 2 == 1)
+        };
+        let n = shape.pins.len();
         let log = Log::default();
         let mut g = Graph::new();
         let k = g.add_kind(log.kind()).unwrap();
@@ -537,6 +544,131 @@ fn patches_of_tiles_run_in_rounds_and_keep_every_order() {
                     i - d as usize
                 );
             }
+        }
+    }
+}
+
+/// shapes::random_patched_shape makes what the GPU trial and the soak rely
+/// on it for: round lists (LoweredGraph::is_round_list), some of whose
+/// tasks wait for an earlier one of their round in the same iteration
+/// (the round's checked loop), and pinned lists beside them that are not
+/// rounds.
+#[test]
+fn random_patched_shapes_make_rounds_of_both_loops_and_lists_that_are_not() {
+    let mut rng = shapes::Rng(0x9a7c4e5);
+    let (mut lists, mut rounds, mut inside) = (0, 0, 0);
+    for _ in 0..50 {
+        let patches = 2 + rng.below(40) as usize;
+        let shape = shapes::random_patched_shape(|m| rng.below(m), patches, 64);
+        let mut g = Graph::new();
+        let k = g.add_kind(TaskKind::new("empty", "")).unwrap();
+        let t: Vec<TaskId> = (0..shape.pins.len())
+            .map(|_| g.add_task_bytes(k, &[]))
+            .collect();
+        for (i, pin) in shape.pins.iter().enumerate() {
+            if let Some(s) = pin {
+                g.pin(t[i], *s);
+            }
+        }
+        for &(p, s, d) in &shape.edges {
+            g.add_edge_with_distance(t[p], t[s], d);
+        }
+        let l = g.lower(&Default::default()).unwrap();
+        for s in 0..l.pin_compute_slots {
+            let list = l.pinned_compute(s);
+            lists += 1;
+            if l.is_round_list(list) {
+                rounds += 1;
+                inside += l.round_waits_inside(list) as u32;
+            }
+        }
+    }
+    eprintln!("{lists} pinned lists: {rounds} rounds, {inside} of them waiting inside");
+    assert!(rounds * 10 >= lists * 6, "most lists are rounds");
+    assert!(rounds < lists, "some lists are not rounds");
+    assert!(
+        inside * 10 >= rounds && inside * 2 <= rounds,
+        "both round loops, the plain one mostly"
+    );
+}
+
+/// A task of a round fails at iteration 5, as on the device
+/// (gpu_faults: a_failing_task_of_a_round_stops_the_tasks_of_its_round_
+/// that_wait_for_it): the run ends naming it; the round stops before the
+/// first task that waits inside it for an earlier one in that iteration
+/// (the device reads its failure flag there), and a round with no such
+/// task runs all its bodies (the device's runs them back to back and reads
+/// the flag after the last); nothing of the round runs iteration 6.
+#[test]
+fn a_failing_task_of_a_round_stops_only_what_waits_for_it_in_its_round() {
+    for inside in [true, false] {
+        let side = 4usize;
+        let ran = Arc::new(Mutex::new(std::collections::HashSet::new()));
+        let seen = ran.clone();
+        let mut g = Graph::new();
+        let k = g
+            .add_kind(TaskKind::new("marked", "").with_cpu(move |ctx| {
+                seen.lock().unwrap().insert((ctx.task, ctx.iteration));
+                if ctx.task == 0 && ctx.iteration == 5 {
+                    Err(9)
+                } else {
+                    Ok(())
+                }
+            }))
+            .unwrap();
+        let t: Vec<TaskId> = (0..side * side).map(|_| g.add_task_bytes(k, &[])).collect();
+        for i in 0..side * side {
+            let (r, c) = (i / side, i % side);
+            g.pin(t[i], ((r / 2) * 2 + c / 2) as u32);
+            if r + 1 < side {
+                g.add_carried_edge(t[i], t[i + side]);
+                g.add_carried_edge(t[i + side], t[i]);
+            }
+            if c + 1 < side {
+                g.add_carried_edge(t[i], t[i + 1]);
+                g.add_carried_edge(t[i + 1], t[i]);
+            }
+            if inside && r % 2 == 0 && c % 2 == 0 {
+                g.add_edge(t[i], t[i + 1]);
+            }
+        }
+        let lowered = g.lower(&Default::default()).unwrap();
+        let round = lowered.pinned_compute(0);
+        assert!(lowered.is_round_list(round));
+        assert_eq!(lowered.round_waits_inside(round), inside);
+        match emulator::run(&g, 20, &cfg(6)) {
+            Err(Error::TaskFailed {
+                task,
+                iteration,
+                code,
+                ..
+            }) => assert_eq!(
+                (task.as_str(), iteration, code),
+                ("#0", 5, 9),
+                "inside {inside}"
+            ),
+            other => panic!("inside {inside}: expected TaskFailed, got {other:?}"),
+        }
+        let ran = ran.lock().unwrap();
+        for task in [0u32, 1, 4, 5] {
+            for n in 0..5 {
+                assert!(
+                    ran.contains(&(task, n)),
+                    "inside {inside}: task {task} iteration {n}"
+                );
+            }
+            assert!(
+                !ran.contains(&(task, 6)),
+                "inside {inside}: task {task} ran iteration 6"
+            );
+            // With a task that waits inside, the round stops before it
+            // (and what follows it in the list); without, all run.
+            let at_5 = task == 0 || !inside;
+            assert_eq!(
+                ran.contains(&(task, 5)),
+                at_5,
+                "inside {inside}: task {task} iteration 5"
+            );
         }
     }
 }

@@ -30,6 +30,11 @@ fn main() -> std::process::ExitCode {
             a_failing_link_of_a_one_shot_chain_ends_the_run_naming_it,
         ),
         gpu_trial_with(
+            "a_failing_task_of_a_round_stops_the_tasks_of_its_round_that_wait_for_it",
+            quick(),
+            a_failing_task_of_a_round_stops_the_tasks_of_its_round_that_wait_for_it,
+        ),
+        gpu_trial_with(
             "non_finite_output_is_reported_for_checked_kinds",
             quick(),
             non_finite_output_is_reported_for_checked_kinds,
@@ -70,6 +75,11 @@ fn main() -> std::process::ExitCode {
             "unknown_task_kind_in_the_tables_is_reported",
             quick(),
             unknown_task_kind_in_the_tables_is_reported,
+        ),
+        gpu_trial_with(
+            "unknown_kind_of_a_solo_or_round_list_is_reported",
+            quick(),
+            unknown_kind_of_a_solo_or_round_list_is_reported,
         ),
         gpu_trial_with(
             "abi_version_mismatch_is_refused_by_the_kernel",
@@ -323,6 +333,145 @@ fn unknown_task_kind_in_the_tables_is_reported(rt: Runtime) {
             assert_eq!((task.as_str(), kind), ("#2 (c)", 9))
         }
         other => panic!("expected UnknownTaskKind, got {other:?}"),
+    }
+}
+
+/// A 4 × 4 grid of tiles of `kind` pinned in 2 × 2 patches (four round
+/// lists, asserted), neighbours at distance 1; with `inside`, each patch's
+/// second tile also waits for its first in the same iteration.
+fn patched_grid(rt: &Runtime, kind: TaskKind, inside: bool, args: &[u8]) -> (Graph, Vec<TaskId>) {
+    let side = 4usize;
+    let mut g = Graph::new();
+    let k = g.add_kind(kind).unwrap();
+    let t: Vec<TaskId> = (0..side * side)
+        .map(|_| g.add_task_bytes(k, args))
+        .collect();
+    let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
+    assert!(compute >= 4, "{compute} compute blocks");
+    for i in 0..side * side {
+        let (r, c) = (i / side, i % side);
+        g.pin(t[i], ((r / 2) * 2 + c / 2) as u32);
+        if r + 1 < side {
+            g.add_carried_edge(t[i], t[i + side]);
+            g.add_carried_edge(t[i + side], t[i]);
+        }
+        if c + 1 < side {
+            g.add_carried_edge(t[i], t[i + 1]);
+            g.add_carried_edge(t[i + 1], t[i]);
+        }
+        if inside && r % 2 == 0 && c % 2 == 0 {
+            g.add_edge(t[i], t[i + 1]);
+        }
+    }
+    let lowered = g.lower(&Default::default()).unwrap();
+    let lists: Vec<&[u32]> = (0..lowered.pin_compute_slots)
+        .map(|s| lowered.pinned_compute(s))
+        .filter(|l| lowered.is_round_list(l))
+        .collect();
+    assert_eq!(lists.len(), 4, "round lists");
+    assert!(lists
+        .iter()
+        .all(|l| lowered.round_waits_inside(l) == inside));
+    (g, t)
+}
+
+/// A task of a round (a 2 × 2 patch run as one) fails at iteration 5: the
+/// run ends naming it; the tile of its round that waits for it in that
+/// iteration never runs it (the round reads the failure flag before it);
+/// nothing of its round runs iteration 6. Both forms of the round: with
+/// tasks that wait inside it (the checked loop) and without (the bodies
+/// back to back, the flag read once: the other tiles may run iteration 5).
+fn a_failing_task_of_a_round_stops_the_tasks_of_its_round_that_wait_for_it(rt: Runtime) {
+    const ITERS: u32 = 20;
+    let kind = || {
+        TaskKind::new(
+            "marked",
+            r#"__device__ void marked(autarky::TaskCtx& ctx) {
+                 unsigned long long* out = ctx.args<unsigned long long*>();
+                 if (threadIdx.x == 0) {
+                     out[ctx.task * 20 + ctx.iteration] = 1;
+                     if (ctx.task == 0 && ctx.iteration == 5) ctx.fail(9);
+                 }
+               }"#,
+        )
+        .arg_size_bytes(8)
+    };
+    for inside in [true, false] {
+        let out = zeroed(&rt, 16 * ITERS as usize);
+        let (g, _) = patched_grid(&rt, kind(), inside, &out.addr().to_le_bytes());
+        match rt.run(&g, ITERS) {
+            Err(Error::TaskFailed {
+                task,
+                iteration,
+                code,
+                ..
+            }) => assert_eq!(
+                (task.as_str(), iteration, code),
+                ("#0", 5, 9),
+                "inside {inside}"
+            ),
+            other => panic!("inside {inside}: expected TaskFailed, got {other:?}"),
+        }
+        let ran = out.to_vec().unwrap();
+        let at = |task: usize, n: usize| ran[task * ITERS as usize + n] != 0;
+        // Task 0's round: tasks 0, 1, 4, 5 (task 1 waits for 0 inside).
+        for task in [0, 1, 4, 5] {
+            for n in 0..5 {
+                assert!(
+                    at(task, n),
+                    "inside {inside}: task {task} iteration {n} did not run"
+                );
+            }
+            assert!(
+                !at(task, 6),
+                "inside {inside}: task {task} ran iteration 6 after its round failed"
+            );
+        }
+        assert!(at(0, 5), "task 0 ran iteration 5 (and failed there)");
+        if inside {
+            assert!(
+                !at(1, 5),
+                "task 1 ran iteration 5 after task 0, which it waits for, failed"
+            );
+        }
+    }
+}
+
+/// A kind id that names no kind, in the tables of a task on the solo path
+/// (one pinned task a block) and of a task of a round (a 2 × 2 patch): the
+/// block checks its list's kinds when it caches it, and a list with an
+/// unknown one leaves those paths (which dispatch unchecked) for the one
+/// that reports it.
+#[cfg(feature = "fault-injection")]
+fn unknown_kind_of_a_solo_or_round_list_is_reported(rt: Runtime) {
+    // Solo: a ring of four pinned tiles, one a block.
+    let mut g = Graph::new();
+    let k = g.add_kind(TaskKind::new("empty", EMPTY)).unwrap();
+    let t: Vec<TaskId> = (0..4).map(|_| g.add_task_bytes(k, &[])).collect();
+    for i in 0..4 {
+        g.pin(t[i], i as u32);
+        g.add_carried_edge(t[i], t[(i + 1) % 4]);
+    }
+    let lowered = g.lower(&Default::default()).unwrap();
+    assert!(lowered.has_solo_list());
+    // Round: the patched grid.
+    let (patched, pt) = patched_grid(&rt, TaskKind::new("empty", EMPTY), false, &[]);
+    for (name, g, bad) in [("solo", &g, t[2]), ("round", &patched, pt[5])] {
+        let opts = RunOptions {
+            iterations: 3,
+            corrupt_kind: Some((bad, 9)),
+            ..Default::default()
+        };
+        match rt.run_with(g, opts) {
+            Err(Error::UnknownTaskKind { task, kind, .. }) => {
+                assert_eq!(
+                    (task.as_str(), kind),
+                    (format!("#{}", bad.index()).as_str(), 9),
+                    "{name}"
+                )
+            }
+            other => panic!("{name}: expected UnknownTaskKind, got {other:?}"),
+        }
     }
 }
 

@@ -111,9 +111,17 @@
 #include "autarky/progress.cuh"
 
 // Generated per graph: calls the body of `kind`, one of the comm kinds
-// (Comm) or of the compute kinds (!Comm), or reports an unknown kind.
-template <bool Comm>
+// (Comm) or of the compute kinds (!Comm), or reports an unknown kind —
+// unless !Checked: the caller checked `kind` with autarky_kind_known (the
+// pinned solo and round paths, once when a block caches its list), and the
+// dispatch has no unknown-kind branch (with one kind of the role, not even
+// a compare: an empty body costs nothing on a hop).
+template <bool Comm, bool Checked = true>
 __device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind);
+// Generated per graph: is `kind` one of the comm kinds (Comm) or of the
+// compute kinds (!Comm)?
+template <bool Comm>
+__device__ __forceinline__ bool autarky_kind_known(uint32_t kind);
 
 namespace autarky {
 
@@ -137,8 +145,8 @@ __device__ __forceinline__ bool run_finished(const RunParams& p) {
 // (wake_all). Compute blocks that finish the run go idle at once and find
 // the end at their queue_pop's first poll. Once per task and run, so the
 // round trip of the returned count is paid once per task.
-__device__ __forceinline__ void count_finished(const RunParams& p) {
-    if (atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, 1) + 1 == p.num_tasks) wake_all(p);
+__device__ __forceinline__ void count_finished(const RunParams& p, uint32_t tasks = 1) {
+    if (atom_add_relaxed_gpu_u32(&status_of(p)->tasks_finished, tasks) + tasks == p.num_tasks) wake_all(p);
 }
 // Features a graph does not use are compiled out (the host passes
 // -DAUTARKY_NO_PINNED / -DAUTARKY_NO_COMM_WORK / -DAUTARKY_NO_REMOTE): the
@@ -2339,11 +2347,22 @@ struct PinnedCache {
     uint32_t pred_distance[PIN_CACHE_PREDS];
     uint32_t arg_off[PIN_CACHE_TASKS];  // in args[], or PIN_ARG_NONE: read from the arena
     uint32_t task[PIN_CACHE_TASKS];     // the list itself (no global load an instance)
+    uint64_t* own_word[PIN_CACHE_TASKS];  // the list's own state words (the round path's stores)
     uint32_t remote[PIN_CACHE_TASKS];   // a proxy is among the task's predecessors (system-scope polls)
     uint32_t cached;  // the whole list fits
     uint32_t lean;    // cached, and no task awaits more than PIN_LEAN_PREDS predecessors
     uint32_t round;   // lean, and the list runs on the round path (is_round_list)
+    uint32_t round_dep;  // the round path: round_dep_mask
 };
+
+// The solo and round paths dispatch their bodies unchecked (the kinds are
+// checked once, when the list is cached: autarky_dispatch);
+// -DAUTARKY_EXP_CHECKED_DISPATCH is the A/B control.
+#ifdef AUTARKY_EXP_CHECKED_DISPATCH
+constexpr bool PIN_DISPATCH_CHECKED = true;
+#else
+constexpr bool PIN_DISPATCH_CHECKED = false;
+#endif
 
 // A cached pinned task's predecessors polled by the lean path: at most this
 // many (a 2D stencil tile has 4, a 3D one 6, with its pulses 8).
@@ -2541,6 +2560,45 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const TaskDesc&
     return sh.failed == 0;
 }
 
+#ifdef AUTARKY_EXP_PHASE_CLOCK
+// Experiment (session 39, not for landing): thread 0's cycles an iteration
+// by phase on the solo and round paths, printed for a few blocks at the end
+// of runs of 1000 or more iterations: 0 the wait (loop top to ready), 1 the
+// acquire and the verdict's barrier, 2 the bodies, 3 the release fence,
+// 4 the stores and the bookkeeping to the next loop top.
+// The sums in shared memory: a register spilled to the stack would be
+// reloaded from L2 after each acquire's L1 invalidation (a 600-cycle stall
+// that s39-a/b's first form measured as "bodies").
+__device__ __forceinline__ unsigned long long* phase_sums() {
+    __shared__ unsigned long long sums[9];
+    return sums;
+}
+struct PhaseClock {
+    unsigned long long* sum;
+    __device__ __forceinline__ PhaseClock() : sum(phase_sums()) {
+        if (threadIdx.x == 0)
+            for (int k = 0; k < 9; ++k) sum[k] = 0;
+    }
+    __device__ __forceinline__ void mark(uint32_t k, uint32_t n) {
+        if (threadIdx.x != 0) return;
+        const unsigned long long now = clock64();
+        if (n >= 100) sum[k] += now - sum[8];
+        sum[8] = now;
+    }
+    __device__ __forceinline__ void print(const char* path, uint32_t block, uint32_t n) {
+        if (threadIdx.x != 0 || n < 1000 || block % 61 != 7) return;
+        const double d = (double)(n - 100);
+        printf("phase %s block %u n %u: wait %.0f acq+bar %.0f bodies %.0f fence %.0f stores+tail %.0f cycles\n", path,
+               block, n, sum[0] / d, sum[1] / d, sum[2] / d, sum[3] / d, sum[4] / d);
+    }
+};
+#define AUTARKY_PHASE(k) phase.mark(k, n)
+#else
+#define AUTARKY_PHASE(k) \
+    do {                 \
+    } while (0)
+#endif
+
 #ifndef AUTARKY_NO_PIN_SOLO
 // The solo path: a pinned block whose list is one task of at most
 // SOLO_PREDS predecessors (a stencil tile; cached, so lean) runs its
@@ -2587,7 +2645,15 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
+#ifdef AUTARKY_EXP_PHASE_CLOCK
+    PhaseClock phase;
+    uint32_t n_end = 0;
+#endif
     for (uint32_t n = 0;; ++n) {
+        AUTARKY_PHASE(4);
+#ifdef AUTARKY_EXP_PHASE_CLOCK
+        n_end = n;
+#endif
         bool run = true;  // every thread but 0 votes to run; thread 0 decides
         if (threadIdx.x == 0) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && n % 16 == 0) {
@@ -2619,20 +2685,24 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
             };
             run = !stop && await_pinned(w, t, n, known, ready, acquire);
         }
+        AUTARKY_PHASE(0);
         // Publish: thread 0's verdict, and the predecessors' data (its
         // acquire), to the block.
         if (!__syncthreads_and(run)) break;
+        AUTARKY_PHASE(1);
         TaskCtx ctx{global, n, p.iterations, p.pe, w.block, args, arg_len, &p, &sh.failed, t, &sh.report};
         AUTARKY_TRACE_T0(p, TraceKind::TaskStart, t, n, 0);
-        autarky_dispatch<false>(ctx, kind);
+        autarky_dispatch<false, PIN_DISPATCH_CHECKED>(ctx, kind);
         // Publish: every thread's body writes happen before thread 0's
         // release of done[t]; `sh.failed` to the block.
         __syncthreads();
         AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, t, n, 0);
         if (sh.failed != 0) break;
+        AUTARKY_PHASE(2);
         if (threadIdx.x == 0) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
             if (!complete_pinned(w, d, t, n, clock, known)) stop = true;
+            AUTARKY_PHASE(3);
             flush_report(p, sh.report);
         }
     }
@@ -2640,6 +2710,9 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
         flush_report(p, sh.report);
         publish_completed(p, w.block, clock);
     }
+#ifdef AUTARKY_EXP_PHASE_CLOCK
+    phase.print("solo", w.block, n_end);
+#endif
 }
 #endif
 
@@ -2664,7 +2737,8 @@ constexpr uint32_t ROUND_PREDS = 8;
 
 // Thread 0, once the list is cached: does it run on the round path? It
 // must be lean (cached, each task at most PIN_LEAN_PREDS predecessors), of
-// two or more tasks with no dynamic or remote successors and no proxy
+// two or more tasks of known compute kinds (the round dispatches
+// unchecked) with no dynamic or remote successors and no proxy
 // predecessor; every distance-0 predecessor edge from a task earlier in
 // the list (so a round's tasks wait for nothing outside it that could
 // wait for the round's unpublished instances: its releases may wait for
@@ -2675,6 +2749,7 @@ __device__ __noinline__ bool is_round_list(const PinnedCache& pc, uint32_t len) 
     for (uint32_t k = 0; k < len; ++k) {
         const TaskDesc& d = pc.desc[k];
         if (d.succ_count != 0 || d.remote_count != 0 || pc.remote[k] != 0) return false;
+        if (!autarky_kind_known<false>(d.kind)) return false;
         for (uint32_t j = pc.pred_off[k]; j < pc.pred_off[k] + d.pred_count; ++j) {
             uint32_t at = len;
             for (uint32_t q = 0; q < len; ++q)
@@ -2698,6 +2773,19 @@ __device__ __forceinline__ bool round_outside(const PinnedCache& pc, uint32_t le
     return true;
 }
 
+// Bit k: list task k waits for an earlier task of the list in the same
+// iteration (a distance-0 edge). A round reads the failure flag after a
+// body only before such a task, and after its last body: a task that does
+// not wait for a failed one may run (its instance is never released).
+// Host mirror: LoweredGraph::round_waits_inside (-DAUTARKY_ROUND_DEP).
+__device__ __noinline__ uint32_t round_dep_mask(const PinnedCache& pc, uint32_t len) {
+    uint32_t mask = 0;
+    for (uint32_t k = 0; k < len; ++k)
+        for (uint32_t j = pc.pred_off[k]; j < pc.pred_off[k] + pc.desc[k].pred_count; ++j)
+            if (pc.pred_distance[j] == 0 && !round_outside(pc, len, j)) mask |= 1u << k;
+    return mask;
+}
+
 // The list position whose outside predecessor is the round's slot `slot`
 // (the order pinned_round fills them in): for a wait's error record.
 __device__ __noinline__ uint32_t round_owner(const PinnedCache& pc, uint32_t len, uint32_t slot) {
@@ -2707,6 +2795,7 @@ __device__ __noinline__ uint32_t round_owner(const PinnedCache& pc, uint32_t len
             if (round_outside(pc, len, j) && m++ == slot) return k;
     return 0;
 }
+
 
 __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache& pc, uint32_t len) {
     const RunParams& p = *w.p;
@@ -2735,10 +2824,19 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
                 ++m;
             }
     }
+    const uint32_t dep = pc.round_dep;
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
+#ifdef AUTARKY_EXP_PHASE_CLOCK
+    PhaseClock phase;
+    uint32_t n_end = 0;
+#endif
     for (uint32_t n = 0;; ++n) {
+        AUTARKY_PHASE(4);
+#ifdef AUTARKY_EXP_PHASE_CLOCK
+        n_end = n;
+#endif
         bool run = true;  // every thread but 0 votes to run; thread 0 decides
         if (threadIdx.x == 0) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && n % 16 == 0) {
@@ -2783,6 +2881,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
                 });
                 run = r == WaitResult::Ready;
             }
+            AUTARKY_PHASE(0);
             if (run) {
                 fence_acquire_gpu();
                 known = fold_limit(p, known, low);
@@ -2792,8 +2891,11 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         // Publish: thread 0's verdict, and the predecessors' data (its
         // acquire), to the block.
         if (!__syncthreads_and(run)) break;
-        bool failed = false;
-        for (uint32_t k = 0; k < len; ++k) {
+        AUTARKY_PHASE(1);
+        // List task k's body, then a barrier: publish its writes to the
+        // block (the next task's inputs) and, through thread 0's fence
+        // below, to every consumer; `sh.failed` to the block.
+        auto body = [&](uint32_t k) {
             const TaskDesc& d = pc.desc[k];
             const uint32_t t = pc.task[k];
             const unsigned char* args = pc.arg_off[k] != PIN_ARG_NONE
@@ -2801,18 +2903,36 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
                                             : reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset;
             TaskCtx ctx{d.global, n, p.iterations, p.pe, w.block, args, d.arg_len, &p, &sh.failed, t, &sh.report};
             AUTARKY_TRACE_T0(p, TraceKind::TaskStart, t, n, 0);
-            autarky_dispatch<false>(ctx, d.kind);
-            // Publish: this body's writes to the block (the next task's
-            // inputs) and, through thread 0's fence below, to every
-            // consumer; `sh.failed` to the block.
+            autarky_dispatch<false, PIN_DISPATCH_CHECKED>(ctx, d.kind);
             __syncthreads();
             AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, t, n, 0);
-            if (sh.failed != 0) {
-                failed = true;
-                break;
-            }
+        };
+#ifdef AUTARKY_ROUND_DEP
+        // Some round list of this graph has a task that waits for an
+        // earlier one of its round (round_dep_mask): the failure flag is
+        // read before such a task (it never runs after one it waits for
+        // failed), and after the last body. (A volatile read: not hoisted
+        // out of its branch.)
+        for (uint32_t k = 0; k < len; ++k) {
+            body(k);
+            if (((dep >> (k + 1)) & 1u) && *static_cast<volatile uint32_t*>(&sh.failed) != 0) break;
         }
-        if (failed) break;
+#else
+        // No task waits for another of its round (dep is 0: the cache
+        // refuses other lists): nothing between the bodies but their
+        // barriers, and the failure flag read once, after the last. A
+        // body that fails does not stop the others, whose instances are
+        // not released either. The mask's test after each body cost a
+        // 2 × 2 patch of empty tiles 0.16 µs an iteration
+        // (docs/performance.md, session 39). (Not unrolled: an empty
+        // body's unrolled loop spilled its trip count, reloaded from L2
+        // after the acquire's L1 invalidation.)
+        (void)dep;
+#pragma unroll 1
+        for (uint32_t k = 0; k < len; ++k) body(k);
+#endif
+        if (sh.failed != 0) break;
+        AUTARKY_PHASE(2);
         if (threadIdx.x == 0) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
             // Release the round: one fence orders every body's writes (the
@@ -2821,10 +2941,18 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             // release pattern; the fused chain's deferred publishes do the
             // same). Each word carries the limit the block knows.
             fence_acq_rel_gpu();
+            AUTARKY_PHASE(3);
             const uint64_t word = pinned_state_word(n + 1, known);
-            for (uint32_t k = 0; k < len; ++k) st_relaxed_gpu_u64(state_at(p, pc.task[k]), word);
-            if (n + 1 == known)
-                for (uint32_t k = 0; k < len; ++k) count_finished(p);
+            // The words' addresses from the cache, every load issued before
+            // the first store (a task id and its address worked out a store
+            // cost the round 0.13 µs: docs/performance.md, session 39).
+            uint64_t* own[PIN_CACHE_TASKS];
+#pragma unroll
+            for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k) own[k] = k < len ? pc.own_word[k] : nullptr;
+#pragma unroll
+            for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k)
+                if (k < len) st_relaxed_gpu_u64(own[k], word);
+            if (n + 1 == known) count_finished(p, len);
             clock.completed += len;
             if (loop_tick(w, clock)) stop = true;
             flush_report(p, sh.report);
@@ -2834,6 +2962,9 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         flush_report(p, sh.report);
         publish_completed(p, w.block, clock);
     }
+#ifdef AUTARKY_EXP_PHASE_CLOCK
+    phase.print("round", w.block, n_end);
+#endif
 }
 #endif
 
@@ -2853,6 +2984,7 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
             const TaskDesc d = load_desc(p, list[k]);
             pc.desc[k] = d;
             pc.task[k] = list[k];
+            pc.own_word[k] = state_at(p, list[k]);
             pc.pred_off[k] = preds;
             if (preds + d.pred_count > PIN_CACHE_PREDS) {
                 fits = false;
@@ -2886,6 +3018,14 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
         pc.lean = fits && lean;
 #ifndef AUTARKY_NO_PIN_ROUND
         pc.round = is_round_list(pc, len);
+        pc.round_dep = pc.round ? round_dep_mask(pc, len) : 0;
+#ifndef AUTARKY_ROUND_DEP
+        // A round that waits inside itself needs the checked loop, which
+        // the host compiles in only where a list needs it
+        // (LoweredGraph::round_waits_inside): none here, so such a list
+        // (which the host would have seen) takes the cached path.
+        if (pc.round_dep != 0) pc.round = 0;
+#endif
 #else
         pc.round = 0;
 #endif
@@ -2917,7 +3057,8 @@ AUTARKY_HOT void pinned_loop(Who w, BlockShared& sh, PinnedCache& pc, const uint
 #ifdef AUTARKY_FAULTS
     held = (p.flags & TEST_HOLD_TASK) && pc.task[0] == p.hold_task;
 #endif
-    if (len == 1 && pc.lean && pc.desc[0].pred_count <= SOLO_PREDS && !held) {
+    if (len == 1 && pc.lean && pc.desc[0].pred_count <= SOLO_PREDS && !held &&
+        autarky_kind_known<false>(pc.desc[0].kind)) {
         pinned_solo(w, sh, pc);
         return;
     }

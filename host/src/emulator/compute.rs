@@ -166,10 +166,25 @@ fn run_round_list(run: &Run<'_>, pe: u32, block: u32, list: &[u32]) {
         if n >= known || run.aborted() {
             return;
         }
+        // The bodies one after another, as the device's round: a body that
+        // fails stops only the tasks after it that wait for an earlier one
+        // of the round in this iteration (the device reads its failure
+        // flag before those alone, and after the last body); the round is
+        // then not released.
+        let mut ok = true;
         for &t in list {
-            if !run_instance_lowering(run, pe, block, t, n, &lowered) {
-                return;
+            let waits_inside = || {
+                l.preds(&l.tasks[t as usize])
+                    .iter()
+                    .any(|e| e.distance == 0 && list.contains(&e.task))
+            };
+            if !ok && waits_inside() {
+                break;
             }
+            ok &= run_instance_lowering(run, pe, block, t, n, &lowered);
+        }
+        if !ok {
+            return;
         }
         known = known.min(lowered.load(std::sync::atomic::Ordering::Relaxed));
         states.complete_pinned_round(l, list, n, known);

@@ -267,6 +267,30 @@ impl LoweredGraph {
         (0..self.pin_compute_slots).any(|s| self.is_round_list(self.pinned_compute(s)))
     }
 
+    /// Does a task of `list` (a round list: [`Self::is_round_list`]) wait
+    /// for an earlier task of the list in the same iteration (an edge of
+    /// distance 0 inside it)? A round then reads the block's failure flag
+    /// between bodies (a task never runs after one it waits for failed);
+    /// a round with no such task runs its bodies back to back, nothing but
+    /// their barriers between them, and reads the flag once.
+    pub fn round_waits_inside(&self, list: &[u32]) -> bool {
+        list.iter().any(|&t| {
+            self.preds(&self.tasks[t as usize])
+                .iter()
+                .any(|e| e.distance == 0 && list.contains(&e.task))
+        })
+    }
+
+    /// Does some compute slot's round list wait inside itself
+    /// ([`Self::round_waits_inside`])? Only such kernels compile the
+    /// round's checked loop.
+    pub fn has_round_waiting_inside(&self) -> bool {
+        (0..self.pin_compute_slots).any(|s| {
+            let list = self.pinned_compute(s);
+            self.is_round_list(list) && self.round_waits_inside(list)
+        })
+    }
+
     /// Predecessor edges of a task.
     pub fn preds(&self, d: &TaskDesc) -> &[Edge] {
         &self.pred[d.pred_start as usize..(d.pred_start + d.pred_count) as usize]

@@ -389,6 +389,13 @@ mod loaded_key_tests {
                 ..base
             },
             Variant {
+                lean: Lean {
+                    round_dep: true,
+                    ..base.lean
+                },
+                ..base
+            },
+            Variant {
                 slots: true,
                 ..base
             },

@@ -56,14 +56,19 @@ pub const MEGAKERNEL_NAME: &str = "autarky_megakernel";
 pub const PROBE_NAME: &str = "autarky_abi_probe";
 
 /// The generated `autarky/user_tasks.cuh`: every kind's source in id order,
-/// then `autarky_dispatch<Comm>`, a switch over the ids of the kinds of one
-/// role (no magic numbers: the case labels are the ids the graph assigned
-/// at registration). Comm blocks run only comm kinds and compute blocks
+/// then `autarky_dispatch<Comm, Checked>`, a switch over the ids of the
+/// kinds of one role (no magic numbers: the case labels are the ids the
+/// graph assigned at registration), and `autarky_kind_known<Comm>`, whether
+/// an id is one of them. Comm blocks run only comm kinds and compute blocks
 /// only the others (the lowered graph keeps them in separate queues and
 /// pinned lists), so each loop inlines only its role's bodies: with every
 /// body in every loop, one kind's registers weighed on all (the CG
 /// megakernel's spills doubled when one SpMV mode was added). A kind of
-/// the other role reaching a switch is reported as unknown and aborts.
+/// the other role reaching a switch is reported as unknown and aborts —
+/// unless the caller checked it with `autarky_kind_known` beforehand
+/// (`Checked = false`: the pinned solo and round paths check their tasks'
+/// kinds once, when the block caches its list, and then dispatch with no
+/// unknown-kind branch — with one kind of the role, no compare at all).
 pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
     let mut out =
         String::from("// GENERATED for one graph: task bodies and dispatch.\n#pragma once\n");
@@ -82,7 +87,7 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
     // -DAUTARKY_EXP_DISPATCH_ANY_ROLE: every loop switches over every kind
     // (the former dispatch; the A/B control).
     out.push_str(
-        "\n#line 1 \"autarky_dispatch.cu\"\ntemplate <bool Comm>\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n#ifdef AUTARKY_EXP_DISPATCH_ANY_ROLE\n    constexpr bool any = true;\n#else\n    constexpr bool any = false;\n#endif\n",
+        "\n#line 1 \"autarky_dispatch.cu\"\ntemplate <bool Comm, bool Checked>\n__device__ __forceinline__ void autarky_dispatch(autarky::TaskCtx& ctx, uint32_t kind) {\n#ifdef AUTARKY_EXP_DISPATCH_ANY_ROLE\n    constexpr bool any = true;\n#else\n    constexpr bool any = false;\n#endif\n",
     );
     for comm in [true, false] {
         let _ = writeln!(
@@ -100,7 +105,9 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
         out.push_str("            default: break;\n        }\n    }\n");
     }
     out.push_str(
-        "    // Unknown kind (or one of the other role): record and abort, never\n\
+        "    // The caller checked the kind (autarky_kind_known): not reached.\n\
+         \x20   if constexpr (!Checked) __builtin_unreachable();\n\
+         \x20   // Unknown kind (or one of the other role): record and abort, never\n\
          \x20   // fall through.\n\
          \x20   if (threadIdx.x == 0) {\n\
          \x20       autarky::Who w{ctx.params, ctx.block, (uint32_t)(Comm ? autarky::Role::Comm : autarky::Role::Compute)};\n\
@@ -109,6 +116,15 @@ pub fn user_tasks_header(kinds: &[TaskKind]) -> String {
          \x20       atomicExch(ctx.failed, 1u);\n\
          \x20   }\n}\n",
     );
+    out.push_str("\ntemplate <bool Comm>\n__device__ __forceinline__ bool autarky_kind_known(uint32_t kind) {\n    switch (kind) {\n");
+    for (id, k) in kinds.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "        case {id}u: return {}Comm;",
+            if k.comm { "" } else { "!" }
+        );
+    }
+    out.push_str("        default: return false;\n    }\n}\n");
     out
 }
 
@@ -182,6 +198,13 @@ pub struct Lean {
     /// ([`LoweredGraph::is_round_list`](crate::graph::LoweredGraph::is_round_list);
     /// `-DAUTARKY_NO_PIN_ROUND`: compiled out).
     pub no_round: bool,
+    /// A round list has a task that waits for an earlier one of the list
+    /// in the same iteration
+    /// ([`LoweredGraph::round_waits_inside`](crate::graph::LoweredGraph::round_waits_inside);
+    /// `-DAUTARKY_ROUND_DEP`: the round's loop reads the failure flag
+    /// between bodies where a task needs it; without it, such a list
+    /// leaves the round path on the device).
+    pub round_dep: bool,
 }
 
 impl Lean {
@@ -205,6 +228,7 @@ impl Lean {
                 .iter()
                 .any(|l| l.solo_preds().is_some_and(|n| n > crate::graph::SOLO_PREDS)),
             no_round: run.pes.iter().all(|l| !l.has_round_list()),
+            round_dep: run.pes.iter().any(|l| l.has_round_waiting_inside()),
         }
     }
 }
@@ -250,6 +274,10 @@ pub fn options_for(threads: u32, variant: Variant) -> Vec<String> {
         (
             variant.lean.no_round || variant.lean.no_pinned,
             "-DAUTARKY_NO_PIN_ROUND",
+        ),
+        (
+            variant.lean.round_dep && !variant.lean.no_round && !variant.lean.no_pinned,
+            "-DAUTARKY_ROUND_DEP",
         ),
     ] {
         if off {
