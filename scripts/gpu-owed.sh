@@ -30,6 +30,11 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s39-final   # 1 GPU: after .gpu/run in the same call: the soak (with patched graphs), the stencil rows against -DAUTARKY_NO_PIN_ROUND
+#   bash scripts/gpu-owed.sh s39-d       # 1 GPU: the round's bodies with only their barriers between them (-DAUTARKY_EXP_ROUND_SPLIT) A/B, by phase with the sums in shared memory
+#   bash scripts/gpu-owed.sh s39-c       # 1 GPU: unchecked dispatch on the solo and round paths (+ the round's failure flag once, cached store addresses): by phase; A/B against -DAUTARKY_EXP_CHECKED_DISPATCH (stencil, Jacobi 2D/3D); the patch trials
+#   bash scripts/gpu-owed.sh s39-b       # 1 GPU: the round's bodies by phase; the next task's fields before each barrier (-DAUTARKY_EXP_ROUND_PREFETCH) A/B
+#   bash scripts/gpu-owed.sh s39-a       # 1 GPU: the round path by phase (thread 0's cycles: the floor's patches, the runtime's stencil one a block and 2 x 2), the round's stores from cached addresses (-DAUTARKY_EXP_ROUND_OWN) A/B
 #   bash scripts/gpu-owed.sh s38-e       # 1 GPU: the round path inlined: stencil one a block and in 2 x 2 patches (default runtime and 256 compute blocks) against -DAUTARKY_NO_PIN_ROUND, twice; the patched-stencil trials
 #   bash scripts/gpu-owed.sh s38-d       # 1 GPU: the round path: stencil rows (one a block, 2 x 2 and 4 x 4 patches) against -DAUTARKY_NO_PIN_ROUND, twice; the patched-stencil GPU trials
 #   bash scripts/gpu-owed.sh s38-c       # 1 GPU: the floor's patches with their addresses in registers, batched release against a release a tile
@@ -452,6 +457,110 @@ s27-mini)
       A=.gpu/ab/autarky-$b
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  pack
+  ;;
+s39-final)
+  # Session 39 (1 GPU), after `bash .gpu/run` in the same call: the opt-in
+  # soak (1000 random graphs, every sixth patches of tiles run as rounds),
+  # then the stencil rows once more on the landed round path against
+  # -DAUTARKY_NO_PIN_ROUND.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 200 .gpu/tests/gpu-* --test-threads=1 --ignored soak
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for v in round cached; do
+    X=""; [ $v = cached ] && X=-DAUTARKY_NO_PIN_ROUND
+    AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  done
+  pack
+  ;;
+s39-d)
+  # Session 39 (1 GPU): the round's bodies with nothing but their barriers
+  # between them when no task of the round waits for another
+  # (-DAUTARKY_EXP_ROUND_SPLIT) against the loop that tests the mask after
+  # each: by phase (sums in shared memory now: s39-a..c's clocked builds
+  # reloaded spilled sums from L2 after each acquire), then A/B, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for v in mask split; do
+    X=-DAUTARKY_EXP_PHASE_CLOCK; [ $v = split ] && X="$X -DAUTARKY_EXP_ROUND_SPLIT"
+    AUTARKY_NVRTC_EXTRA="$X" FILTER="$F|^phase" LINES_SHOWN=18 run "clock-$v" 100 $B/dispatch --reps=1 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  done
+  for r in 1 2; do
+    for v in mask split; do
+      X=""; [ $v = split ] && X=-DAUTARKY_EXP_ROUND_SPLIT
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+    done
+  done
+  pack
+  ;;
+s39-c)
+  # Session 39 (1 GPU): the solo and round paths dispatch unchecked (kinds
+  # checked when the list is cached; a round reads the failure flag once
+  # unless a task waits for an earlier one of the round), the round's
+  # stores from cached addresses: by phase, then A/B against
+  # -DAUTARKY_EXP_CHECKED_DISPATCH on the stencil and Jacobi 2D/3D, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_PHASE_CLOCK FILTER="$F|^phase" LINES_SHOWN=14 run clock 100 $B/dispatch --reps=1 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  for r in 1 2; do
+    for v in new chk; do
+      X=""; [ $v = chk ] && X=-DAUTARKY_EXP_CHECKED_DISPATCH
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s1-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 6000 --check-every 0
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j3d256-s1-$v-$r" 90 $B/autarky jacobi3d --size 256 --iters 1000 --check-every 0 --steps-per-sync 1
+    done
+  done
+  FILTER='^test |^test result|FAILED|panicked' run gpu-patches 200 .gpu/tests/gpu-* --test-threads=1 patch
+  pack
+  ;;
+s39-b)
+  # Session 39 (1 GPU): the round's bodies (1110 cycles for four empty
+  # tasks against the floor's 111 in s39-a): the next task's fields read
+  # before each barrier and the failure flag read only where needed
+  # (-DAUTARKY_EXP_ROUND_PREFETCH), with the cached store addresses
+  # (-DAUTARKY_EXP_ROUND_OWN, -0.13 µs in s39-a) — by phase (the bodies
+  # split into work, barrier and check), then A/B unclocked, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  O=-DAUTARKY_EXP_ROUND_OWN
+  for v in own pre; do
+    X="-DAUTARKY_EXP_PHASE_CLOCK $O"; [ $v = pre ] && X="$X -DAUTARKY_EXP_ROUND_PREFETCH"
+    AUTARKY_NVRTC_EXTRA="$X" FILTER="$F|^phase round" LINES_SHOWN=16 run "clock-$v" 100 $B/dispatch --reps=1 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  done
+  for r in 1 2; do
+    for v in own pre; do
+      X="$O"; [ $v = pre ] && X="$X -DAUTARKY_EXP_ROUND_PREFETCH"
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+    done
+  done
+  pack
+  ;;
+s39-a)
+  # Session 39 (1 GPU): where the round path's 0.8 µs over the floor goes.
+  # Thread 0's cycles an iteration by phase (-DAUTARKY_EXP_PHASE_CLOCK:
+  # wait, acquire + verdict barrier, bodies, release fence, stores + tail),
+  # printed for every 61st block, on the floor's 1 x 1 and 2 x 2 patches
+  # (pinned_hop c) and the runtime's stencil one tile a block and in 2 x 2
+  # patches, with the round's store addresses from the cache
+  # (-DAUTARKY_EXP_ROUND_OWN) and without; then that flag's A/B unclocked,
+  # twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='error|warning' run floor-build 120 /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o "$LOGS/pinned_hop" benches/floor/pinned_hop.cu
+  FILTER='.' LINES_SHOWN=30 run floor-c 120 "$LOGS/pinned_hop" c
+  rm -f "$LOGS/pinned_hop"
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for v in base own; do
+    X=-DAUTARKY_EXP_PHASE_CLOCK; [ $v = own ] && X="$X -DAUTARKY_EXP_ROUND_OWN"
+    AUTARKY_NVRTC_EXTRA="$X" FILTER="$F|^phase" LINES_SHOWN=40 run "clock-$v" 100 $B/dispatch --reps=1 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  done
+  for r in 1 2; do
+    for v in base own; do
+      X=""; [ $v = own ] && X=-DAUTARKY_EXP_ROUND_OWN
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
     done
   done
   pack

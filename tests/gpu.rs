@@ -338,11 +338,7 @@ fn state_layouts_packed_and_spread_keep_every_order(rt: Runtime) {
 /// instance once, after its predecessors. Returns whether the kernel had
 /// the solo path's wide form (`-DAUTARKY_SOLO_WIDE`).
 fn random_pinned_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) -> bool {
-    let lg = Logged::new(rt, n, iters);
-    let mut g = Graph::new();
-    let k = g.add_kind(logged_kind()).unwrap();
-    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
-    let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
+    let compute = logged_compute_blocks(rt);
     let mut rng = Rng(seed);
     let shape = shapes::random_pinned_shape(
         |m| rng.below(m),
@@ -350,6 +346,54 @@ fn random_pinned_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) -> bool {
         (compute / 2).clamp(1, 64),
         seed & 1 == 1,
     );
+    let lowered = run_shape(rt, &shape, iters, &format!("seed {seed:#x}"));
+    lowered
+        .solo_preds()
+        .is_some_and(|w| w > autarky::graph::SOLO_PREDS)
+}
+
+/// A random graph of patches of tiles (shapes::random_patched_shape: two
+/// to four tasks a pinned list, edges inside and between patches, some of
+/// the same iteration, a few dynamic tasks feeding them), run and checked.
+/// Returns its round lists: how many, and how many of them wait inside
+/// themselves (the round's checked loop, -DAUTARKY_ROUND_DEP).
+fn random_patched_dag(rt: &Runtime, seed: u64, patches: usize, iters: u32) -> (usize, usize) {
+    let compute = logged_compute_blocks(rt);
+    let mut rng = Rng(seed);
+    let shape = shapes::random_patched_shape(|m| rng.below(m), patches, (compute - 1).clamp(1, 64));
+    let l = run_shape(rt, &shape, iters, &format!("patched seed {seed:#x}"));
+    let rounds: Vec<&[u32]> = (0..l.pin_compute_slots)
+        .map(|s| l.pinned_compute(s))
+        .filter(|list| l.is_round_list(list))
+        .collect();
+    let inside = rounds
+        .iter()
+        .filter(|list| l.round_waits_inside(list))
+        .count();
+    (rounds.len(), inside)
+}
+
+/// Compute blocks a graph of the logged kind runs on.
+fn logged_compute_blocks(rt: &Runtime) -> u32 {
+    let mut g = Graph::new();
+    g.add_kind(logged_kind()).unwrap();
+    rt.blocks_per_pe_of(&g).unwrap().1
+}
+
+/// Runs `shape` (tasks of the logged kind) for `iters` iterations and
+/// checks it: every instance once, after its predecessors. Returns the
+/// lowered graph.
+fn run_shape(
+    rt: &Runtime,
+    shape: &shapes::PinnedShape,
+    iters: u32,
+    what: &str,
+) -> autarky::graph::LoweredGraph {
+    let n = shape.pins.len();
+    let lg = Logged::new(rt, n, iters);
+    let mut g = Graph::new();
+    let k = g.add_kind(logged_kind()).unwrap();
+    let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
     for (i, pin) in shape.pins.iter().enumerate() {
         if let Some(s) = pin {
             g.pin(t[i], *s);
@@ -359,12 +403,9 @@ fn random_pinned_dag(rt: &Runtime, seed: u64, n: usize, iters: u32) -> bool {
         g.add_edge_with_distance(t[p], t[s], d);
     }
     let r = rt.run(&g, iters).unwrap();
-    assert_eq!(r.instances, n as u64 * iters as u64, "seed {seed:#x}");
+    assert_eq!(r.instances, n as u64 * iters as u64, "{what}");
     lg.check(&g);
-    let lowered = g.lower(&Default::default()).unwrap();
-    lowered
-        .solo_preds()
-        .is_some_and(|w| w > autarky::graph::SOLO_PREDS)
+    g.lower(&Default::default()).unwrap()
 }
 
 /// Forty random graphs of pinned and dynamic tasks (random_pinned_dag),
@@ -379,6 +420,26 @@ fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order(rt: Runtime) {
     }
     eprintln!("40 pinned graphs, {wide} with eight-slot solo lists");
     assert!((1..40).contains(&wide), "both solo forms covered");
+    // Patches of tiles: rounds, with and without tasks that wait inside
+    // them, beside lists that are not rounds.
+    let (mut rounds, mut inside, mut checked) = (0, 0, 0);
+    for _ in 0..20 {
+        let patches = 2 + rng.below(40) as usize;
+        let iters = 1 + rng.below(20) as u32;
+        let (r, i) = random_patched_dag(&rt, rng.next(), patches, iters);
+        rounds += r;
+        inside += i;
+        checked += (i > 0) as u32;
+    }
+    eprintln!("20 patched graphs: {rounds} round lists, {inside} waiting inside ({checked} kernels with the checked loop)");
+    assert!(
+        rounds > 2 * inside && inside > 0,
+        "both round loops covered"
+    );
+    assert!(
+        (1..20).contains(&checked),
+        "kernels with and without the checked loop"
+    );
 }
 
 /// A stencil of 64 cells a tile: cell j of tile t at iteration n is 3 × its
@@ -871,7 +932,8 @@ fn prepared_graphs_compile_in_parallel_and_their_runs_compile_nothing(rt: Runtim
 }
 
 /// Soak: 1000 short random graphs back to back in one process, each checked
-/// (every third one of pinned and dynamic tasks: random_pinned_dag);
+/// (every third one of pinned and dynamic tasks: random_pinned_dag, or —
+/// every sixth — patches of tiles run as rounds: random_patched_dag);
 /// device memory in use must not grow and nothing may hang.
 /// `cargo test --release --test gpu -- --ignored soak` on a GPU machine.
 fn soak_1000_random_graphs(rt: Runtime) {
@@ -881,7 +943,9 @@ fn soak_1000_random_graphs(rt: Runtime) {
     for run in 0..1000 {
         let n = 5 + rng.below(200) as usize;
         let iters = 1 + rng.below(20) as u32;
-        if run % 3 == 2 {
+        if run % 6 == 5 {
+            random_patched_dag(&rt, rng.next(), 2 + n / 5, iters);
+        } else if run % 3 == 2 {
             random_pinned_dag(&rt, rng.next(), n.max(10), iters);
         } else {
             random_dag(&rt, rng.next(), n, iters);

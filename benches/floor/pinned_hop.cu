@@ -17,6 +17,7 @@
 //   ./pinned_hop r        # the runtime solo path's pre-release pieces, one at a time
 //   ./pinned_hop g        # fewer blocks: smaller grids, and a 32 x 32 grid of tiles in
 //                         # patches of 1-16 tiles a block (one release fence a patch)
+//   ./pinned_hop c        # the 1 x 1 and 2 x 2 patches' thread 0 cycles by phase
 //
 // Each row: median [min-max] µs an iteration of 7 runs of 20000 iterations
 // (device events around a cooperative launch, after a 2000-iteration warm-up).
@@ -285,7 +286,7 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
 // not Batched — a st.release after each tile's barrier. The addresses are
 // computed once, in registers (a missing neighbour at the grid's edge polls
 // the patch's own first flag, which is always far enough).
-template <int PX, int PY, bool Batched>
+template <int PX, int PY, bool Batched, bool Clock = false>
 __global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride, int iters) {
   constexpr int R = 32, C = 32, M = 2 * (PX + PY), K = PX * PY;
   constexpr int pcols = C / PX;
@@ -302,7 +303,17 @@ __global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride,
     nb[2 * PY + 2 * d] = pr > 0 ? flags + (size_t)((pr - 1) * C + pc + d) * stride : own;
     nb[2 * PY + 2 * d + 1] = pr + PY < R ? flags + (size_t)((pr + PY) * C + pc + d) * stride : own;
   }
+  // Clock (mode c): thread 0's cycles an iteration by phase, printed for a
+  // few blocks — the runtime's -DAUTARKY_EXP_PHASE_CLOCK marks.
+  unsigned long long ph[5] = {0, 0, 0, 0, 0}, ph_at = 0;
+  auto mark = [&](int k, int n) {
+    if (!Clock || threadIdx.x != 0) return;
+    const unsigned long long now = clock64();
+    if (n >= 100) ph[k] += now - ph_at;
+    ph_at = now;
+  };
   for (int n = 0; n < iters; ++n) {
+    mark(4, n);
     if (threadIdx.x == 0) {
       for (;;) {
         uint64_t v[M];
@@ -313,29 +324,38 @@ __global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride,
         for (int j = 0; j < M; ++j) ok = ok && v[j] >= (uint64_t)n;
         if (ok) break;
       }
+      mark(0, n);
       fence_acquire();
     }
     __syncthreads();
+    mark(1, n);
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       __syncthreads();
       if (!Batched && threadIdx.x == 0) st_release(own + (size_t)((j / PX) * C + j % PX) * stride, n + 1);
     }
+    mark(2, n);
     if (Batched && threadIdx.x == 0) {
       fence_acq_rel();
+      mark(3, n);
 #pragma unroll
       for (int j = 0; j < K; ++j) st_relaxed(own + (size_t)((j / PX) * C + j % PX) * stride, n + 1);
     }
   }
+  if (Clock && threadIdx.x == 0 && iters >= 1000 && blockIdx.x % 61 == 7) {
+    const double d = iters - 100;
+    printf("phase floor %dx%d block %u: wait %.0f acq+bar %.0f bodies %.0f fence %.0f stores+tail %.0f cycles\n", PX,
+           PY, blockIdx.x, ph[0] / d, ph[1] / d, ph[2] / d, ph[3] / d, ph[4] / d);
+  }
 }
 
-template <int PX, int PY, bool Batched>
+template <int PX, int PY, bool Batched, bool Clock = false>
 float run_patch(int stride, int iters, uint64_t* flags) {
   CK(cudaMemset(flags, 0, (size_t)32 * 32 * stride * 8));
   cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
   void* args[] = {&flags, &stride, &iters};
   CK(cudaEventRecord(a));
-  CK(cudaLaunchCooperativeKernel((void*)patch_hop<PX, PY, Batched>, (32 / PX) * (32 / PY), 128, args, 0, 0));
+  CK(cudaLaunchCooperativeKernel((void*)patch_hop<PX, PY, Batched, Clock>, (32 / PX) * (32 / PY), 128, args, 0, 0));
   CK(cudaEventRecord(b));
   CK(cudaEventSynchronize(b));
   CK(cudaGetLastError());
@@ -419,6 +439,17 @@ int main(int argc, char** argv) {
       patch_row<4, 2, false>(16, flags);
       patch_row<4, 4, true>(16, flags);
     }
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'c') {
+    // Session 39: the floor's patches by phase (thread 0's cycles), one
+    // 20000-iteration run each after the timed rows, beside the runtime's
+    // -DAUTARKY_EXP_PHASE_CLOCK print of the same stencil.
+    patch_row<1, 1, true>(16, flags);
+    patch_row<2, 2, true>(16, flags);
+    run_patch<1, 1, true, true>(16, 20000, flags);
+    run_patch<2, 2, true, true>(16, 20000, flags);
+    CK(cudaDeviceSynchronize());
     return 0;
   }
   if (argc > 1 && argv[1][0] == 'r') {

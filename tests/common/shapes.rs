@@ -80,3 +80,73 @@ pub fn random_pinned_shape(
     }
     PinnedShape { pins, edges }
 }
+
+/// `patches` patches of two to four tasks (consecutive ids), patch `q`
+/// pinned to compute slot `q % slots` — lists the device runs as rounds
+/// where they qualify — then zero to three dynamic tasks feeding them.
+/// Inside a patch: carried edges (distance 1 or 2) both ways, and one
+/// patch in three has a same-iteration edge from an earlier task to a
+/// later one (a round that reads its failure flag between bodies).
+/// Between patches: carried edges, at most six into a patch (a round polls
+/// at most eight outside words) — except about one patch in eight, which
+/// also waits for a task of an earlier patch in the same iteration (not a
+/// round: the cached path beside the rounds). The dynamic tasks feed
+/// patches along carried edges (outside words a round polls) and never
+/// wait for a pinned task (a round list has no dynamic successor).
+/// `below(m)` is a random number in `0..m`.
+pub fn random_patched_shape(
+    mut below: impl FnMut(u64) -> u64,
+    patches: usize,
+    slots: u32,
+) -> PinnedShape {
+    assert!(slots >= 1 && patches >= 1);
+    let mut pins = Vec::new();
+    let mut start = Vec::new();
+    for q in 0..patches {
+        start.push(pins.len());
+        for _ in 0..2 + below(3) {
+            pins.push(Some((q as u32) % slots));
+        }
+    }
+    start.push(pins.len());
+    let pinned = pins.len();
+    let dynamic = below(4) as usize;
+    pins.resize(pinned + dynamic, None);
+    let mut edges = Vec::new();
+    let mut seen = HashSet::new();
+    let mut add = |edges: &mut Vec<(usize, usize, u32)>, p: usize, s: usize, d: u32| {
+        if p != s && seen.insert((p, s)) {
+            edges.push((p, s, d));
+        }
+    };
+    for q in 0..patches {
+        let tasks = start[q]..start[q + 1];
+        let k = tasks.len() as u64;
+        for _ in 0..below(2 * k) {
+            let (a, b) = (start[q] + below(k) as usize, start[q] + below(k) as usize);
+            add(&mut edges, a, b, 1 + below(2) as u32);
+        }
+        if below(3) == 0 {
+            let a = start[q] + below(k - 1) as usize;
+            let b = a + 1 + below((start[q + 1] - a - 1) as u64) as usize;
+            add(&mut edges, a, b, 0);
+        }
+        for _ in 0..below(7) {
+            let from = below((pinned + dynamic) as u64) as usize;
+            if tasks.contains(&from) {
+                continue;
+            }
+            add(
+                &mut edges,
+                from,
+                start[q] + below(k) as usize,
+                1 + below(2) as u32,
+            );
+        }
+        if q > 0 && below(8) == 0 {
+            let from = below(start[q] as u64) as usize;
+            add(&mut edges, from, start[q] + below(k) as usize, 0);
+        }
+    }
+    PinnedShape { pins, edges }
+}
