@@ -2561,8 +2561,8 @@ __device__ __forceinline__ bool run_body(Who w, BlockShared& sh, const TaskDesc&
 }
 
 #ifdef AUTARKY_EXP_PHASE_CLOCK
-// Experiment (session 39, not for landing): thread 0's cycles an iteration
-// by phase on the solo and round paths, printed for a few blocks at the end
+// Experiment flag (session 39; off in every kernel the host builds):
+// thread 0's cycles an iteration by phase on the solo and round paths, printed for a few blocks at the end
 // of runs of 1000 or more iterations: 0 the wait (loop top to ready), 1 the
 // acquire and the verdict's barrier, 2 the bodies, 3 the release fence,
 // 4 the stores and the bookkeeping to the next loop top.
@@ -2795,7 +2795,6 @@ __device__ __noinline__ uint32_t round_owner(const PinnedCache& pc, uint32_t len
             if (round_outside(pc, len, j) && m++ == slot) return k;
     return 0;
 }
-
 
 __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache& pc, uint32_t len) {
     const RunParams& p = *w.p;
