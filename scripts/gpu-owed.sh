@@ -30,6 +30,7 @@
 #   bash scripts/gpu-owed.sh s15-lean2   # 1 GPU: per-plane exact division fallback: tiles at 64³–512³, ncu, bench
 #   bash scripts/gpu-owed.sh s27-mini    # 1 GPU: after .gpu/run in the same call: the head's CLI against c202a87's, CG 64³ and checked Jacobi, A/B
 #   bash scripts/gpu-owed.sh s29-next    # 1 GPU: (written in session 29, not yet run; the s29 patch applied) deferred arrivals: tests, dispatch A/B against main, the patch's fan-in traced
+#   bash scripts/gpu-owed.sh s39-v       # 1 GPU: (run in session 39 with docs/experiments/s39-verdict-shared.patch applied) the verdict through shared memory against bar.red: stencil rows, Jacobi 2D 256² S = 4, twice
 #   bash scripts/gpu-owed.sh s39-final   # 1 GPU: after .gpu/run in the same call: the soak (with patched graphs), the stencil rows against -DAUTARKY_NO_PIN_ROUND
 #   bash scripts/gpu-owed.sh s39-d       # 1 GPU: the round's bodies with only their barriers between them (-DAUTARKY_EXP_ROUND_SPLIT) A/B, by phase with the sums in shared memory
 #   bash scripts/gpu-owed.sh s39-c       # 1 GPU: unchecked dispatch on the solo and round paths (+ the round's failure flag once, cached store addresses): by phase; A/B against -DAUTARKY_EXP_CHECKED_DISPATCH (stencil, Jacobi 2D/3D); the patch trials
@@ -457,6 +458,23 @@ s27-mini)
       A=.gpu/ab/autarky-$b
       OK_RC=4 FILTER='"us_per_iteration"|rror' run "cg64-$b-$r" 40 $A --json cg --poisson3d 64 --tol 0 --max-iters 2000
       FILTER='µs per|rror' run "j256-n100-$b-$r" 40 $A jacobi2d --size 256 --iters 6000 --check-every 100
+    done
+  done
+  pack
+  ;;
+s39-v)
+  # Session 39 (1 GPU; apply docs/experiments/s39-verdict-shared.patch
+  # first): the verdict through shared memory and a plain barrier
+  # (-DAUTARKY_EXP_VERDICT_SHARED) against bar.red, on the solo and round
+  # paths: stencil rows and Jacobi 2D 256² S = 4, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in red shared; do
+      X=""; [ $v = shared ] && X=-DAUTARKY_EXP_VERDICT_SHARED
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
     done
   done
   pack
