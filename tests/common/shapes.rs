@@ -84,9 +84,11 @@ pub fn random_pinned_shape(
 /// `patches` patches of two to four tasks (consecutive ids), patch `q`
 /// pinned to compute slot `q % slots` — lists the device runs as rounds
 /// where they qualify — then zero to three dynamic tasks feeding them.
-/// Inside a patch: carried edges (distance 1 or 2) both ways, and one
-/// patch in three has a same-iteration edge from an earlier task to a
-/// later one (a round that reads its failure flag between bodies).
+/// Inside a patch: carried edges (distance 1 or 2) both ways, and — in
+/// half the graphs — one patch in three has a same-iteration edge from an
+/// earlier task to a later one (a round that reads its failure flag
+/// between bodies: a kernel with such a list compiles that loop, so the
+/// other half keeps the plain one).
 /// Between patches: carried edges, at most six into a patch (a round polls
 /// at most eight outside words) — except about one patch in eight, which
 /// also waits for a task of an earlier patch in the same iteration (not a
@@ -112,6 +114,7 @@ pub fn random_patched_shape(
     let pinned = pins.len();
     let dynamic = below(4) as usize;
     pins.resize(pinned + dynamic, None);
+    let waits_inside = below(2) == 0;
     let mut edges = Vec::new();
     let mut seen = HashSet::new();
     let mut add = |edges: &mut Vec<(usize, usize, u32)>, p: usize, s: usize, d: u32| {
@@ -126,7 +129,7 @@ pub fn random_patched_shape(
             let (a, b) = (start[q] + below(k) as usize, start[q] + below(k) as usize);
             add(&mut edges, a, b, 1 + below(2) as u32);
         }
-        if below(3) == 0 {
+        if waits_inside && below(3) == 0 {
             let a = start[q] + below(k - 1) as usize;
             let b = a + 1 + below((start[q + 1] - a - 1) as u64) as usize;
             add(&mut edges, a, b, 0);
