@@ -446,14 +446,7 @@ fn random_graphs_of_pinned_and_dynamic_tasks_keep_every_order() {
         let mut g = Graph::new();
         let k = g.add_kind(log.kind()).unwrap();
         let t: Vec<TaskId> = (0..n).map(|_| g.add_task_bytes(k, &[])).collect();
-        for (i, pin) in shape.pins.iter().enumerate() {
-            if let Some(s) = pin {
-                g.pin(t[i], *s);
-            }
-        }
-        for &(p, s, d) in &shape.edges {
-            g.add_edge_with_distance(t[p], t[s], d);
-        }
+        shape.apply(&mut g, &t);
         let report = emulator::run(&g, iters, &cfg(6)).unwrap();
         assert_eq!(report.instances, n as u64 * iters as u64, "round {round}");
         let spans = log.spans(n, iters);
@@ -566,14 +559,7 @@ fn random_patched_shapes_make_rounds_of_both_loops_and_lists_that_are_not() {
         let t: Vec<TaskId> = (0..shape.pins.len())
             .map(|_| g.add_task_bytes(k, &[]))
             .collect();
-        for (i, pin) in shape.pins.iter().enumerate() {
-            if let Some(s) = pin {
-                g.pin(t[i], *s);
-            }
-        }
-        for &(p, s, d) in &shape.edges {
-            g.add_edge_with_distance(t[p], t[s], d);
-        }
+        shape.apply(&mut g, &t);
         let l = g.lower(&Default::default()).unwrap();
         for s in 0..l.pin_compute_slots {
             let list = l.pinned_compute(s);
@@ -626,21 +612,7 @@ fn a_failing_task_of_a_round_stops_only_what_waits_for_it_in_its_round() {
             }))
             .unwrap();
         let t: Vec<TaskId> = (0..side * side).map(|_| g.add_task_bytes(k, &[])).collect();
-        for i in 0..side * side {
-            let (r, c) = (i / side, i % side);
-            g.pin(t[i], ((r / 2) * 2 + c / 2) as u32);
-            if r + 1 < side {
-                g.add_carried_edge(t[i], t[i + side]);
-                g.add_carried_edge(t[i + side], t[i]);
-            }
-            if c + 1 < side {
-                g.add_carried_edge(t[i], t[i + 1]);
-                g.add_carried_edge(t[i + 1], t[i]);
-            }
-            if inside && r % 2 == 0 && c % 2 == 0 {
-                g.add_edge(t[i], t[i + 1]);
-            }
-        }
+        shapes::grid_in_patches(side, inside).apply(&mut g, &t);
         let lowered = g.lower(&Default::default()).unwrap();
         let round = lowered.pinned_compute(0);
         assert!(lowered.is_round_list(round));

@@ -394,14 +394,7 @@ fn run_shape(
     let mut g = Graph::new();
     let k = g.add_kind(logged_kind()).unwrap();
     let t: Vec<TaskId> = (0..n).map(|_| g.add_task(k, &lg.args())).collect();
-    for (i, pin) in shape.pins.iter().enumerate() {
-        if let Some(s) = pin {
-            g.pin(t[i], *s);
-        }
-    }
-    for &(p, s, d) in &shape.edges {
-        g.add_edge_with_distance(t[p], t[s], d);
-    }
+    shape.apply(&mut g, &t);
     let r = rt.run(&g, iters).unwrap();
     assert_eq!(r.instances, n as u64 * iters as u64, "{what}");
     lg.check(&g);

@@ -348,21 +348,7 @@ fn patched_grid(rt: &Runtime, kind: TaskKind, inside: bool, args: &[u8]) -> (Gra
         .collect();
     let (_, compute) = rt.blocks_per_pe_of(&g).unwrap();
     assert!(compute >= 4, "{compute} compute blocks");
-    for i in 0..side * side {
-        let (r, c) = (i / side, i % side);
-        g.pin(t[i], ((r / 2) * 2 + c / 2) as u32);
-        if r + 1 < side {
-            g.add_carried_edge(t[i], t[i + side]);
-            g.add_carried_edge(t[i + side], t[i]);
-        }
-        if c + 1 < side {
-            g.add_carried_edge(t[i], t[i + 1]);
-            g.add_carried_edge(t[i + 1], t[i]);
-        }
-        if inside && r % 2 == 0 && c % 2 == 0 {
-            g.add_edge(t[i], t[i + 1]);
-        }
-    }
+    shapes::grid_in_patches(side, inside).apply(&mut g, &t);
     let lowered = g.lower(&Default::default()).unwrap();
     let lists: Vec<&[u32]> = (0..lowered.pin_compute_slots)
         .map(|s| lowered.pinned_compute(s))

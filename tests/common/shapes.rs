@@ -4,6 +4,8 @@
 
 use std::collections::HashSet;
 
+use autarky::{Graph, TaskId};
+
 /// Tiny deterministic PRNG (xorshift64*), so failures reproduce.
 pub struct Rng(pub u64);
 impl Rng {
@@ -25,6 +27,47 @@ pub struct PinnedShape {
     pub pins: Vec<Option<u32>>,
     /// `(from, to, distance)`, no two with the same ends.
     pub edges: Vec<(usize, usize, u32)>,
+}
+
+impl PinnedShape {
+    /// Pins `t` (the shape's tasks, in order) and adds the shape's edges to
+    /// `g`.
+    pub fn apply(&self, g: &mut Graph, t: &[TaskId]) {
+        for (i, pin) in self.pins.iter().enumerate() {
+            if let Some(s) = pin {
+                g.pin(t[i], *s);
+            }
+        }
+        for &(p, s, d) in &self.edges {
+            g.add_edge_with_distance(t[p], t[s], d);
+        }
+    }
+}
+
+/// A `side` × `side` grid of tiles (row-major ids) pinned in 2 × 2 patches,
+/// a compute slot each (row-major over the patches: round lists),
+/// neighbours at distance 1 both ways; with `inside`, each patch's second
+/// tile also waits for its first in the same iteration (the round's
+/// checked loop).
+pub fn grid_in_patches(side: usize, inside: bool) -> PinnedShape {
+    let mut pins = Vec::new();
+    let mut edges = Vec::new();
+    for i in 0..side * side {
+        let (r, c) = (i / side, i % side);
+        pins.push(Some(((r / 2) * (side / 2) + c / 2) as u32));
+        if r + 1 < side {
+            edges.push((i, i + side, 1));
+            edges.push((i + side, i, 1));
+        }
+        if c + 1 < side {
+            edges.push((i, i + 1, 1));
+            edges.push((i + 1, i, 1));
+        }
+        if inside && r % 2 == 0 && c % 2 == 0 {
+            edges.push((i, i + 1, 0));
+        }
+    }
+    PinnedShape { pins, edges }
 }
 
 /// `n` tasks, two in three pinned to one of `slots` compute slots (most
