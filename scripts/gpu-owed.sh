@@ -479,6 +479,25 @@ s39-v)
   done
   pack
   ;;
+s40-a)
+  # Session 40 (1 GPU): the round path's verdict through a shared word
+  # (landed: the stencil rows as they are now), and the round's progress
+  # published every 16 rounds instead of every 16 tasks
+  # (-DAUTARKY_EXP_ROUND_TICK_ROUNDS) against every 16 tasks; one binary,
+  # interleaved, twice; Jacobi 2D 256² S = 4 as a control. (Equal: the flag
+  # was not kept, so both halves now run the same kernel.)
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in tasks rounds; do
+      X=""; [ $v = rounds ] && X=-DAUTARKY_EXP_ROUND_TICK_ROUNDS
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+    done
+  done
+  FILTER="$J" LINES_SHOWN=3 run "j256-s4" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+  pack
+  ;;
 s39-final)
   # Session 39 (1 GPU), after `bash .gpu/run` in the same call: the opt-in
   # soak (1000 random graphs, every sixth patches of tiles run as rounds),

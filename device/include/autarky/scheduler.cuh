@@ -2888,8 +2888,15 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             }
         }
         // Publish: thread 0's verdict, and the predecessors' data (its
-        // acquire), to the block.
-        if (!__syncthreads_and(run)) break;
+        // acquire), to the block. The verdict goes through a shared word
+        // and a plain barrier, not bar.red.and: 1.152 -> 1.126 us an
+        // iteration on a 2 x 2 patch (docs/performance.md, sessions 39-40;
+        // on the solo path the same cost 0.03 us, so it keeps bar.red).
+        // Thread 0 rewrites the word only after the round's body barriers
+        // (two at least), so every thread has read this iteration's first.
+        if (threadIdx.x == 0) sh.run = run;
+        __syncthreads();
+        if (!sh.run) break;
         AUTARKY_PHASE(1);
         // List task k's body, then a barrier: publish its writes to the
         // block (the next task's inputs) and, through thread 0's fence
