@@ -498,6 +498,52 @@ s40-a)
   FILTER="$J" LINES_SHOWN=3 run "j256-s4" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
   pack
   ;;
+s40-b)
+  # Session 40 (1 GPU): the round path's pieces the floor's patch kernel
+  # lacks, priced by removing each (-DAUTARKY_EXP_ROUND_BARE=<bits>, timing
+  # only: 1 tick, 2 flush_report, 4 failure flag, 8 verdict, 16 wait_until,
+  # 32 limit fold; 63 all), one binary, interleaved, twice; then thread 0's
+  # phase cycles with none and all removed.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|2×2 a block +[0-9]|cuda-graph'
+  for r in 1 2; do
+    for b in 0 1 2 4 8 16 32 63; do
+      AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_ROUND_BARE=$b" FILTER="$F" LINES_SHOWN=12 run "stencil-bare$b-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+    done
+  done
+  for b in 0 63; do
+    AUTARKY_NVRTC_EXTRA="-DAUTARKY_EXP_ROUND_BARE=$b -DAUTARKY_EXP_PHASE_CLOCK" FILTER='round block|2×2 a block +[0-9]' LINES_SHOWN=12 run "phase-bare$b" 100 $B/dispatch --reps=1 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  done
+  pack
+  ;;
+s40-c)
+  # Session 40 (1 GPU; written, not run: the device was taken back): a
+  # pinned wait spins inline up to INLINE_POLLS polls before wait_until
+  # (spin_ready, -DAUTARKY_EXP_INLINE_SPIN) against the default (one poll):
+  # the stencil rows (solo and 2 x 2 rounds), Jacobi 2D 256² S = 1 and
+  # S = 4; one binary, interleaved, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in spin ctl; do
+      X=""; [ $v = spin ] && X=-DAUTARKY_EXP_INLINE_SPIN
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
+    done
+  done
+  # Then (S40C_TESTS=1): the GPU tests that wait, fail, abort and time out
+  # (not gpu_cg, gpu_jacobi: device time), and the soak — of the kernel as
+  # built by default, so run them after making the spin the default.
+  if [ "${S40C_TESTS:-0}" = 1 ]; then
+    T='^test |^test result|FAILED|panicked|soak:'
+    for t in gpu gpu_faults gpu_multipe gpu_trace gpu_unstoppable; do
+      FILTER="$T" LINES_SHOWN=60 run "tests-$t" 200 .gpu/tests/$t-* --test-threads=1
+    done
+    FILTER="$T" run soak 200 .gpu/tests/gpu-* --test-threads=1 --ignored soak
+  fi
+  pack
+  ;;
 s39-final)
   # Session 39 (1 GPU), after `bash .gpu/run` in the same call: the opt-in
   # soak (1000 random graphs, every sixth patches of tiles run as rounds),

@@ -2456,7 +2456,7 @@ __device__ __forceinline__ bool await_pinned(Who w, uint32_t t, uint32_t n, uint
                                              Acquire acquire) {
     const RunParams& p = *w.p;
     if (n >= known) return false;
-    if (!ready()) {
+    if (!spin_ready(ready)) {
         WaitSite site{WaitKind::Predecessors, t, n, t, n};
         const WaitResult r = wait_until(w, site, [&](uint64_t& seen, uint32_t polls) -> uint32_t {
             seen = 0;
@@ -2796,7 +2796,17 @@ __device__ __noinline__ uint32_t round_owner(const PinnedCache& pc, uint32_t len
     return 0;
 }
 
+// Timing only (AUTARKY_NVRTC_EXTRA=-DAUTARKY_EXP_ROUND_BARE=<bits>): the
+// round path with pieces the floor's patch kernel lacks removed, to price
+// each (docs/performance.md, session 40). 1: no tick (progress, abort);
+// 2: no flush_report; 4: no failure flag read; 8: no verdict (a plain
+// barrier); 16: the poll spun inline, not through wait_until; 32: no
+// limit fold after the acquire. Unsafe: never in a kernel the host builds.
+#ifndef AUTARKY_EXP_ROUND_BARE
+#define AUTARKY_EXP_ROUND_BARE 0
+#endif
 __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache& pc, uint32_t len) {
+    constexpr uint32_t BARE = AUTARKY_EXP_ROUND_BARE;
     const RunParams& p = *w.p;
     // Thread 0: the outside predecessors' words (addresses, as the solo
     // path) and their edges' distances; an unused slot's need stays 0.
@@ -2850,7 +2860,10 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             auto ready = [&]() -> bool { return lean_preds_done<false>(word, need, low); };
             if (n >= known || stop) {
                 run = false;
-            } else if (!ready()) {
+            } else if ((BARE & 16) != 0) {
+                while (!ready()) {
+                }
+            } else if (!spin_ready(ready)) {
                 // The wait names the first list task one of whose outside
                 // predecessors is not there yet (found again every
                 // ABORT_POLLS polls, before the wait records its site).
@@ -2883,8 +2896,10 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             AUTARKY_PHASE(0);
             if (run) {
                 fence_acquire_gpu();
-                known = fold_limit(p, known, low);
-                run = n < known;
+                if ((BARE & 32) == 0) {
+                    known = fold_limit(p, known, low);
+                    run = n < known;
+                }
             }
         }
         // Publish: thread 0's verdict, and the predecessors' data (its
@@ -2894,9 +2909,14 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         // on the solo path the same cost 0.03 us, so it keeps bar.red).
         // Thread 0 rewrites the word only after the round's body barriers
         // (two at least), so every thread has read this iteration's first.
-        if (threadIdx.x == 0) sh.run = run;
-        __syncthreads();
-        if (!sh.run) break;
+        if ((BARE & 8) != 0) {
+            __syncthreads();
+            if (n >= known) break;  // thread 0's known only, but timing only
+        } else {
+            if (threadIdx.x == 0) sh.run = run;
+            __syncthreads();
+            if (!sh.run) break;
+        }
         AUTARKY_PHASE(1);
         // List task k's body, then a barrier: publish its writes to the
         // block (the next task's inputs) and, through thread 0's fence
@@ -2937,7 +2957,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
 #pragma unroll 1
         for (uint32_t k = 0; k < len; ++k) body(k);
 #endif
-        if (sh.failed != 0) break;
+        if ((BARE & 4) == 0 && sh.failed != 0) break;
         AUTARKY_PHASE(2);
         if (threadIdx.x == 0) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
@@ -2960,8 +2980,8 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
                 if (k < len) st_relaxed_gpu_u64(own[k], word);
             if (n + 1 == known) count_finished(p, len);
             clock.completed += len;
-            if (loop_tick(w, clock)) stop = true;
-            flush_report(p, sh.report);
+            if ((BARE & 1) == 0 && loop_tick(w, clock)) stop = true;
+            if ((BARE & 2) == 0) flush_report(p, sh.report);
         }
     }
     if (threadIdx.x == 0) {
