@@ -385,12 +385,16 @@ fn main() -> BoxResult<()> {
         &[
             ("autarky", Autarky),
             ("autarky in-kernel", AutarkyInKernel),
-            ("autarky pinned", Baseline),
+            ("autarky pinned", AutarkyAlt),
             (STENCIL_REFERENCE, Baseline),
         ]
         .into_iter()
-        .chain(stencil_patched.iter().map(|&(_, name, _)| (name, Baseline)))
-        .chain(stencil_rts.iter().map(|&(_, name)| (name, Baseline)))
+        .chain(
+            stencil_patched
+                .iter()
+                .map(|&(_, name, _)| (name, AutarkyAlt)),
+        )
+        .chain(stencil_rts.iter().map(|&(_, name)| (name, AutarkyAlt)))
         .collect::<Vec<_>>(),
     ));
     let find = |cases: &mut Vec<Case>, family: &str, size: u64| -> usize {
