@@ -517,24 +517,33 @@ s40-b)
   pack
   ;;
 s40-c)
-  # Session 40 (1 GPU; written, not run: the device was taken back): a
-  # pinned wait spins inline up to INLINE_POLLS polls before wait_until
-  # (spin_ready, -DAUTARKY_EXP_INLINE_SPIN) against the default (one poll):
-  # the stencil rows (solo and 2 x 2 rounds), Jacobi 2D 256² S = 1 and
-  # S = 4; one binary, interleaved, twice.
+  # Session 40 (1 GPU; written, not run: the device was taken back): three
+  # opt-in experiments against the default, one binary, interleaved, twice
+  # — a pinned wait spins inline up to INLINE_POLLS polls before
+  # wait_until (-DAUTARKY_EXP_INLINE_SPIN; solo and round paths), the
+  # round's tick every fourth round (-DAUTARKY_EXP_ROUND_TICK4), the
+  # round's failure flag carried by its last barrier
+  # (-DAUTARKY_EXP_ROUND_FAIL_OR), and all three: the stencil rows (solo
+  # and 2 x 2 rounds) and Jacobi 2D 256² S = 4 (solo).
   export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
   F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
   J='µs per|rror'
   for r in 1 2; do
-    for v in spin ctl; do
-      X=""; [ $v = spin ] && X=-DAUTARKY_EXP_INLINE_SPIN
+    for v in ctl spin tick4 failor all; do
+      case $v in
+        ctl) X="" ;;
+        spin) X=-DAUTARKY_EXP_INLINE_SPIN ;;
+        tick4) X=-DAUTARKY_EXP_ROUND_TICK4 ;;
+        failor) X=-DAUTARKY_EXP_ROUND_FAIL_OR ;;
+        all) X="-DAUTARKY_EXP_INLINE_SPIN -DAUTARKY_EXP_ROUND_TICK4 -DAUTARKY_EXP_ROUND_FAIL_OR" ;;
+      esac
       AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
       AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4
     done
   done
   # Then (S40C_TESTS=1): the GPU tests that wait, fail, abort and time out
   # (not gpu_cg, gpu_jacobi: device time), and the soak — of the kernel as
-  # built by default, so run them after making the spin the default.
+  # built by default, so run them after making the winners the default.
   if [ "${S40C_TESTS:-0}" = 1 ]; then
     T='^test |^test result|FAILED|panicked|soak:'
     for t in gpu gpu_faults gpu_multipe gpu_trace gpu_unstoppable; do

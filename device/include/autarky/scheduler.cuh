@@ -2954,10 +2954,34 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         // body's unrolled loop spilled its trip count, reloaded from L2
         // after the acquire's L1 invalidation.)
         (void)dep;
+#if defined(AUTARKY_EXP_ROUND_FAIL_OR) && !defined(AUTARKY_TRACE)
+        // Experiment (session 40, not yet timed or GPU-tested): the last
+        // body's barrier carries the failure flag (`bar.red.or` of each
+        // thread's own read of it, before the barrier: a thread that
+        // failed wrote the flag before that read, so the reduction sees
+        // every failure) instead of a barrier and a shared load after it.
+#pragma unroll 1
+        for (uint32_t k = 0; k + 1 < len; ++k) body(k);
+        {
+            const uint32_t k = len - 1;
+            const TaskDesc& d = pc.desc[k];
+            const uint32_t t = pc.task[k];
+            const unsigned char* args = pc.arg_off[k] != PIN_ARG_NONE
+                                            ? pc.args + pc.arg_off[k]
+                                            : reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset;
+            TaskCtx ctx{d.global, n, p.iterations, p.pe, w.block, args, d.arg_len, &p, &sh.failed, t, &sh.report};
+            autarky_dispatch<false, PIN_DISPATCH_CHECKED>(ctx, d.kind);
+        }
+        if (__syncthreads_or(*static_cast<volatile uint32_t*>(&sh.failed) != 0)) break;
+#else
 #pragma unroll 1
         for (uint32_t k = 0; k < len; ++k) body(k);
-#endif
         if ((BARE & 4) == 0 && sh.failed != 0) break;
+#endif
+#endif
+#ifdef AUTARKY_ROUND_DEP
+        if ((BARE & 4) == 0 && sh.failed != 0) break;
+#endif
         AUTARKY_PHASE(2);
         if (threadIdx.x == 0) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
@@ -2980,7 +3004,14 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
                 if (k < len) st_relaxed_gpu_u64(own[k], word);
             if (n + 1 == known) count_finished(p, len);
             clock.completed += len;
+#ifdef AUTARKY_EXP_ROUND_TICK4
+            // Experiment (session 40, not yet timed or GPU-tested): the
+            // tick (a clock read, a compare) every fourth round; a round's
+            // count still reaches the counter every 16 rounds at most.
+            if ((n & 3u) == 3u && loop_tick(w, clock)) stop = true;
+#else
             if ((BARE & 1) == 0 && loop_tick(w, clock)) stop = true;
+#endif
             if ((BARE & 2) == 0) flush_report(p, sh.report);
         }
     }
