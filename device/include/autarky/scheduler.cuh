@@ -2921,7 +2921,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         // List task k's body, then a barrier: publish its writes to the
         // block (the next task's inputs) and, through thread 0's fence
         // below, to every consumer; `sh.failed` to the block.
-        auto body = [&](uint32_t k) {
+        auto dispatch = [&](uint32_t k) {
             const TaskDesc& d = pc.desc[k];
             const uint32_t t = pc.task[k];
             const unsigned char* args = pc.arg_off[k] != PIN_ARG_NONE
@@ -2930,8 +2930,11 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             TaskCtx ctx{d.global, n, p.iterations, p.pe, w.block, args, d.arg_len, &p, &sh.failed, t, &sh.report};
             AUTARKY_TRACE_T0(p, TraceKind::TaskStart, t, n, 0);
             autarky_dispatch<false, PIN_DISPATCH_CHECKED>(ctx, d.kind);
+        };
+        auto body = [&](uint32_t k) {
+            dispatch(k);
             __syncthreads();
-            AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, t, n, 0);
+            AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, pc.task[k], n, 0);
         };
 #ifdef AUTARKY_ROUND_DEP
         // Some round list of this graph has a task that waits for an
@@ -2962,16 +2965,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         // every failure) instead of a barrier and a shared load after it.
 #pragma unroll 1
         for (uint32_t k = 0; k + 1 < len; ++k) body(k);
-        {
-            const uint32_t k = len - 1;
-            const TaskDesc& d = pc.desc[k];
-            const uint32_t t = pc.task[k];
-            const unsigned char* args = pc.arg_off[k] != PIN_ARG_NONE
-                                            ? pc.args + pc.arg_off[k]
-                                            : reinterpret_cast<const unsigned char*>(p.args) + d.arg_offset;
-            TaskCtx ctx{d.global, n, p.iterations, p.pe, w.block, args, d.arg_len, &p, &sh.failed, t, &sh.report};
-            autarky_dispatch<false, PIN_DISPATCH_CHECKED>(ctx, d.kind);
-        }
+        dispatch(len - 1);
         if (__syncthreads_or(*static_cast<volatile uint32_t*>(&sh.failed) != 0)) break;
 #else
 #pragma unroll 1
