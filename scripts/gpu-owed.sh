@@ -516,6 +516,71 @@ s40-b)
   done
   pack
   ;;
+s41-b)
+  # Session 41 (1 GPU; after `bash .gpu/run` on the same build): the opt-in
+  # soak; the closing tables (s34-bench's); the round path priced again
+  # piece by piece on the new default (-DAUTARKY_EXP_ROUND_BARE: 8 the
+  # verdict, 1|2 the tick and report, 4 the failure flag, 16 the wait's
+  # fallback, 63 all), and the solo path with its thread index held
+  # (-DAUTARKY_EXP_SOLO_T0_REG) against the default, interleaved, twice.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 200 .gpu/tests/gpu-* --test-threads=1 --ignored soak
+  FILTER='^h200/dispatch|^ +autarky|cuda-graph|independent|launch per' LINES_SHOWN=60 run dispatch-full 240 $B/dispatch
+  FILTER='^h200|^case|µs per|3D|target' LINES_SHOWN=40 run jacobi-bench 330 $B/jacobi --2d=256,1024,4096,16384 --3d=64,256 --pes=none --two-gpu=none --weak=none --reps=5
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in ctl b8 b3 b4 b16 b63 st0; do
+      case $v in
+        ctl) X="" ;;
+        st0) X=-DAUTARKY_EXP_SOLO_T0_REG ;;
+        *) X=-DAUTARKY_EXP_ROUND_BARE=${v#b} ;;
+      esac
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+      case $v in ctl|st0)
+        AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4 ;;
+      esac
+    done
+  done
+  pack
+  ;;
+s41-a)
+  # Session 41 (1 GPU): with the inline spin now the default (s40-c: 2 x 2
+  # 1.129 -> 1.076), four cuts on the pinned paths' release, one binary,
+  # interleaved, twice — only thread 0 reads the failure flag, before the
+  # fence (-DAUTARKY_EXP_FAIL_T0; round and solo), the round's release
+  # fence without its acquire half (-DAUTARKY_EXP_REL_FENCE), the thread
+  # index held (-DAUTARKY_EXP_T0_REG), the round's store addresses loaded
+  # before the fence (-DAUTARKY_EXP_OWN_EARLY), all four — and the spin's
+  # control (-DAUTARKY_EXP_NO_INLINE_SPIN); then thread 0's cycles by
+  # phase for the default and all four.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  ALL="-DAUTARKY_EXP_FAIL_T0 -DAUTARKY_EXP_REL_FENCE -DAUTARKY_EXP_T0_REG -DAUTARKY_EXP_OWN_EARLY"
+  for r in 1 2; do
+    for v in ctl nospin fail rel t0 own all; do
+      case $v in
+        ctl) X="" ;;
+        nospin) X=-DAUTARKY_EXP_NO_INLINE_SPIN ;;
+        fail) X=-DAUTARKY_EXP_FAIL_T0 ;;
+        rel) X=-DAUTARKY_EXP_REL_FENCE ;;
+        t0) X=-DAUTARKY_EXP_T0_REG ;;
+        own) X=-DAUTARKY_EXP_OWN_EARLY ;;
+        all) X="$ALL" ;;
+      esac
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+      case $v in ctl|fail|all)
+        AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4 ;;
+      esac
+    done
+  done
+  for v in ctl all; do
+    X="-DAUTARKY_EXP_PHASE_CLOCK"; [ $v = all ] && X="$X $ALL"
+    AUTARKY_NVRTC_EXTRA="$X" FILTER="$F|^phase" LINES_SHOWN=40 run "clock-$v" 100 $B/dispatch --reps=1 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  done
+  pack
+  ;;
 s40-c)
   # Session 40 (1 GPU; written, not run: the device was taken back): three
   # opt-in experiments against the default, one binary, interleaved, twice

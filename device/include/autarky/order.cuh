@@ -142,7 +142,10 @@ __device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_re
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(AUTARKY_EXP_ACQ_REL_FENCE)
 __device__ __forceinline__ void fence_acquire_gpu() { asm volatile("fence.acquire.gpu;" ::: "memory"); }
 __device__ __forceinline__ void fence_acquire_sys() { asm volatile("fence.acquire.sys;" ::: "memory"); }
+// A release fence without the acquire half (the acq_rel fence's CCTL.IVALL).
+__device__ __forceinline__ void fence_release_gpu() { asm volatile("fence.release.gpu;" ::: "memory"); }
 #else
+__device__ __forceinline__ void fence_release_gpu() { fence_acq_rel_gpu(); }
 __device__ __forceinline__ void fence_acquire_gpu() { fence_acq_rel_gpu(); }
 __device__ __forceinline__ void fence_acquire_sys() { fence_acq_rel_sys(); }
 #endif

@@ -2642,6 +2642,15 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
             dist[j] = j < count ? pc.pred_distance[base + j] : 0xffffffffu;
         }
     }
+#ifdef AUTARKY_EXP_SOLO_T0_REG
+    // Experiment (session 41, as the round path's): thread 0 or not, read
+    // once through an asm the compiler cannot rematerialize.
+    uint32_t tid;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+    const bool lead = tid == 0;
+#else
+    const bool lead = threadIdx.x == 0;
+#endif
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
@@ -2655,7 +2664,7 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
         n_end = n;
 #endif
         bool run = true;  // every thread but 0 votes to run; thread 0 decides
-        if (threadIdx.x == 0) {
+        if (lead) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && n % 16 == 0) {
                 const uint32_t l = run_limit(p);
                 known = l < known ? l : known;
@@ -2699,7 +2708,7 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
         AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, t, n, 0);
         if (sh.failed != 0) break;
         AUTARKY_PHASE(2);
-        if (threadIdx.x == 0) {
+        if (lead) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
             if (!complete_pinned(w, d, t, n, clock, known)) stop = true;
             AUTARKY_PHASE(3);
@@ -2834,6 +2843,14 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             }
     }
     const uint32_t dep = pc.round_dep;
+    // Thread 0 or not, read once through an asm the compiler cannot
+    // rematerialize: from `threadIdx.x == 0` it re-read SR_TID.X with an
+    // S2R after the last body's barrier, in series before the release, and
+    // at the loop's top. Held, a 2 x 2 patch ran 1.072 -> 1.045 us an
+    // iteration (docs/performance.md, session 41).
+    uint32_t tid;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+    const bool lead = tid == 0;
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
@@ -2847,7 +2864,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         n_end = n;
 #endif
         bool run = true;  // every thread but 0 votes to run; thread 0 decides
-        if (threadIdx.x == 0) {
+        if (lead) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP) && n % 16 == 0) {
                 const uint32_t l = run_limit(p);
                 known = l < known ? l : known;
@@ -2913,7 +2930,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             __syncthreads();
             if (n >= known) break;  // thread 0's known only, but timing only
         } else {
-            if (threadIdx.x == 0) sh.run = run;
+            if (lead) sh.run = run;
             __syncthreads();
             if (!sh.run) break;
         }
@@ -2957,55 +2974,40 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         // body's unrolled loop spilled its trip count, reloaded from L2
         // after the acquire's L1 invalidation.)
         (void)dep;
-#if defined(AUTARKY_EXP_ROUND_FAIL_OR) && !defined(AUTARKY_TRACE)
-        // Experiment (session 40, not yet timed or GPU-tested): the last
-        // body's barrier carries the failure flag (`bar.red.or` of each
-        // thread's own read of it, before the barrier: a thread that
-        // failed wrote the flag before that read, so the reduction sees
-        // every failure) instead of a barrier and a shared load after it.
-#pragma unroll 1
-        for (uint32_t k = 0; k + 1 < len; ++k) body(k);
-        dispatch(len - 1);
-        if (__syncthreads_or(*static_cast<volatile uint32_t*>(&sh.failed) != 0)) break;
-#else
 #pragma unroll 1
         for (uint32_t k = 0; k < len; ++k) body(k);
         if ((BARE & 4) == 0 && sh.failed != 0) break;
-#endif
 #endif
 #ifdef AUTARKY_ROUND_DEP
         if ((BARE & 4) == 0 && sh.failed != 0) break;
 #endif
         AUTARKY_PHASE(2);
-        if (threadIdx.x == 0) {
+        if (lead) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
+            // The words' addresses from the cache, loaded before the fence
+            // (a shared load after the MEMBAR waits for it: 1.072 -> 1.067
+            // us; a task id and its address worked out a store cost the
+            // round 0.13 µs: docs/performance.md, sessions 39 and 41).
+            uint64_t* own[PIN_CACHE_TASKS];
+#pragma unroll
+            for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k) own[k] = k < len ? pc.own_word[k] : nullptr;
             // Release the round: one fence orders every body's writes (the
             // barriers above) before all of the list's words, each then a
             // relaxed store (a release fence, then a strong store: PTX's
             // release pattern; the fused chain's deferred publishes do the
-            // same). Each word carries the limit the block knows.
-            fence_acq_rel_gpu();
+            // same). fence.release, not fence.acq_rel: the acquire half is
+            // an L1 invalidation nothing here needs (the next round
+            // acquires after its poll); 1.072 -> 1.064 us. Each word
+            // carries the limit the block knows.
+            fence_release_gpu();
             AUTARKY_PHASE(3);
             const uint64_t word = pinned_state_word(n + 1, known);
-            // The words' addresses from the cache, every load issued before
-            // the first store (a task id and its address worked out a store
-            // cost the round 0.13 µs: docs/performance.md, session 39).
-            uint64_t* own[PIN_CACHE_TASKS];
-#pragma unroll
-            for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k) own[k] = k < len ? pc.own_word[k] : nullptr;
 #pragma unroll
             for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k)
                 if (k < len) st_relaxed_gpu_u64(own[k], word);
             if (n + 1 == known) count_finished(p, len);
             clock.completed += len;
-#ifdef AUTARKY_EXP_ROUND_TICK4
-            // Experiment (session 40, not yet timed or GPU-tested): the
-            // tick (a clock read, a compare) every fourth round; a round's
-            // count still reaches the counter every 16 rounds at most.
-            if ((n & 3u) == 3u && loop_tick(w, clock)) stop = true;
-#else
             if ((BARE & 1) == 0 && loop_tick(w, clock)) stop = true;
-#endif
             if ((BARE & 2) == 0) flush_report(p, sh.report);
         }
     }

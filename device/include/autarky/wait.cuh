@@ -26,11 +26,12 @@ constexpr uint32_t ABORT_POLLS = 256;        // device abort word: every 256 pol
 constexpr uint32_t HOST_ABORT_POLLS = 4096;  // host-mapped abort word: every 4096 polls
 constexpr uint32_t SPIN_POLLS = 128;         // tight polls before backing off with nanosleep
 // Polls a pinned block's thread 0 spins inline (spin_ready) before it
-// enters the bounded wait (wait_until), under -DAUTARKY_EXP_INLINE_SPIN: a
-// hop's wait is a few polls, and a round whose poll skipped wait_until
-// altogether ran 0.078 us an iteration faster on a 2 x 2 patch
-// (docs/performance.md, session 40). Fewer than ABORT_POLLS, so the wait's
-// abort check and deadline start at most this many polls late.
+// enters the bounded wait (wait_until): a hop's wait is a few polls, and
+// the inline spin ran a 2 x 2 patch of empty stencil tiles 1.129 -> 1.076
+// us an iteration, one tile a block 1.159 -> 1.118 (docs/performance.md,
+// session 41; -DAUTARKY_EXP_NO_INLINE_SPIN is the control). Fewer than
+// ABORT_POLLS, so the wait's abort check and deadline start at most this
+// many polls late.
 constexpr uint32_t INLINE_POLLS = 32;
 constexpr uint32_t BACKOFF_NS = 128;         // nanosleep between polls after SPIN_POLLS
 
@@ -275,15 +276,14 @@ struct WaitSite {
 
 enum class WaitResult : uint32_t { Ready = 0, Stop = 1, Aborted = 2, TimedOut = 3 };
 
-// `ready()` polled once, or — under -DAUTARKY_EXP_INLINE_SPIN, an
-// experiment not yet timed or run through the GPU tests — up to
-// INLINE_POLLS times in a bare loop: true as soon as it holds. A caller
-// that gets false waits through wait_until, which keeps the abort check,
-// the deadline and the wait's record. A traced kernel polls once: its
-// trace records every wait from the first failed poll.
+// `ready()` polled up to INLINE_POLLS times in a bare loop: true as soon
+// as it holds. A caller that gets false waits through wait_until, which
+// keeps the abort check, the deadline and the wait's record. A traced
+// kernel polls once: its trace records every wait from the first failed
+// poll. (-DAUTARKY_EXP_NO_INLINE_SPIN: once, for same-process A/B timing.)
 template <class Ready>
 __device__ __forceinline__ bool spin_ready(Ready ready) {
-#if !defined(AUTARKY_EXP_INLINE_SPIN) || defined(AUTARKY_TRACE)
+#if defined(AUTARKY_EXP_NO_INLINE_SPIN) || defined(AUTARKY_TRACE)
     return ready();
 #else
 #pragma unroll 1
