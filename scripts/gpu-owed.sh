@@ -516,35 +516,27 @@ s40-b)
   done
   pack
   ;;
-s41-b)
-  # Session 41 (1 GPU; after `bash .gpu/run` on the same build): the opt-in
-  # soak; the closing tables (s34-bench's); the round path priced again
-  # piece by piece on the new default (-DAUTARKY_EXP_ROUND_BARE: 8 the
-  # verdict, 1|2 the tick and report, 4 the failure flag, 16 the wait's
-  # fallback, 63 all), and the solo path with its thread index held
-  # (-DAUTARKY_EXP_SOLO_T0_REG) against the default, interleaved, twice.
+s42-a)
+  # Written in session 41, not yet run (1 GPU): what session 41 could not
+  # fit — the Jacobi bench's one-GPU rows (the closing table's; cut off
+  # by the device budget) and the round path priced piece by piece again
+  # on 73f5e14's default (-DAUTARKY_EXP_ROUND_BARE: 8 the verdict, 3 the
+  # tick and report, 4 the failure flag, 16 the wait's fallback, 63 all),
+  # interleaved, twice.
   export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
-  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 200 .gpu/tests/gpu-* --test-threads=1 --ignored soak
-  FILTER='^h200/dispatch|^ +autarky|cuda-graph|independent|launch per' LINES_SHOWN=60 run dispatch-full 240 $B/dispatch
   FILTER='^h200|^case|µs per|3D|target' LINES_SHOWN=40 run jacobi-bench 330 $B/jacobi --2d=256,1024,4096,16384 --3d=64,256 --pes=none --two-gpu=none --weak=none --reps=5
   F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
-  J='µs per|rror'
   for r in 1 2; do
-    for v in ctl b8 b3 b4 b16 b63 st0; do
-      case $v in
-        ctl) X="" ;;
-        st0) X=-DAUTARKY_EXP_SOLO_T0_REG ;;
-        *) X=-DAUTARKY_EXP_ROUND_BARE=${v#b} ;;
-      esac
+    for v in ctl b8 b3 b4 b16 b63; do
+      X=""; [ $v != ctl ] && X=-DAUTARKY_EXP_ROUND_BARE=${v#b}
       AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
-      case $v in ctl|st0)
-        AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s4-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync 4 ;;
-      esac
     done
   done
   pack
   ;;
 s41-a)
+  # (Ran in session 41; 73f5e14 made three of its flags the default and
+  # removed the fourth: a record, not rerunnable.)
   # Session 41 (1 GPU): with the inline spin now the default (s40-c: 2 x 2
   # 1.129 -> 1.076), four cuts on the pinned paths' release, one binary,
   # interleaved, twice — only thread 0 reads the failure flag, before the
@@ -582,6 +574,8 @@ s41-a)
   pack
   ;;
 s40-c)
+  # (Ran in session 41 on 66aa8e0; its flags are gone since 73f5e14 — the
+  # spin is the default, the other two lost: a record, not rerunnable.)
   # Session 40 (1 GPU; written, not run: the device was taken back): three
   # opt-in experiments against the default, one binary, interleaved, twice
   # — a pinned wait spins inline up to INLINE_POLLS polls before

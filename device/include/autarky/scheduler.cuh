@@ -2642,15 +2642,9 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
             dist[j] = j < count ? pc.pred_distance[base + j] : 0xffffffffu;
         }
     }
-#ifdef AUTARKY_EXP_SOLO_T0_REG
-    // Experiment (session 41, as the round path's): thread 0 or not, read
-    // once through an asm the compiler cannot rematerialize.
-    uint32_t tid;
-    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
-    const bool lead = tid == 0;
-#else
+    // (Not read through an asm as the round path does: the solo path ran
+    // 1.125 us an iteration that way against 1.121 without; session 41.)
     const bool lead = threadIdx.x == 0;
-#endif
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
@@ -2846,7 +2840,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
     // Thread 0 or not, read once through an asm the compiler cannot
     // rematerialize: from `threadIdx.x == 0` it re-read SR_TID.X with an
     // S2R after the last body's barrier, in series before the release, and
-    // at the loop's top. Held, a 2 x 2 patch ran 1.072 -> 1.045 us an
+    // at the loop's top. Held, a 2 x 2 patch ran 1.073 -> 1.045 us an
     // iteration (docs/performance.md, session 41).
     uint32_t tid;
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
@@ -2985,7 +2979,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         if (lead) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
             // The words' addresses from the cache, loaded before the fence
-            // (a shared load after the MEMBAR waits for it: 1.072 -> 1.067
+            // (a shared load after the MEMBAR waits for it: 1.073 -> 1.068
             // us; a task id and its address worked out a store cost the
             // round 0.13 µs: docs/performance.md, sessions 39 and 41).
             uint64_t* own[PIN_CACHE_TASKS];
@@ -2997,7 +2991,7 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             // release pattern; the fused chain's deferred publishes do the
             // same). fence.release, not fence.acq_rel: the acquire half is
             // an L1 invalidation nothing here needs (the next round
-            // acquires after its poll); 1.072 -> 1.064 us. Each word
+            // acquires after its poll); 1.073 -> 1.065 us. Each word
             // carries the limit the block knows.
             fence_release_gpu();
             AUTARKY_PHASE(3);
