@@ -516,6 +516,65 @@ s40-b)
   done
   pack
   ;;
+s42-c)
+  # Session 42 (1 GPU): after s42-b (the round's held addresses, FAST:
+  # 1.018 -> 0.982), two more cuts on top of FAST, one binary, interleaved,
+  # twice: thread 0 alone reads the failure flag and tests it after issuing
+  # the release fence (-DAUTARKY_EXP_ROUND_FAIL_LATE; the next verdict stops
+  # a failed block), the verdict's store before the acquire's invalidation
+  # (-DAUTARKY_EXP_ROUND_VERDICT_FIRST), both; the default and BARE=63 as
+  # references.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for r in 1 2; do
+    for v in ctl fast late first both b63; do
+      case $v in
+        ctl) X="" ;;
+        fast) X=-DAUTARKY_EXP_ROUND_FAST ;;
+        late) X="-DAUTARKY_EXP_ROUND_FAST -DAUTARKY_EXP_ROUND_FAIL_LATE" ;;
+        first) X="-DAUTARKY_EXP_ROUND_FAST -DAUTARKY_EXP_ROUND_VERDICT_FIRST" ;;
+        both) X="-DAUTARKY_EXP_ROUND_FAST -DAUTARKY_EXP_ROUND_FAIL_LATE -DAUTARKY_EXP_ROUND_VERDICT_FIRST" ;;
+        b63) X=-DAUTARKY_EXP_ROUND_BARE=63 ;;
+      esac
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+    done
+  done
+  pack
+  ;;
+s42-b)
+  # Session 42 (1 GPU): the round path's pieces priced on the floor's 2 x 2
+  # patch (pinned_hop q: each piece added to the floor alone, all six, a
+  # line a block, one body barrier), then in the runtime, one binary,
+  # interleaved, twice: the default (progress as a .global red, no limit
+  # reread after the acquire without stopping kinds), its generic-red
+  # control (-DAUTARKY_EXP_RED_GENERIC), the round's shared addresses held
+  # and the spin's success straight to the verdict (-DAUTARKY_EXP_ROUND_FAST),
+  # and the round pieces removed (-DAUTARKY_EXP_ROUND_BARE=8, 63); chain and
+  # self-chain rows for the red. The floor binary is built where the tree
+  # is (nvcc, pinned_hop.cu) and carried as .gpu/bin/pinned_hop.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  [ -x $B/pinned_hop ] || /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -o $B/pinned_hop benches/floor/pinned_hop.cu
+  FILTER='^patch' LINES_SHOWN=40 run floor-q 150 $B/pinned_hop q
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for r in 1 2; do
+    for v in ctl gen fast b8 b63 fastb63; do
+      case $v in
+        ctl) X="" ;;
+        gen) X=-DAUTARKY_EXP_RED_GENERIC ;;
+        fast) X=-DAUTARKY_EXP_ROUND_FAST ;;
+        b8) X=-DAUTARKY_EXP_ROUND_BARE=8 ;;
+        b63) X=-DAUTARKY_EXP_ROUND_BARE=63 ;;
+        fastb63) X="-DAUTARKY_EXP_ROUND_FAST -DAUTARKY_EXP_ROUND_BARE=63" ;;
+      esac
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+    done
+    for v in ctl gen; do
+      X=""; [ $v = gen ] && X=-DAUTARKY_EXP_RED_GENERIC
+      AUTARKY_NVRTC_EXTRA="$X" FILTER='^h200/dispatch/(chain|self)' LINES_SHOWN=12 run "chain-$v-$r" 100 $B/dispatch --reps=5 --only=chain,self-chain
+    done
+  done
+  pack
+  ;;
 s42-a)
   # Written in session 41, not yet run (1 GPU): what session 41 could not
   # fit — the Jacobi bench's one-GPU rows (the closing table's; cut off

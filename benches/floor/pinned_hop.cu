@@ -18,6 +18,7 @@
 //   ./pinned_hop g        # fewer blocks: smaller grids, and a 32 x 32 grid of tiles in
 //                         # patches of 1-16 tiles a block (one release fence a patch)
 //   ./pinned_hop c        # the 1 x 1 and 2 x 2 patches' thread 0 cycles by phase
+//   ./pinned_hop q        # the runtime round path's pieces on the 2 x 2 patch (session 42)
 //
 // Each row: median [min-max] µs an iteration of 7 runs of 20000 iterations
 // (device events around a cooperative launch, after a 2000-iteration warm-up).
@@ -286,23 +287,49 @@ __global__ void hop(uint64_t* flags, int stride, int rows, int cols, int iters, 
 // not Batched — a st.release after each tile's barrier. The addresses are
 // computed once, in registers (a missing neighbour at the grid's edge polls
 // the patch's own first flag, which is always far enough).
-template <int PX, int PY, bool Batched, bool Clock = false>
+// X (session 42, mode q): the runtime round path's pieces added to the
+// batched patch one at a time (bits below), to price each on the floor.
+enum PatchX {
+  PX_REL = 1,       // the release as fence.release (the runtime's since session 41), not fence.acq_rel
+  PX_VERDICT = 2,   // thread 0's verdict through a shared word: a store before the first barrier, every thread loads it after, and a branch
+  PX_FAILED = 4,    // a shared failure flag every thread loads after the last body's barrier, and a branch
+  PX_PROG = 8,      // every 4th iteration (16 tiles) a per-block stats store and a generic red.add to one progress word (the runtime's publish_completed)
+  PX_PROG_G = 16,   // ... the red.add on a .global address
+  PX_TICK = 32,     // a clock64 read and a compare on thread 0 after the stores (loop_tick's test)
+  PX_GROUP = 64,    // a block's K words in one line (word j of block b at b * stride + j), not a line a tile
+  PX_ONEBAR = 128,  // one barrier for the bodies instead of one a tile (the cost of K - 1 barriers)
+  PX_LIMIT = 256,   // thread 0 rereads the limit from a kernel argument after the acquire (the runtime's post-acquire check)
+};
+template <int PX, int PY, bool Batched, bool Clock = false, int X = 0>
 __global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride, int iters) {
   constexpr int R = 32, C = 32, M = 2 * (PX + PY), K = PX * PY;
   constexpr int pcols = C / PX;
   const int pr = (blockIdx.x / pcols) * PY, pc = (blockIdx.x % pcols) * PX;
-  uint64_t* own = flags + (size_t)(pr * C + pc) * stride;
+  // Tile (r, c)'s word: a line a tile, or (PX_GROUP) its block's line.
+  auto word_of = [&](int r, int c) -> uint64_t* {
+    if (X & PX_GROUP) return flags + (size_t)((r / PY) * pcols + c / PX) * stride + (r % PY) * PX + c % PX;
+    return flags + (size_t)(r * C + c) * stride;
+  };
+  uint64_t* own = word_of(pr, pc);
   const uint64_t* nb[M];
 #pragma unroll
   for (int d = 0; d < PY; ++d) {
-    nb[2 * d] = pc > 0 ? flags + (size_t)((pr + d) * C + pc - 1) * stride : own;
-    nb[2 * d + 1] = pc + PX < C ? flags + (size_t)((pr + d) * C + pc + PX) * stride : own;
+    nb[2 * d] = pc > 0 ? word_of(pr + d, pc - 1) : own;
+    nb[2 * d + 1] = pc + PX < C ? word_of(pr + d, pc + PX) : own;
   }
 #pragma unroll
   for (int d = 0; d < PX; ++d) {
-    nb[2 * PY + 2 * d] = pr > 0 ? flags + (size_t)((pr - 1) * C + pc + d) * stride : own;
-    nb[2 * PY + 2 * d + 1] = pr + PY < R ? flags + (size_t)((pr + PY) * C + pc + d) * stride : own;
+    nb[2 * PY + 2 * d] = pr > 0 ? word_of(pr - 1, pc + d) : own;
+    nb[2 * PY + 2 * d + 1] = pr + PY < R ? word_of(pr + PY, pc + d) : own;
   }
+  uint64_t* mine[K];
+#pragma unroll
+  for (int j = 0; j < K; ++j) mine[j] = word_of(pr + j / PX, pc + j % PX);
+  __shared__ unsigned sh_run, sh_failed;
+  if (threadIdx.x == 0) { sh_run = 1; sh_failed = 0; }
+  __syncthreads();
+  const bool lead = threadIdx.x == 0;
+  unsigned long long tick_at = 0, completed = 0;
   // Clock (mode c): thread 0's cycles an iteration by phase, printed for a
   // few blocks — the runtime's -DAUTARKY_EXP_PHASE_CLOCK marks.
   unsigned long long ph[5] = {0, 0, 0, 0, 0}, ph_at = 0;
@@ -314,7 +341,8 @@ __global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride,
   };
   for (int n = 0; n < iters; ++n) {
     mark(4, n);
-    if (threadIdx.x == 0) {
+    bool run = true;
+    if (lead) {
       for (;;) {
         uint64_t v[M];
 #pragma unroll
@@ -326,20 +354,38 @@ __global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride,
       }
       mark(0, n);
       fence_acquire();
+      if (X & PX_LIMIT) run = n < *(volatile int*)&iters;
+      if (X & PX_VERDICT) sh_run = run;
     }
     __syncthreads();
+    if ((X & PX_VERDICT) && !*(volatile unsigned*)&sh_run) break;
     mark(1, n);
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
+    for (int j = 0; j < ((X & PX_ONEBAR) ? 1 : K); ++j) {
       __syncthreads();
-      if (!Batched && threadIdx.x == 0) st_release(own + (size_t)((j / PX) * C + j % PX) * stride, n + 1);
+      if (!Batched && threadIdx.x == 0) st_release(mine[j], n + 1);
     }
+    if ((X & PX_FAILED) && *(volatile unsigned*)&sh_failed != 0) break;
     mark(2, n);
-    if (Batched && threadIdx.x == 0) {
-      fence_acq_rel();
+    if (Batched && lead) {
+      if (X & PX_REL) asm volatile("fence.release.gpu;" ::: "memory");
+      else fence_acq_rel();
       mark(3, n);
 #pragma unroll
-      for (int j = 0; j < K; ++j) st_relaxed(own + (size_t)((j / PX) * C + j % PX) * stride, n + 1);
+      for (int j = 0; j < K; ++j) st_relaxed(mine[j], n + 1);
+      completed += K;
+      if ((X & (PX_PROG | PX_PROG_G)) && completed % 16 == 0) {
+        st_relaxed((uint64_t*)&g_stats[blockIdx.x], completed);
+        if (X & PX_PROG_G) asm volatile("red.relaxed.gpu.global.add.u64 [%0],%1;"::"l"(g_progress),"l"(16ull):"memory");
+        else asm volatile("red.relaxed.gpu.add.u64 [%0],%1;"::"l"(g_progress),"l"(16ull):"memory");
+      }
+      if (X & PX_TICK) {
+        const unsigned long long now = clock64();
+        if (now - tick_at >= 40000) {
+          tick_at = now;
+          if (*(volatile unsigned*)g_status != 0) break;
+        }
+      }
     }
   }
   if (Clock && threadIdx.x == 0 && iters >= 1000 && blockIdx.x % 61 == 7) {
@@ -349,13 +395,13 @@ __global__ void __launch_bounds__(128, 8) patch_hop(uint64_t* flags, int stride,
   }
 }
 
-template <int PX, int PY, bool Batched, bool Clock = false>
+template <int PX, int PY, bool Batched, bool Clock = false, int X = 0>
 float run_patch(int stride, int iters, uint64_t* flags) {
   CK(cudaMemset(flags, 0, (size_t)32 * 32 * stride * 8));
   cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
   void* args[] = {&flags, &stride, &iters};
   CK(cudaEventRecord(a));
-  CK(cudaLaunchCooperativeKernel((void*)patch_hop<PX, PY, Batched, Clock>, (32 / PX) * (32 / PY), 128, args, 0, 0));
+  CK(cudaLaunchCooperativeKernel((void*)patch_hop<PX, PY, Batched, Clock, X>, (32 / PX) * (32 / PY), 128, args, 0, 0));
   CK(cudaEventRecord(b));
   CK(cudaEventSynchronize(b));
   CK(cudaGetLastError());
@@ -363,15 +409,15 @@ float run_patch(int stride, int iters, uint64_t* flags) {
   return ms * 1000.f / iters;
 }
 
-template <int PX, int PY, bool Batched>
-void patch_row(int stride, uint64_t* flags) {
+template <int PX, int PY, bool Batched, int X = 0>
+void patch_row(int stride, uint64_t* flags, const char* what = "") {
   const int iters = 20000, reps = 7;
-  run_patch<PX, PY, Batched>(stride, 2000, flags);
+  run_patch<PX, PY, Batched, false, X>(stride, 2000, flags);
   std::vector<float> v;
-  for (int i = 0; i < reps; ++i) v.push_back(run_patch<PX, PY, Batched>(stride, iters, flags));
+  for (int i = 0; i < reps; ++i) v.push_back(run_patch<PX, PY, Batched, false, X>(stride, iters, flags));
   std::sort(v.begin(), v.end());
-  printf("patch %dx%d %-9s (%4d blocks) thr 128 stride %2d : median %.3f us/iter [%.3f-%.3f]\n", PX, PY,
-         Batched ? "batched" : "per tile", (32 / PX) * (32 / PY), stride, v[reps/2], v[0], v[reps-1]);
+  printf("patch %dx%d %-9s (%4d blocks) thr 128 stride %2d %-22s: median %.3f us/iter [%.3f-%.3f]\n", PX, PY,
+         Batched ? "batched" : "per tile", (32 / PX) * (32 / PY), stride, what, v[reps/2], v[0], v[reps-1]);
 }
 
 __global__ void empty_kernel() {}
@@ -438,6 +484,27 @@ int main(int argc, char** argv) {
       patch_row<4, 2, true>(16, flags);
       patch_row<4, 2, false>(16, flags);
       patch_row<4, 4, true>(16, flags);
+    }
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'q') {
+    // Session 42: the runtime round path's pieces on the floor's 2 x 2
+    // patch, one at a time and together, twice (PatchX).
+    for (int rep = 0; rep < 2; ++rep) {
+      patch_row<2, 2, true>(16, flags, "floor");
+      patch_row<2, 2, true, PX_REL>(16, flags, "fence.release");
+      patch_row<2, 2, true, PX_VERDICT>(16, flags, "verdict word");
+      patch_row<2, 2, true, PX_FAILED>(16, flags, "failure flag");
+      patch_row<2, 2, true, PX_PROG>(16, flags, "progress, generic red");
+      patch_row<2, 2, true, PX_PROG_G>(16, flags, "progress, global red");
+      patch_row<2, 2, true, PX_TICK>(16, flags, "tick");
+      patch_row<2, 2, true, PX_LIMIT>(16, flags, "limit reread");
+      patch_row<2, 2, true, PX_REL | PX_VERDICT | PX_FAILED | PX_PROG | PX_TICK | PX_LIMIT>(16, flags, "all six (generic red)");
+      patch_row<2, 2, true, PX_REL | PX_VERDICT | PX_FAILED | PX_PROG_G | PX_TICK | PX_LIMIT>(16, flags, "all six (global red)");
+      patch_row<2, 2, true, PX_GROUP>(16, flags, "a line a block");
+      patch_row<2, 2, true, PX_GROUP | PX_REL>(16, flags, "a line a block, rel");
+      patch_row<2, 2, true, PX_ONEBAR>(16, flags, "one body barrier");
+      patch_row<1, 1, true>(16, flags, "floor 1x1");
     }
     return 0;
   }

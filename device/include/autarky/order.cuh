@@ -118,11 +118,39 @@ __device__ __forceinline__ uint64_t atom_cas_acquire_gpu_u64(uint64_t* p, uint64
 __device__ __forceinline__ void red_max_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
     asm volatile("red.relaxed.gpu.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+// On a .global address (every caller's word is in device memory): a
+// generic red compiles to ATOM with a predicate and a shared-window
+// fallback (QSPC, an ATOMS loop) whose branch waits for the predicate;
+// .global is a REDG, issued and not waited for. (Session 42:
+// -DAUTARKY_EXP_RED_GENERIC is the generic control, for A/B timing.)
 __device__ __forceinline__ void red_add_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
+#ifdef AUTARKY_EXP_RED_GENERIC
     asm volatile("red.relaxed.gpu.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "l"(v) : "memory");
+#endif
 }
 __device__ __forceinline__ void red_min_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
     asm volatile("red.relaxed.gpu.min.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// ---- shared memory by held address -----------------------------------------
+// A shared word by its shared-window address (__cvta_generic_to_shared),
+// which a loop holds in a register: from a reference the compiler rebuilds
+// the address from an S2UR of SR_CgaCtaId at each access. Volatile: in
+// program order with the barriers around them.
+__device__ __forceinline__ void st_shared_u32(uint32_t at, uint32_t v) {
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t ld_shared_u32(uint32_t at) {
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(at) : "memory");
+    return v;
+}
+__device__ __forceinline__ uint64_t ld_shared_u64(uint32_t at) {
+    uint64_t v;
+    asm volatile("ld.shared.u64 %0, [%1];" : "=l"(v) : "r"(at) : "memory");
+    return v;
 }
 
 // ---- fences -------------------------------------------------------------

@@ -2845,6 +2845,22 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
     uint32_t tid;
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
     const bool lead = tid == 0;
+    // The shared words the loop reads and writes every round — the
+    // verdict, the failure flag, the list's word addresses, the report —
+    // by shared-window address, held: the compiler rebuilt each from an
+    // S2UR of SR_CgaCtaId before its access, one of them on thread 0's
+    // path between the acquire and the barrier and one before the release
+    // fence. With the spin's success going straight to the acquire (below):
+    // a 2 x 2 patch 1.018 -> 0.982 us an iteration (docs/performance.md,
+    // session 42).
+    uint32_t run_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.run));
+    uint32_t failed_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.failed));
+    asm volatile("mov.u32 %0, %0;" : "+r"(run_at));
+    asm volatile("mov.u32 %0, %0;" : "+r"(failed_at));
+    uint32_t own_at = static_cast<uint32_t>(__cvta_generic_to_shared(&pc.own_word[0]));
+    asm volatile("mov.u32 %0, %0;" : "+r"(own_at));
+    uint32_t report_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.report.iteration));
+    asm volatile("mov.u32 %0, %0;" : "+r"(report_at));
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
@@ -2869,12 +2885,18 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             uint32_t low = 0;
             auto word = [&](uint32_t m) -> const uint64_t* { return at[m]; };
             auto ready = [&]() -> bool { return lean_preds_done<false>(word, need, low); };
-            if (n >= known || stop) {
+            // A wait the inline spin ends (the common case) goes straight
+            // to the acquire and the verdict's store: one path, not merged
+            // with the bounded wait's result (a bool's conversions and a
+            // predicated store on thread 0's path before the barrier).
+            const bool quick = n < known && !stop && (BARE & 16) == 0 && spin_ready(ready);
+            if (quick) {
+            } else if (n >= known || stop) {
                 run = false;
             } else if ((BARE & 16) != 0) {
                 while (!ready()) {
                 }
-            } else if (!spin_ready(ready)) {
+            } else {
                 // The wait names the first list task one of whose outside
                 // predecessors is not there yet (found again every
                 // ABORT_POLLS polls, before the wait records its site).
@@ -2905,12 +2927,26 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
                 run = r == WaitResult::Ready;
             }
             AUTARKY_PHASE(0);
-            if (run) {
+            if (quick) {
                 fence_acquire_gpu();
-                if ((BARE & 32) == 0) {
+                if (may_stop_compiled() && (BARE & 32) == 0) {
                     known = fold_limit(p, known, low);
                     run = n < known;
                 }
+                st_shared_u32(run_at, run);
+            } else {
+                if (run) {
+                    fence_acquire_gpu();
+                    // (Without kinds that may stop the run, known is the
+                    // iteration count and n < known held above: not
+                    // recomputed — it was a constant-bank load, a compare and
+                    // a select between the acquire and the verdict's store.)
+                    if (may_stop_compiled() && (BARE & 32) == 0) {
+                        known = fold_limit(p, known, low);
+                        run = n < known;
+                    }
+                }
+                st_shared_u32(run_at, run);
             }
         }
         // Publish: thread 0's verdict, and the predecessors' data (its
@@ -2924,9 +2960,8 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             __syncthreads();
             if (n >= known) break;  // thread 0's known only, but timing only
         } else {
-            if (lead) sh.run = run;
             __syncthreads();
-            if (!sh.run) break;
+            if (ld_shared_u32(run_at) == 0) break;
         }
         AUTARKY_PHASE(1);
         // List task k's body, then a barrier: publish its writes to the
@@ -2960,8 +2995,8 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
 #else
         // No task waits for another of its round (dep is 0: the cache
         // refuses other lists): nothing between the bodies but their
-        // barriers, and the failure flag read once, after the last. A
-        // body that fails does not stop the others, whose instances are
+        // barriers; thread 0 reads the failure flag after the last (below).
+        // A body that fails does not stop the others, whose instances are
         // not released either. The mask's test after each body cost a
         // 2 × 2 patch of empty tiles 0.16 µs an iteration
         // (docs/performance.md, session 39). (Not unrolled: an empty
@@ -2970,7 +3005,6 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         (void)dep;
 #pragma unroll 1
         for (uint32_t k = 0; k < len; ++k) body(k);
-        if ((BARE & 4) == 0 && sh.failed != 0) break;
 #endif
 #ifdef AUTARKY_ROUND_DEP
         if ((BARE & 4) == 0 && sh.failed != 0) break;
@@ -2978,13 +3012,22 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
         AUTARKY_PHASE(2);
         if (lead) {
             if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
+            // Thread 0 alone reads the failure flag, and tests it only
+            // after issuing the release fence, which a failed round's
+            // stores then do not follow; its next loop top stops the block
+            // through the verdict. No thread waits on the load before the
+            // fence (every thread read it, and branched, after the last
+            // body's barrier: 0.982 -> 0.971 us an iteration; session 42).
+            uint32_t failed = 0;
+            if ((BARE & 4) == 0) failed = ld_shared_u32(failed_at);
             // The words' addresses from the cache, loaded before the fence
             // (a shared load after the MEMBAR waits for it: 1.073 -> 1.068
             // us; a task id and its address worked out a store cost the
             // round 0.13 µs: docs/performance.md, sessions 39 and 41).
             uint64_t* own[PIN_CACHE_TASKS];
 #pragma unroll
-            for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k) own[k] = k < len ? pc.own_word[k] : nullptr;
+            for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k)
+                own[k] = k < len ? reinterpret_cast<uint64_t*>(ld_shared_u64(own_at + 8 * k)) : nullptr;
             // Release the round: one fence orders every body's writes (the
             // barriers above) before all of the list's words, each then a
             // relaxed store (a release fence, then a strong store: PTX's
@@ -2994,15 +3037,19 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
             // acquires after its poll); 1.073 -> 1.065 us. Each word
             // carries the limit the block knows.
             fence_release_gpu();
-            AUTARKY_PHASE(3);
-            const uint64_t word = pinned_state_word(n + 1, known);
+            if (failed == 0) {
+                AUTARKY_PHASE(3);
+                const uint64_t word = pinned_state_word(n + 1, known);
 #pragma unroll
-            for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k)
-                if (k < len) st_relaxed_gpu_u64(own[k], word);
-            if (n + 1 == known) count_finished(p, len);
-            clock.completed += len;
-            if ((BARE & 1) == 0 && loop_tick(w, clock)) stop = true;
-            if ((BARE & 2) == 0) flush_report(p, sh.report);
+                for (uint32_t k = 0; k < PIN_CACHE_TASKS; ++k)
+                    if (k < len) st_relaxed_gpu_u64(own[k], word);
+                if (n + 1 == known) count_finished(p, len);
+                clock.completed += len;
+                if ((BARE & 1) == 0 && loop_tick(w, clock)) stop = true;
+                if ((BARE & 2) == 0 && ld_shared_u32(report_at) != 0) flush_report_publish(p, sh.report);
+            } else {
+                stop = true;  // a body failed: this round is not released
+            }
         }
     }
     if (threadIdx.x == 0) {
