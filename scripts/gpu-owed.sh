@@ -516,7 +516,47 @@ s40-b)
   done
   pack
   ;;
+s42-e)
+  # Session 42 (1 GPU): the round path's cuts tried on the solo path
+  # (-DAUTARKY_EXP_SOLO_FAST: the failure flag by held address, thread 0
+  # alone testing it after issuing the release fence where the task has no
+  # remote successors, the spin's success straight to the acquire) against
+  # the default, one binary, interleaved, twice: the stencil one tile a
+  # block (2000 iterations), Jacobi 2D 256² S = 1 and S = 4 (CLI).
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  J='µs per|rror'
+  for r in 1 2; do
+    for v in ctl solo; do
+      X=""; [ $v = solo ] && X=-DAUTARKY_EXP_SOLO_FAST
+      AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v-$r" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000
+      for S in 1 4; do
+        AUTARKY_NVRTC_EXTRA="$X" FILTER="$J" LINES_SHOWN=3 run "j256-s$S-$v-$r" 60 $B/autarky jacobi2d --size 256 --iters 8000 --check-every 0 --steps-per-sync $S
+      done
+    done
+  done
+  pack
+  ;;
+s42-d)
+  # Session 42 (1 GPU): the closing tables on 25245e1's device code — the
+  # whole dispatch bench, the Jacobi bench's one-GPU rows (owed since
+  # session 41) — the opt-in soak, and the round path priced again on the
+  # new default (-DAUTARKY_EXP_ROUND_BARE: 1 the tick, 2 the report, 8 the
+  # verdict, 16 the wait's fallback, 63 all), the default first and last.
+  export AUTARKY_REQUIRE_GPU=1 AUTARKY_REQUIRE_GPUS=${AUTARKY_REQUIRE_GPUS:-1}
+  F='^h200/dispatch/stencil|^ +autarky|cuda-graph'
+  for v in ctl b1 b2 b8 b16 b63 ctl2; do
+    X=""; case $v in b*) X=-DAUTARKY_EXP_ROUND_BARE=${v#b} ;; esac
+    AUTARKY_NVRTC_EXTRA="$X" FILTER="$F" LINES_SHOWN=12 run "stencil-$v" 100 $B/dispatch --reps=5 --only=stencil --stencil-iters=2000 --stencil-patches=2
+  done
+  FILTER='^h200/dispatch|^ +autarky|cuda-graph|independent|launch per' LINES_SHOWN=60 run dispatch-full 240 $B/dispatch
+  FILTER='^test |^test result|FAILED|panicked|soak:' run soak 200 .gpu/tests/gpu-* --test-threads=1 --ignored soak
+  FILTER='^h200|^case|µs per|3D|target' LINES_SHOWN=40 run jacobi-bench 330 $B/jacobi --2d=256,1024,4096,16384 --3d=64,256 --pes=none --two-gpu=none --weak=none --reps=5
+  pack
+  ;;
 s42-c)
+  # (Ran in session 42; 25245e1 made FAST + FAIL_LATE the round's code and
+  # dropped VERDICT_FIRST (lost): a record, not rerunnable.)
   # Session 42 (1 GPU): after s42-b (the round's held addresses, FAST:
   # 1.018 -> 0.982), two more cuts on top of FAST, one binary, interleaved,
   # twice: thread 0 alone reads the failure flag and tests it after issuing
@@ -542,6 +582,9 @@ s42-c)
   pack
   ;;
 s42-b)
+  # (Ran in session 42; 25245e1 made the .global red the default and
+  # FAST's held addresses the round's code, the flags gone: a record, not
+  # rerunnable.)
   # Session 42 (1 GPU): the round path's pieces priced on the floor's 2 x 2
   # patch (pinned_hop q: each piece added to the floor alone, all six, a
   # line a block, one body barrier), then in the runtime, one binary,

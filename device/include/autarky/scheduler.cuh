@@ -2497,6 +2497,28 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
     return !loop_tick(w, clock) && ok;
 }
 
+#ifdef AUTARKY_EXP_SOLO_FAST
+// Session 42 experiment (the solo path): complete_pinned for a task with no
+// remote successors whose caller issued the release fence already: the
+// word's relaxed store (at `own`, its address held), then as
+// complete_pinned.
+__device__ __forceinline__ bool complete_pinned_fenced(Who w, const TaskDesc& d, uint64_t* own, uint32_t n,
+                                                       LoopClock& clock, uint32_t known) {
+    const RunParams& p = *w.p;
+    st_relaxed_gpu_u64(own, pinned_state_word(n + 1, known));
+    bool ok = true;
+    if (d.succ_count > 0) {
+        fence_sc_gpu();
+        const uint32_t limit = run_limit(p);
+        const Edge* succ = reinterpret_cast<const Edge*>(p.succ) + d.succ_start;
+        for (uint32_t k = 0; k < d.succ_count; ++k) ok = recheck(w, succ[k], limit, n, 1) && ok;
+    }
+    if (n + 1 == known) count_finished(p);
+    ++clock.completed;
+    return !loop_tick(w, clock) && ok;
+}
+#endif
+
 // Completes instance i of a dynamic comm task (thread 0): like
 // complete_pinned, plus the task's own next instance; nothing is kept.
 __device__ __noinline__ bool complete_serial(Who w, const TaskDesc& d, uint32_t t, uint32_t i, LoopClock& clock) {
@@ -2645,6 +2667,22 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
     // (Not read through an asm as the round path does: the solo path ran
     // 1.125 us an iteration that way against 1.121 without; session 41.)
     const bool lead = threadIdx.x == 0;
+#ifdef AUTARKY_EXP_SOLO_FAST
+    // Session 42 experiment: the round path's cuts on the solo path — the
+    // failure flag and the report by held shared address, the spin's
+    // success straight to the acquire, and (a task with no remote
+    // successors) thread 0 alone reading the failure flag, tested after
+    // it issues the release fence; its own word's address held.
+    // (Registers are short here: a held pointer, the report's address and
+    // a runtime local_only spilled, reloaded from L2 after the acquire.)
+#ifdef AUTARKY_NO_REMOTE
+    constexpr bool local_only = true;
+#else
+    const bool local_only = d.remote_count == 0;
+#endif
+    uint32_t failed_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.failed));
+    asm volatile("mov.u32 %0, %0;" : "+r"(failed_at));
+#endif
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
@@ -2686,7 +2724,20 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
 #endif
                 return low;
             };
+#ifdef AUTARKY_EXP_SOLO_FAST
+            if (!stop && n < known && spin_ready(ready)) {
+                if (may_stop_compiled()) {
+                    known = fold_limit(p, known, acquire());
+                    run = n < known;
+                } else {
+                    (void)acquire();
+                }
+            } else {
+                run = !stop && await_pinned(w, t, n, known, ready, acquire);
+            }
+#else
             run = !stop && await_pinned(w, t, n, known, ready, acquire);
+#endif
         }
         AUTARKY_PHASE(0);
         // Publish: thread 0's verdict, and the predecessors' data (its
@@ -2700,6 +2751,23 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
         // release of done[t]; `sh.failed` to the block.
         __syncthreads();
         AUTARKY_TRACE_T0(p, TraceKind::TaskEnd, t, n, 0);
+#ifdef AUTARKY_EXP_SOLO_FAST
+        if (!local_only && ld_shared_u32(failed_at) != 0) break;
+        AUTARKY_PHASE(2);
+        if (lead) {
+            if (may_stop_compiled() && (p.flags & RUN_MAY_STOP)) known = fold_report_limit(known, sh.report);
+            if (local_only) {
+                const uint32_t failed = ld_shared_u32(failed_at);
+                fence_release_gpu();
+                if (failed != 0) stop = true;  // not released; the next verdict stops the block
+                else if (!complete_pinned_fenced(w, d, state_at(p, t), n, clock, known)) stop = true;
+            } else if (!complete_pinned(w, d, t, n, clock, known)) {
+                stop = true;
+            }
+            AUTARKY_PHASE(3);
+            flush_report(p, sh.report);
+        }
+#else
         if (sh.failed != 0) break;
         AUTARKY_PHASE(2);
         if (lead) {
@@ -2708,6 +2776,7 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
             AUTARKY_PHASE(3);
             flush_report(p, sh.report);
         }
+#endif
     }
     if (threadIdx.x == 0) {
         flush_report(p, sh.report);
