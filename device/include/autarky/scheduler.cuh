@@ -2500,8 +2500,7 @@ AUTARKY_HOT bool complete_pinned(Who w, const TaskDesc& d, uint32_t t, uint32_t 
 #ifdef AUTARKY_EXP_SOLO_FAST
 // Session 42 experiment (the solo path): complete_pinned for a task with no
 // remote successors whose caller issued the release fence already: the
-// word's relaxed store (at `own`, its address held), then as
-// complete_pinned.
+// word's relaxed store at `own` (its state word), then as complete_pinned.
 __device__ __forceinline__ bool complete_pinned_fenced(Who w, const TaskDesc& d, uint64_t* own, uint32_t n,
                                                        LoopClock& clock, uint32_t known) {
     const RunParams& p = *w.p;
@@ -2669,12 +2668,12 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
     const bool lead = threadIdx.x == 0;
 #ifdef AUTARKY_EXP_SOLO_FAST
     // Session 42 experiment: the round path's cuts on the solo path — the
-    // failure flag and the report by held shared address, the spin's
-    // success straight to the acquire, and (a task with no remote
-    // successors) thread 0 alone reading the failure flag, tested after
-    // it issues the release fence; its own word's address held.
-    // (Registers are short here: a held pointer, the report's address and
-    // a runtime local_only spilled, reloaded from L2 after the acquire.)
+    // failure flag by held shared address, the spin's success straight to
+    // the acquire, and (a task with no remote successors) thread 0 alone
+    // reading the failure flag, tested after it issues the release fence.
+    // (Registers are short here: a first form that also held the word's
+    // address, the report's address and a runtime local_only spilled, a
+    // value reloaded from L2 after the acquire.)
 #ifdef AUTARKY_NO_REMOTE
     constexpr bool local_only = true;
 #else
