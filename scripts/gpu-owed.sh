@@ -619,7 +619,9 @@ s42-b)
   pack
   ;;
 s42-a)
-  # Written in session 41, not yet run (1 GPU): what session 41 could not
+  # (Not run: session 42's s42-d ran its Jacobi rows and priced the round
+  # on 25245e1's default instead. Still runnable.)
+  # Written in session 41 (1 GPU): what session 41 could not
   # fit — the Jacobi bench's one-GPU rows (the closing table's; cut off
   # by the device budget) and the round path priced piece by piece again
   # on 73f5e14's default (-DAUTARKY_EXP_ROUND_BARE: 8 the verdict, 3 the
