@@ -54,7 +54,9 @@
 //! / `--stencil-patches=` (extra rows of the pinned stencil in P × P
 //! patches a block, on the shared runtime and on one of as many compute
 //! blocks as patches), `AUTARKY_BENCH_STENCIL_ITERS` / `--stencil-iters=`
-//! (iterations of each stencil run). Without a GPU or NVRTC
+//! (iterations of each stencil run), `AUTARKY_BENCH_STENCIL_REPS=1` (each
+//! rep's stencil times on stderr, with one more graph replay first in the
+//! rep: a diagnostic). Without a GPU or NVRTC
 //! it prints `SKIP dispatch bench: <reason>` and exits 0.
 //!
 //! Modules: `config` (knobs), `cases` (what is measured, the table),
@@ -512,6 +514,19 @@ fn main() -> BoxResult<()> {
         if !cfg.runs("stencil") {
             continue;
         }
+        // AUTARKY_BENCH_STENCIL_REPS=1 (a diagnostic, session 42): each
+        // rep's stencil times on stderr, and one more graph replay first
+        // in the rep (printed only) — the graph's reps after the patch rows
+        // ran 16 % slower than in a run without them.
+        let rep_log = std::env::var("AUTARKY_BENCH_STENCIL_REPS").is_ok_and(|v| v == "1");
+        let g_first = if rep_log {
+            Some(
+                base.replay(&stencil_exec)
+                    .map_err(|e| format!("stencil cuda-graph baseline: {e}"))?,
+            )
+        } else {
+            None
+        };
         let st = run_autarky(&rt, &stencil, m_stencil, "stencil", None)?;
         let sp = match &stencil_pinned {
             Some(g) => Some(run_autarky(&rt, g, m_stencil, "stencil pinned", None)?),
@@ -532,6 +547,21 @@ fn main() -> BoxResult<()> {
                 *name,
                 run_autarky(rt_b, &stencil, m_stencil, name, None)?.event_s,
             ));
+        }
+        if let Some(first) = g_first {
+            let per = |s: f64| s * 1e6 / m_stencil as f64;
+            let mut line = format!(
+                "stencil rep {rep}: graph first {:.3}, dynamic {:.3}, pinned {}, graph {:.3}",
+                per(first),
+                per(st.event_s),
+                sp.as_ref()
+                    .map_or("-".into(), |p| format!("{:.3}", per(p.event_s))),
+                per(sg)
+            );
+            for (name, s) in &extra_rows {
+                line += &format!(", {name} {:.3}", per(*s));
+            }
+            eprintln!("{line} µs/iteration");
         }
         if keep {
             let i = find(&mut cases, "stencil", (STENCIL * STENCIL) as u64);
