@@ -139,6 +139,11 @@ __device__ __forceinline__ void red_min_relaxed_gpu_u64(uint64_t* p, uint64_t v)
 // which a loop holds in a register: from a reference the compiler rebuilds
 // the address from an S2UR of SR_CgaCtaId at each access. Volatile: in
 // program order with the barriers around them.
+__device__ __forceinline__ uint32_t held_shared_address(const void* p) {
+    uint32_t at = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+    asm volatile("mov.u32 %0, %0;" : "+r"(at));  // not rebuilt at each use
+    return at;
+}
 __device__ __forceinline__ void st_shared_u32(uint32_t at, uint32_t v) {
     asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(v) : "memory");
 }

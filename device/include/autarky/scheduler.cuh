@@ -2679,8 +2679,7 @@ __device__ __forceinline__ void pinned_solo(Who w, BlockShared& sh, PinnedCache&
 #else
     const bool local_only = d.remote_count == 0;
 #endif
-    uint32_t failed_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.failed));
-    asm volatile("mov.u32 %0, %0;" : "+r"(failed_at));
+    const uint32_t failed_at = held_shared_address(&sh.failed);
 #endif
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
@@ -2921,14 +2920,10 @@ __device__ __forceinline__ void pinned_round(Who w, BlockShared& sh, PinnedCache
     // fence. With the spin's success going straight to the acquire (below):
     // a 2 x 2 patch 1.018 -> 0.982 us an iteration (docs/performance.md,
     // session 42).
-    uint32_t run_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.run));
-    uint32_t failed_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.failed));
-    asm volatile("mov.u32 %0, %0;" : "+r"(run_at));
-    asm volatile("mov.u32 %0, %0;" : "+r"(failed_at));
-    uint32_t own_at = static_cast<uint32_t>(__cvta_generic_to_shared(&pc.own_word[0]));
-    asm volatile("mov.u32 %0, %0;" : "+r"(own_at));
-    uint32_t report_at = static_cast<uint32_t>(__cvta_generic_to_shared(&sh.report.iteration));
-    asm volatile("mov.u32 %0, %0;" : "+r"(report_at));
+    const uint32_t run_at = held_shared_address(&sh.run);
+    const uint32_t failed_at = held_shared_address(&sh.failed);
+    const uint32_t own_at = held_shared_address(&pc.own_word[0]);
+    const uint32_t report_at = held_shared_address(&sh.report.iteration);
     LoopClock clock;
     bool stop = false;              // thread 0: leave at the next loop top
     uint32_t known = p.iterations;  // thread 0: the run's limit as this block knows it (fold_limit)
